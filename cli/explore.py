@@ -1,0 +1,208 @@
+"""``mcpbind explore``: the exhaustive explorer over the standard suite (SPEC §10)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Literal
+
+import attrs
+from mcpbind.model.bounds import describe, standard_suite
+from mcpbind.model.explore import Report, explore
+from mcpbind.model.rules import STANDARD, Rules
+
+Policy = Literal["frozen", "revalidate"]
+
+__all__ = ["Run", "add_parser", "run_suite"]
+
+
+@attrs.frozen
+class Job:
+    part: str
+    policy: Policy
+    servers: int
+    steps: int | None
+    calls: int | None
+    depth: int | None
+    mutant: str | None
+
+
+@attrs.frozen
+class Run:
+    part: str
+    policy: Policy
+    report: Report
+
+
+def _rules(mutant_name: str | None) -> Rules:
+    if mutant_name is None:
+        return STANDARD
+    from mcpbind.model.mutants import mutant  # noqa: PLC0415 - mutants load only on request
+
+    return mutant(mutant_name)
+
+
+def _run_job(job: Job) -> Run:
+    parts = standard_suite(job.policy, servers=job.servers, steps=job.steps, calls=job.calls)
+    part = next(p for p in parts if p.name == job.part)
+    rules = _rules(job.mutant)
+    stop_on = getattr(rules, "target", None) or None
+    report = explore(part.bound, rules, max_depth=job.depth, stop_on=stop_on)
+    return Run(job.part, job.policy, report)
+
+
+def run_suite(
+    *,
+    policies: tuple[Policy, ...] = ("frozen", "revalidate"),
+    servers: int = 2,
+    steps: int | None = None,
+    calls: int | None = None,
+    depth: int | None = None,
+    mutant: str | None = None,
+    workers: int | None = None,
+) -> list[Run]:
+    """Explore every part of the standard suite under every policy, in parallel."""
+    _rules(mutant)  # unknown names fail here, before any process starts
+    jobs = [
+        Job(part.name, policy, servers, steps, calls, depth, mutant)
+        for policy in policies
+        for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
+    ]
+    count = min(len(jobs), workers or os.cpu_count() or 1)
+    if count <= 1:
+        return [_run_job(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(_run_job, jobs))
+
+
+def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+    """The JSON object of ``mcpbind explore --json`` (README, SPEC §10.3)."""
+    policies = sorted({r.policy for r in runs})
+    parts = standard_suite(policies[0], servers=args.servers, steps=args.steps, calls=args.calls)
+    violations = [
+        {**v.to_json(), "policy": r.policy, "part": r.part}
+        for r in runs
+        for v in r.report.violations
+    ]
+    return {
+        "bound": {
+            "servers": args.servers,
+            "policies": policies,
+            "depth": args.depth,
+            "parts": [{"name": p.name, **describe(p.bound)} for p in parts],
+        },
+        "mutant": args.mutant,
+        "states": sum(r.report.states for r in runs),
+        "transitions": sum(r.report.transitions for r in runs),
+        "depth": max(r.report.depth for r in runs),
+        "seconds": round(seconds, 3),
+        "complete": all(r.report.complete for r in runs),
+        "runs": [
+            {
+                "part": r.part,
+                "policy": r.policy,
+                "states": r.report.states,
+                "transitions": r.report.transitions,
+                "depth": r.report.depth,
+                "seconds": round(r.report.seconds, 3),
+                "complete": r.report.complete,
+            }
+            for r in runs
+        ],
+        "violations": violations,
+    }
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "explore",
+        help="explore every interleaving of the model on a bound and check every invariant",
+        description=(
+            "Breadth-first exploration of the abstract model (SPEC §10) over the standard "
+            "suite: every reachable state, every INV checked on every state and transition, "
+            "LIVE-1/LIVE-2 on every drain. Exit 0 iff no violation."
+        ),
+    )
+    parser.add_argument("--servers", type=int, default=2, choices=(1, 2), help="scripted servers")
+    parser.add_argument("--steps", type=int, default=None, help="steps to sample (default 2)")
+    parser.add_argument(
+        "--calls", type=int, default=None, help="calls (default: 1 in catalogs, 3 in calls)"
+    )
+    parser.add_argument(
+        "--policy", choices=("frozen", "revalidate", "both"), default="both", help="binding policy"
+    )
+    parser.add_argument("--depth", type=int, default=None, help="stop at this many events")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--mutant", default=None, help="explore a deliberately broken model")
+    parser.add_argument(
+        "--list-mutants", action="store_true", help="print the mutants' names and exit"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
+    parser.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.list_mutants:
+        from mcpbind.model.mutants import MUTANTS  # noqa: PLC0415 - only on request
+
+        for m in MUTANTS:
+            print(m.name)
+        return 0
+    for option in ("steps", "calls", "depth"):
+        value = getattr(args, option)
+        if value is not None and value < 0:
+            print(f"mcpbind explore: --{option} must be >= 0, got {value}", file=sys.stderr)
+            return 2
+    policies: tuple[Policy, ...] = (
+        ("frozen", "revalidate") if args.policy == "both" else (args.policy,)
+    )
+    started = time.perf_counter()
+    try:
+        runs = run_suite(
+            policies=policies,
+            servers=args.servers,
+            steps=args.steps,
+            calls=args.calls,
+            depth=args.depth,
+            mutant=args.mutant,
+            workers=args.workers,
+        )
+    except KeyError as error:
+        print(f"mcpbind explore: {error.args[0]}", file=sys.stderr)
+        return 2
+    result = summary(runs, args, time.perf_counter() - started)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_human(result)
+    return 1 if result["violations"] else 0
+
+
+def _print_human(result: dict[str, Any]) -> None:
+    title = "explore" + (f" (mutant {result['mutant']})" if result["mutant"] else "")
+    print(
+        f"{title}: {result['states']} states, {result['transitions']} transitions, "
+        f"depth {result['depth']}, {result['seconds']:.1f} s"
+    )
+    print(f"  {'part':<10} {'policy':<11} {'states':>9} {'transitions':>12} {'depth':>6} {'s':>7}")
+    for run in result["runs"]:
+        note = "" if run["complete"] else "  (cut short)"
+        print(
+            f"  {run['part']:<10} {run['policy']:<11} {run['states']:>9} "
+            f"{run['transitions']:>12} {run['depth']:>6} {run['seconds']:>7.1f}{note}"
+        )
+    if not result["violations"]:
+        print(
+            "no violation: INV-1..INV-9 hold on every reachable state and transition; "
+            "LIVE-1, LIVE-2 hold on every drain"
+        )
+        return
+    for v in result["violations"]:
+        print(f"\n{v['invariant']} violated ({v['part']}, {v['policy']}): {v['detail']}")
+        print(f"  shortest trace ({len(v['trace'])} events):")
+        for number, event in enumerate(v["trace"], 1):
+            print(f"  {number:>3}. {event}")

@@ -1,0 +1,149 @@
+"""The standard bound: the scripted configuration the explorer proves the invariants on.
+
+Two servers whose names sanitise to the same namespace (``git.hub`` and ``git_hub``,
+both ``mcp__git_hub__...``), so whichever installs ``search`` second is renamed; a
+builtin that owns a name in that namespace, so one listing collides with it; a listing
+split over two pages; an invalid listing; a version in which a tool leaves; a read-only
+tool (parallel lane) next to exclusive ones.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from .naming import natural_name
+from .rules import STANDARD
+from .values import Bound, ServerSpec, ToolDef
+
+__all__ = ["SERVER_A", "SERVER_B", "Part", "installable", "standard_bound", "standard_suite"]
+
+SERVER_A = "git.hub"
+SERVER_B = "git_hub"
+
+SEARCH = ToolDef("search")
+READ = ToolDef("read", read_only=True)
+WRITE = ToolDef("write")
+BROKEN = ToolDef("broken", valid=False, problem="inputSchema is not a JSON object")
+ADMIN = ToolDef("admin")
+
+SERVER_A_SPEC = ServerSpec(
+    SERVER_A,
+    versions=(
+        ((SEARCH,), (READ,)),  # v0: two pages
+        ((READ, BROKEN),),  # v1: one invalid tool rejects the whole listing
+        ((READ,), (WRITE,)),  # v2: search leaves, write arrives
+    ),
+)
+SERVER_B_SPEC = ServerSpec(
+    SERVER_B,
+    versions=(
+        ((SEARCH,),),  # v0: collides with git.hub's search after sanitising
+        ((SEARCH, ADMIN),),  # v1: admin would take the builtin's name
+    ),
+)
+BUILTINS = ("shell", "mcp__git_hub__admin")
+
+
+#: What the environment may do in the ``calls`` part: the catalog machinery reduced to
+#: the events that change what calls observe (installs, connection), and servers that
+#: answer, or are cancelled or time out, but never answer late (SPEC §10.2).
+CALLS_ENVIRONMENT = frozenset(
+    {"list_done", "list_changed", "disconnect", "reconnect", "call_responded", "cancel", "timeout"}
+)
+
+
+def installable(spec: ServerSpec) -> ServerSpec:
+    """The versions of ``spec`` that can install, each as a single page (SPEC §10.2).
+
+    Calls observe only the connection and the installed catalogs; rejected listings and
+    page boundaries change neither, so the ``calls`` part leaves them out.
+    """
+    versions = []
+    for version in range(len(spec.versions)):
+        tools = STANDARD.listed_tools(spec, version)
+        if all(t.valid for t in tools) and not any(
+            natural_name(spec.name, t.name) in BUILTINS for t in tools
+        ):
+            versions.append((tools,))
+    return attrs.evolve(spec, versions=tuple(versions))
+
+
+@attrs.frozen
+class Part:
+    """One exhaustively explored piece of the standard suite."""
+
+    name: str
+    bound: Bound
+
+
+def standard_suite(
+    policy: Literal["frozen", "revalidate"] = "revalidate",
+    *,
+    servers: int = 2,
+    steps: int | None = None,
+    calls: int | None = None,
+) -> tuple[Part, ...]:
+    """The standard bound, as the two parts of SPEC §10.2.
+
+    ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
+    ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
+    ``steps``/``calls`` override both parts.
+    """
+    specs = (SERVER_A_SPEC, SERVER_B_SPEC)
+    if not 1 <= servers <= len(specs):
+        raise ValueError(f"servers must be 1 or 2 in the scripted bound, got {servers}")
+    catalogs = Bound(
+        servers=specs[:servers],
+        builtins=BUILTINS,
+        policy=policy,
+        max_steps=2 if steps is None else steps,
+        max_calls=1 if calls is None else calls,
+    )
+    call_part = Bound(
+        servers=tuple(installable(s) for s in specs[:servers]),
+        builtins=BUILTINS,
+        policy=policy,
+        max_steps=2 if steps is None else steps,
+        max_calls=3 if calls is None else calls,
+        bad_arguments=False,
+        environment=CALLS_ENVIRONMENT,
+    )
+    return (Part("catalogs", catalogs), Part("calls", call_part))
+
+
+def standard_bound(
+    policy: Literal["frozen", "revalidate"] = "revalidate",
+    *,
+    servers: int = 2,
+    steps: int = 2,
+    calls: int = 3,
+) -> Bound:
+    """Every scripted version, page and event, with ``steps`` steps and ``calls`` calls."""
+    return attrs.evolve(
+        standard_suite(policy, servers=servers)[0].bound, max_steps=steps, max_calls=calls
+    )
+
+
+def describe(bound: Bound) -> dict[str, object]:
+    """The bound as JSON-ready data (for ``mcpbind explore --json``)."""
+    environment = None if bound.environment is None else sorted(bound.environment)
+    return {
+        "servers": [
+            {
+                "name": s.name,
+                "versions": [
+                    [[attrs.asdict(t) for t in page] for page in version] for version in s.versions
+                ],
+            }
+            for s in bound.servers
+        ],
+        "builtins": list(bound.builtins),
+        "policy": bound.policy,
+        "steps": bound.max_steps,
+        "calls": bound.max_calls,
+        "max_name_length": bound.max_name_length,
+        "bad_arguments": bound.bad_arguments,
+        "environment": environment,
+    }

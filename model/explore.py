@@ -1,0 +1,293 @@
+"""Exhaustive breadth-first exploration of the model on a bound (SPEC §10).
+
+Every reachable state is visited once (states are canonical, hashable values); every
+state and transition invariant of :mod:`invariants` is checked on each. Because the
+search is breadth-first, the first violation found of each invariant comes with a
+shortest event trace.
+
+Liveness is checked on the graph afterwards, over the *drain* events: what happens
+with no new input from the host or the environment (pages and answers arrive, calls
+fail or time out, lost servers come back):
+
+* LIVE-1: every maximal drain ends with every accepted call terminal;
+* LIVE-2: every maximal drain ends with every ``list_changed`` answered by a refresh
+  that started after it;
+* both: no drain runs forever (the drain subgraph is acyclic).
+
+A maximal drain ends in a state with no drain event enabled; such states are
+reachable, so checking them all, plus acyclicity, covers every drain.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import deque
+from collections.abc import Iterable
+
+import attrs
+
+from .invariants import check_state, check_transition
+from .rules import STANDARD, Rules
+from .values import (
+    Bound,
+    CallFailed,
+    CallResponded,
+    Event,
+    ListDone,
+    ListFailed,
+    ListPage,
+    Output,
+    Published,
+    Reconnect,
+    RefreshOutcome,
+    Refused,
+    Result,
+    Sent,
+    State,
+    Timeout,
+)
+
+__all__ = ["DRAIN_EVENTS", "Report", "Violation", "explore", "format_event", "liveness_failures"]
+
+DRAIN_EVENTS: tuple[type, ...] = (
+    ListPage,
+    ListDone,
+    ListFailed,
+    CallResponded,
+    CallFailed,
+    Timeout,
+    Reconnect,
+)
+
+
+@attrs.frozen
+class Violation:
+    invariant: str
+    detail: str
+    trace: tuple[Event, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "invariant": self.invariant,
+            "detail": self.detail,
+            "trace": [format_event(e) for e in self.trace],
+        }
+
+
+@attrs.frozen
+class Report:
+    policy: str
+    rules: str
+    states: int
+    transitions: int
+    depth: int
+    seconds: float
+    complete: bool
+    """False when ``max_depth`` cut the search short."""
+    violations: tuple[Violation, ...]
+    effects: tuple[tuple[str, str, int], ...]
+    """``(event kind, effect, transitions)``: what each event kind was seen to do."""
+
+
+def format_event(event: Event) -> str:
+    """``kind(arg=value, ...)``: the form traces and replay files use."""
+    fields = attrs.asdict(event)
+    args = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+    return f"{event.kind}({args})"
+
+
+def effect_of(outputs: Iterable[Output]) -> str:
+    """A short, canonical description of what a transition produced."""
+    parts: list[str] = []
+    for out in outputs:
+        if isinstance(out, RefreshOutcome):
+            parts.append(f"refresh {out.status}" + (f" ({out.reject})" if out.reject else ""))
+        elif isinstance(out, Result):
+            parts.append(f"result {out.status}")
+        elif isinstance(out, Sent):
+            parts.append(f"send {out.method}")
+        elif isinstance(out, Published):
+            parts.append("publish")
+        elif isinstance(out, Refused):
+            parts.append("refuse duplicate call_id")
+        else:
+            parts.append("drop late answer")
+    return ", ".join(sorted(set(parts))) or "state only"
+
+
+def explore(
+    bound: Bound,
+    rules: Rules = STANDARD,
+    *,
+    max_depth: int | None = None,
+    stop_on: str | None = None,
+    effects: bool = False,
+) -> Report:
+    """Visit every state reachable on ``bound``; stop early once ``stop_on`` is violated.
+
+    With ``effects``, also tally what each event kind was seen to do (the transition
+    table of SPEC §3.3)."""
+    started = time.perf_counter()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the state graph is acyclic garbage-free data; GC passes only cost time
+    try:
+        return _explore(
+            bound=bound,
+            rules=rules,
+            max_depth=max_depth,
+            stop_on=stop_on,
+            want_effects=effects,
+            started=started,
+        )
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into helpers
+    *,
+    bound: Bound,
+    rules: Rules,
+    max_depth: int | None,
+    stop_on: str | None,
+    want_effects: bool,
+    started: float,
+) -> Report:
+    first = rules.initial(bound).state
+    ids: dict[State, int] = {first: 0}
+    states: list[State] = [first]
+    parent: list[int] = [-1]
+    via: list[Event | None] = [None]
+    depth: list[int] = [0]
+    drain: list[list[int]] = []
+    violations: dict[str, Violation] = {}
+    effects: dict[tuple[str, str], int] = {}
+    transitions = 0
+
+    def trace_to(index: int) -> tuple[Event, ...]:
+        events: list[Event] = []
+        while index > 0:
+            event = via[index]
+            assert event is not None
+            events.append(event)
+            index = parent[index]
+        return tuple(reversed(events))
+
+    def record(found: list[tuple[str, str]], trace: tuple[Event, ...]) -> None:
+        for inv, detail in found:
+            if inv not in violations:
+                violations[inv] = Violation(inv, detail, trace)
+
+    record(check_state(first), ())
+    queue: deque[int] = deque([0])
+    complete = True
+    while queue:
+        if stop_on is not None and stop_on in violations:
+            complete = False
+            break
+        index = queue.popleft()
+        state = states[index]
+        successors: list[int] = []
+        drain.extend([] for _ in range(index + 1 - len(drain)))
+        if max_depth is not None and depth[index] >= max_depth:
+            complete = False
+            drain[index] = [-1]  # unexplored: no liveness verdict for this state
+            continue
+        for event in rules.enabled(state):
+            t = rules.apply(state, event)
+            transitions += 1
+            if want_effects:
+                key = (event.kind, effect_of(t.outputs))
+                effects[key] = effects.get(key, 0) + 1
+            found = check_transition(state, event, t)
+            if found:
+                record(found, (*trace_to(index), event))
+            target = ids.get(t.state)
+            if target is None:
+                target = len(states)
+                ids[t.state] = target
+                states.append(t.state)
+                parent.append(index)
+                via.append(event)
+                depth.append(depth[index] + 1)
+                found = check_state(t.state)
+                if found:
+                    record(found, trace_to(target))
+                queue.append(target)
+            if isinstance(event, DRAIN_EVENTS):
+                successors.append(target)
+        drain[index] = successors
+    if not (stop_on is not None and stop_on in violations):
+        drain.extend([-1] for _ in range(len(states) - len(drain)))
+        for inv, detail, index in liveness_failures(states, drain):
+            if inv not in violations:
+                violations[inv] = Violation(inv, detail, trace_to(index))
+    return Report(
+        policy=bound.policy,
+        rules=rules.name,
+        states=len(states),
+        transitions=transitions,
+        depth=max(depth),
+        seconds=time.perf_counter() - started,
+        complete=complete,
+        violations=tuple(sorted(violations.values(), key=lambda v: _id_key(v.invariant))),
+        effects=tuple(sorted((k, e, n) for (k, e), n in effects.items())),
+    )
+
+
+def _id_key(invariant: str) -> tuple[str, int]:
+    family, _, number = invariant.partition("-")
+    return (family, int(number))
+
+
+def liveness_failures(states: list[State], drain: list[list[int]]) -> list[tuple[str, str, int]]:
+    """LIVE-1/LIVE-2 over the drain subgraph: ``(id, explanation, state index)``."""
+    failures: list[tuple[str, str, int]] = []
+    seen: set[str] = set()
+    for index, successors in enumerate(drain):
+        if successors:
+            continue  # not drain-terminal (or not explored: marked [-1])
+        state = states[index]
+        if "LIVE-1" not in seen:
+            open_calls = [c.call_id for c in state.calls if c.phase != "done"]
+            if open_calls:
+                seen.add("LIVE-1")
+                failures.append(("LIVE-1", f"drain ends with {open_calls} unanswered", index))
+        if "LIVE-2" not in seen:
+            owed = [
+                s.name for s, v in zip(state.bound.servers, state.servers, strict=False) if v.owed
+            ]
+            if owed:
+                seen.add("LIVE-2")
+                failures.append(
+                    ("LIVE-2", f"drain ends with list_changed of {owed} unanswered", index)
+                )
+    cycle = _drain_cycle(drain)
+    if cycle is not None:
+        for inv in ("LIVE-1", "LIVE-2"):
+            if inv not in seen:
+                failures.append((inv, "a drain can run forever (cycle of drain events)", cycle))
+    return failures
+
+
+def _drain_cycle(drain: list[list[int]]) -> int | None:
+    """A state on a cycle of drain edges, or None (Kahn's algorithm)."""
+    indegree = [0] * len(drain)
+    for successors in drain:
+        for target in successors:
+            if target >= 0:
+                indegree[target] += 1
+    ready = [i for i, d in enumerate(indegree) if d == 0]
+    removed = 0
+    while ready:
+        i = ready.pop()
+        removed += 1
+        for target in drain[i]:
+            if target >= 0:
+                indegree[target] -= 1
+                if indegree[target] == 0:
+                    ready.append(target)
+    if removed == len(drain):
+        return None
+    return next(i for i, d in enumerate(indegree) if d > 0)

@@ -1,0 +1,436 @@
+"""One predicate per invariant of SPEC §4 (INV-1..INV-9), over states and transitions.
+
+A state predicate sees one reachable state; a transition predicate sees the state
+before, the event and the transition. Each returns ``None`` when the invariant holds
+and a one-line explanation when it does not. The liveness properties LIVE-1/LIVE-2
+need the whole reachable graph and live in :mod:`mcpbind.model.explore`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import attrs
+
+from .rules import STANDARD
+from .values import (
+    BUILTIN,
+    Bound,
+    Call,
+    Disconnect,
+    Event,
+    ListDone,
+    Published,
+    RefreshOutcome,
+    Result,
+    Sent,
+    State,
+    Transition,
+)
+
+__all__ = ["INVARIANTS", "Invariant", "check_state", "check_transition"]
+
+StatePredicate = Callable[[State], str | None]
+TransitionPredicate = Callable[[State, Event, Transition], str | None]
+
+
+@attrs.frozen
+class Invariant:
+    id: str
+    title: str
+    state: StatePredicate | None = None
+    transition: TransitionPredicate | None = None
+    triggers: frozenset[str] = frozenset()
+    """What a transition must touch for ``transition`` to be able to fail: output kinds,
+    ``registry``/``steps`` (changed), ``call``/``disconnect`` (event kinds)."""
+
+
+# --- INV-1 one generation per refresh ---------------------------------------------------
+
+
+def inv_1_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-1: a refresh that installs advances G by exactly 1; anything else by 0."""
+    if t.state.registry is before.registry and not t.outputs:
+        return None
+    g0, g1 = before.registry.generation, t.state.registry.generation
+    installed = [o for o in t.outputs if isinstance(o, RefreshOutcome) and o.status == "installed"]
+    published = [o for o in t.outputs if isinstance(o, Published)]
+    if g1 < g0:
+        return f"generation went back from {g0} to {g1}"
+    if g1 - g0 != len(installed) or len(published) != len(installed):
+        return (
+            f"generation moved {g0}->{g1} with {len(installed)} installed refresh(es) and "
+            f"{len(published)} publication(s)"
+        )
+    if t.state.registry != before.registry and g1 == g0:
+        return f"registry changed without a new generation (still {g0})"
+    for k, pub in enumerate(published):
+        if pub.generation != g0 + k + 1:
+            return f"publication numbered {pub.generation}, expected {g0 + k + 1}"
+    return None
+
+
+def inv_1_state(state: State) -> str | None:
+    """INV-1: every published G names exactly one registry state."""
+    seen = {state.registry.generation: state.registry.catalogs}
+    for snapshot in state.steps:
+        if snapshot is None:
+            continue
+        other = seen.setdefault(snapshot.generation, snapshot.catalogs)
+        if other != snapshot.catalogs:
+            return f"generation {snapshot.generation} names two different registry states"
+    return None
+
+
+# --- INV-2 plan/router consistency ------------------------------------------------------
+
+
+def inv_2_state(state: State) -> str | None:
+    """INV-2: every running call holds the binding its step captured at sample time."""
+    for record in state.calls:
+        if record.step < 0:
+            continue  # retired: checked when it ended
+        snapshot = state.steps[record.step]
+        if snapshot is None:
+            return f"{record.call_id} runs on step {record.step}, whose snapshot was dropped"
+        captured = snapshot.lookup(record.name)
+        if record.binding != captured:
+            return (
+                f"{record.call_id} runs {record.name} as {record.binding}, but step "
+                f"{record.step} captured {captured}"
+            )
+    return None
+
+
+def inv_2_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-2: a sampled step never changes; a call resolves through its step's binding."""
+    if t.state.steps is not before.steps:
+        for index, snapshot in enumerate(before.steps):
+            after = t.state.steps[index]
+            if after is not None and after != snapshot:
+                return f"step {index} changed after it was sampled"
+    if not isinstance(event, Call) or before.call(event.call_id) is not None:
+        return None
+    snapshot = before.steps[event.step]
+    if snapshot is None:
+        return f"{event.call_id} was issued on step {event.step}, whose snapshot was dropped"
+    captured = snapshot.lookup(event.name)
+    for out in t.outputs:
+        mine = isinstance(out, Result) and out.call_id == event.call_id
+        if mine and isinstance(out, Result) and (out.status == "unsupported") != (captured is None):
+            return (
+                f"{event.call_id}: {event.name} ended {out.status}, but step "
+                f"{event.step} captured {captured}"
+            )
+        if not (isinstance(out, Sent) and out.method == "tools/call"):
+            continue
+        if captured is None or (out.server, out.detail) != (captured.server, captured.remote):
+            return (
+                f"{event.call_id}: sent {out.detail!r} to {out.server}, but step "
+                f"{event.step} bound {event.name} to {captured}"
+            )
+    return None
+
+
+# --- INV-3 no half-installed catalogs ---------------------------------------------------
+
+
+@functools.cache
+def complete_catalogs(bound: Bound) -> dict[str, frozenset[frozenset[str]]]:
+    """Per source: the raw tool sets a whole valid listing can install."""
+    allowed: dict[str, frozenset[frozenset[str]]] = {}
+    for spec in bound.servers:
+        sets: set[frozenset[str]] = {frozenset()}
+        for version in range(len(spec.versions)):
+            tools = STANDARD.listed_tools(spec, version)
+            if all(t.valid for t in tools):
+                sets.add(frozenset(t.name for t in STANDARD.filter_tools(spec, tools)))
+        allowed[spec.source] = frozenset(sets)
+    return allowed
+
+
+def inv_3_state(state: State) -> str | None:
+    """INV-3: each source's catalog is exactly one whole validated listing."""
+    allowed = complete_catalogs(state.bound)
+    for catalog in state.registry.catalogs:
+        if catalog.source == BUILTIN:
+            continue
+        remotes = catalog.remotes()
+        if remotes not in allowed[catalog.source]:
+            return f"{catalog.source} installed {sorted(remotes)}, which no whole listing yields"
+        if catalog.generation == 0 and remotes:
+            return f"{catalog.source} shows tools without any install"
+        if any(b.source_generation != catalog.generation for b in catalog.bindings):
+            return f"{catalog.source} mixes bindings of two installs"
+    return None
+
+
+def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-3: a publication installs the whole validated listing its refresh read."""
+    for out in t.outputs:
+        if not isinstance(out, Published) or out.source == BUILTIN:
+            continue
+        server = out.source.removeprefix("mcp:")
+        i = before.bound.index(server)
+        spec = before.bound.servers[i]
+        refresh = before.servers[i].refresh
+        if not isinstance(event, ListDone) or event.server != server or refresh is None:
+            return f"{out.source} published by {event.kind}, not by the end of its listing"
+        if refresh.pages + 1 != len(spec.versions[refresh.version]):
+            return f"{out.source} published after {refresh.pages + 1} page(s) of a longer listing"
+        tools = STANDARD.listed_tools(spec, refresh.version)
+        if not all(tool.valid for tool in tools):
+            return f"{out.source} published from a listing with an invalid tool"
+        expected = frozenset(tool.name for tool in STANDARD.filter_tools(spec, tools))
+        installed = t.state.registry.catalog(out.source).remotes()
+        if installed != expected:
+            return f"{out.source} installed {sorted(installed)}, the listing had {sorted(expected)}"
+    return None
+
+
+# --- INV-4 one terminal result per call_id ----------------------------------------------
+
+
+def inv_4_state(state: State) -> str | None:
+    """INV-4: an ended call has exactly one result; a running call has none."""
+    ids = [c.call_id for c in state.calls]
+    if len(ids) != len(set(ids)):
+        return "two calls share a call_id"
+    for record in state.calls:
+        expected = 1 if record.phase == "done" else 0
+        if record.results != expected:
+            return f"{record.call_id} ({record.phase}) has {record.results} terminal results"
+    return None
+
+
+def inv_4_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-4: a result only for a call that had none; a reused call_id changes nothing."""
+    if not t.outputs:
+        return None
+    seen: set[str] = set()
+    for out in t.outputs:
+        if not isinstance(out, Result):
+            continue
+        if out.call_id in seen:
+            return f"two results for {out.call_id} in one transition"
+        seen.add(out.call_id)
+        previous = before.call(out.call_id)
+        if previous is not None and previous.phase == "done":
+            return f"second terminal result for {out.call_id} ({out.status}) after it had ended"
+    if (
+        isinstance(event, Call)
+        and before.call(event.call_id) is not None
+        and t.state.calls != before.calls
+    ):
+        return f"reused call_id {event.call_id} was accepted"
+    return None
+
+
+# --- INV-5 namespace isolation ----------------------------------------------------------
+
+
+def inv_5_state(state: State) -> str | None:
+    """INV-5: public names are unique across all sources."""
+    names = state.registry.names()
+    if len(names) != len(set(names)):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        return f"names held twice: {dupes}"
+    return None
+
+
+def inv_5_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-5: one publication replaces one source and touches no other source's names."""
+    if t.state.registry is before.registry:
+        return None
+    published = {o.source for o in t.outputs if isinstance(o, Published)}
+    for old, new in zip(before.registry.catalogs, t.state.registry.catalogs, strict=True):
+        if old != new and old.source not in published:
+            return f"{old.source} changed although only {sorted(published)} was replaced"
+        if old.source == BUILTIN and old != new:
+            return "the builtin source changed"
+    return None
+
+
+# --- INV-6 stable names -----------------------------------------------------------------
+
+
+def inv_6_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-6: while (server, tool) stays listed, its public name does not change."""
+    if t.state.registry is before.registry:
+        return None
+    old = {(b.server, b.remote): b.name for c in before.registry.catalogs for b in c.bindings}
+    for catalog in t.state.registry.catalogs:
+        for b in catalog.bindings:
+            name = old.get((b.server, b.remote))
+            if name is not None and name != b.name:
+                return f"{b.server}/{b.remote} was renamed from {name} to {b.name}"
+    return None
+
+
+# --- INV-7 cancellation is delivered ----------------------------------------------------
+
+
+def inv_7_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-7: an in-flight call ended by cancel/timeout is cancelled at its server exactly
+    once, and no other call is."""
+    if not t.outputs:
+        return None
+    wanted: dict[str, int] = {}
+    for out in t.outputs:
+        if isinstance(out, Result) and out.status in ("cancelled", "timed_out"):
+            record = before.call(out.call_id)
+            if record is not None and record.phase == "sent":
+                wanted[out.call_id] = 1
+    sent: dict[str, int] = {}
+    for out in t.outputs:
+        if isinstance(out, Sent) and out.method == "notifications/cancelled":
+            sent[out.detail] = sent.get(out.detail, 0) + 1
+            i = before.bound.index(out.server)
+            if not before.servers[i].connected:
+                return f"cancellation sent to disconnected server {out.server}"
+    for call_id in sorted(wanted.keys() | sent.keys()):
+        if wanted.get(call_id, 0) != sent.get(call_id, 0):
+            return (
+                f"{call_id}: {sent.get(call_id, 0)} cancellation(s) sent, "
+                f"{wanted.get(call_id, 0)} owed"
+            )
+    return None
+
+
+# --- INV-8 disconnect fails fast, loses nothing -----------------------------------------
+
+
+def inv_8_state(state: State) -> str | None:
+    """INV-8: nothing of a disconnected server is in flight."""
+    for spec, server in zip(state.bound.servers, state.servers, strict=True):
+        if server.connected:
+            continue
+        if server.refresh is not None:
+            return f"refresh of disconnected {spec.name} still in flight"
+        for record in state.calls:
+            if record.binding is None or record.binding.server != spec.name:
+                continue
+            if record.phase != "done":
+                return f"{record.call_id} to disconnected {spec.name} is still {record.phase}"
+            if record.late:
+                return f"{record.call_id} awaits a late answer from disconnected {spec.name}"
+    return None
+
+
+def inv_8_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-8: a disconnect keeps the catalog; calls to a disconnected server fail at once."""
+    if not t.outputs:
+        return None
+    if isinstance(event, Disconnect) and t.state.registry != before.registry:
+        return f"disconnect of {event.server} changed the registry"
+    for out in t.outputs:
+        if isinstance(out, Sent):
+            i = before.bound.index(out.server)
+            if not t.state.servers[i].connected:
+                return f"{out.method} sent to disconnected {out.server}"
+    return None
+
+
+# --- INV-9 the exclusive lane -----------------------------------------------------------
+
+
+def inv_9_state(state: State) -> str | None:
+    """INV-9: at most one exclusive call of a step is in flight."""
+    busy: dict[int, str] = {}
+    for record in state.calls:
+        if record.exclusive and record.phase == "sent":
+            other = busy.setdefault(record.step, record.call_id)
+            if other != record.call_id:
+                return f"exclusive calls {other} and {record.call_id} in flight together"
+    return None
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant(
+        "INV-1",
+        "one generation per refresh",
+        inv_1_state,
+        inv_1_transition,
+        frozenset({"registry", "published", "refresh_outcome"}),
+    ),
+    Invariant(
+        "INV-2",
+        "plan/router consistency",
+        inv_2_state,
+        inv_2_transition,
+        frozenset({"steps", "call"}),
+    ),
+    Invariant(
+        "INV-3",
+        "no half-installed catalogs",
+        inv_3_state,
+        inv_3_transition,
+        frozenset({"published"}),
+    ),
+    Invariant(
+        "INV-4",
+        "one terminal result per call_id",
+        inv_4_state,
+        inv_4_transition,
+        frozenset({"result", "call"}),
+    ),
+    Invariant(
+        "INV-5", "namespace isolation", inv_5_state, inv_5_transition, frozenset({"registry"})
+    ),
+    Invariant("INV-6", "stable names", None, inv_6_transition, frozenset({"registry"})),
+    Invariant(
+        "INV-7",
+        "cancellation is delivered",
+        None,
+        inv_7_transition,
+        frozenset({"result", "sent"}),
+    ),
+    Invariant(
+        "INV-8",
+        "disconnect fails fast, loses nothing",
+        inv_8_state,
+        inv_8_transition,
+        frozenset({"disconnect", "sent"}),
+    ),
+    Invariant("INV-9", "one exclusive call per step in flight", inv_9_state, None),
+)
+_STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)
+_TRANSITION_CHECKS = tuple(
+    (inv.id, inv.transition, inv.triggers) for inv in INVARIANTS if inv.transition is not None
+)
+
+
+def check_state(state: State) -> list[tuple[str, str]]:
+    """Every state invariant that fails, as ``(id, explanation)``."""
+    failures = []
+    for inv_id, predicate in _STATE_CHECKS:
+        why = predicate(state)
+        if why is not None:
+            failures.append((inv_id, why))
+    return failures
+
+
+def triggers_of(before: State, event: Event, t: Transition) -> set[str]:
+    """What a transition touched; a transition predicate can only fail if it is triggered."""
+    found = {out.kind for out in t.outputs}
+    if t.state.registry is not before.registry:
+        found.add("registry")
+    if t.state.steps is not before.steps:
+        found.add("steps")
+    if isinstance(event, (Call, Disconnect)):
+        found.add(event.kind)
+    return found
+
+
+def check_transition(before: State, event: Event, t: Transition) -> list[tuple[str, str]]:
+    """Every transition invariant that fails, as ``(id, explanation)``."""
+    found = triggers_of(before, event, t)
+    failures = []
+    for inv_id, predicate, triggers in _TRANSITION_CHECKS:
+        if triggers.isdisjoint(found):
+            continue
+        why = predicate(before, event, t)
+        if why is not None:
+            failures.append((inv_id, why))
+    return failures

@@ -1,0 +1,259 @@
+"""Deliberately broken rule sets: proof that the invariant checks can fail (SPEC §10.4).
+
+Each mutant overrides one hook of :class:`~mcpbind.model.rules.Rules` and names the
+invariant that must catch it. Nothing in normal use imports this module: only the
+explorer's ``--mutant`` option and the tests do.
+"""
+
+from __future__ import annotations
+
+from .naming import NameCollision, assign_names
+from .rules import Rules, _evolve, _with_server
+from .texts import CallStatus
+from .values import (
+    Binding,
+    Call,
+    CallRecord,
+    Event,
+    ListPage,
+    Output,
+    Registry,
+    Result,
+    ServerSpec,
+    SourceCatalog,
+    State,
+    ToolDef,
+    Transition,
+    evolve,
+)
+
+__all__ = ["MUTANTS", "Mutant", "mutant"]
+
+
+class Mutant(Rules):
+    target = ""
+    """The invariant that must catch this mutant."""
+    description = ""
+
+
+class InstallPageByPage(Mutant):
+    name = "install_page_by_page"
+    target = "INV-3"
+    description = "publishes each tools/list page as it arrives"
+
+    def _on_list_page(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, ListPage)
+        t = super()._on_list_page(state, event)
+        i = state.bound.index(event.server)
+        spec = state.bound.servers[i]
+        refresh = t.state.servers[i].refresh
+        assert refresh is not None
+        partial = tuple(
+            tool for page in spec.versions[refresh.version][: refresh.pages] for tool in page
+        )
+        outputs: list[Output] = list(t.outputs)
+        return Transition(self.install(t.state, spec, partial, outputs), tuple(outputs))
+
+
+class DropInvalidTools(Mutant):
+    name = "drop_invalid_tools"
+    target = "INV-3"
+    description = "installs a listing without its invalid tools instead of rejecting it"
+
+    def install(
+        self, state: State, spec: ServerSpec, tools: tuple[ToolDef, ...], outputs: list[Output]
+    ) -> State:
+        return super().install(state, spec, tuple(t for t in tools if t.valid), outputs)
+
+
+class BumpGenerationWhenUnchanged(Mutant):
+    name = "bump_generation_when_unchanged"
+    target = "INV-1"
+    description = "advances the generation on a refresh that finds the catalog unchanged"
+
+    def install(
+        self, state: State, spec: ServerSpec, tools: tuple[ToolDef, ...], outputs: list[Output]
+    ) -> State:
+        before = len(outputs)
+        state = super().install(state, spec, tools, outputs)
+        if any(getattr(o, "status", None) == "unchanged" for o in outputs[before:]):
+            registry = state.registry
+            state = _evolve(
+                state,
+                registry=Registry(registry.generation + 1, registry.catalogs, registry.remembered),
+            )
+        return state
+
+
+class ResolveThroughLiveRegistry(Mutant):
+    name = "resolve_through_live_registry"
+    target = "INV-2"
+    description = "routes a call by the live registry instead of its step's snapshot"
+
+    def resolve(self, state: State, step: int, name: str) -> Binding | None:
+        return state.registry.lookup(name)
+
+
+class SnapshotByReference(Mutant):
+    name = "snapshot_by_reference"
+    target = "INV-2"
+    description = "steps share the live registry, so a refresh changes sampled steps"
+
+    def publish(self, state: State, catalog: SourceCatalog, outputs: list[Output]) -> State:
+        state = super().publish(state, catalog, outputs)
+        steps = tuple(None if s is None else state.registry for s in state.steps)
+        return _evolve(state, steps=steps)
+
+
+class DeliverLateAnswer(Mutant):
+    name = "deliver_late_answer"
+    target = "INV-4"
+    description = "turns an answer that arrives after cancel/timeout into a second result"
+
+    def late_answer(self, state: State, record: CallRecord) -> Transition:
+        t = super().late_answer(state, record)
+        return Transition(t.state, (*t.outputs, Result(record.call_id, "ok")))
+
+
+class AcceptReusedCallId(Mutant):
+    name = "accept_reused_call_id"
+    target = "INV-4"
+    description = "accepts a call whose call_id was already used"
+
+    def accept_reused_id(self, event: Call) -> bool:
+        return True
+
+
+class ShadowBuiltin(Mutant):
+    name = "shadow_builtin"
+    target = "INV-5"
+    description = "lets an MCP tool take a name that a builtin tool owns"
+
+    def assign(
+        self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int
+    ) -> dict[tuple[str, str], str] | NameCollision:
+        held = {(spec.name, b.remote): b.name for b in registry.catalog(spec.source).bindings}
+        taken = [
+            b.name
+            for c in registry.catalogs
+            if c.source != spec.source
+            for b in c.bindings
+            if b.server is not None
+        ]
+        return assign_names(
+            ((spec.name, t.name) for t in kept),
+            held=held,
+            taken=taken,
+            reserved={},
+            remembered=dict(registry.remembered),
+            max_length=max_length,
+        )
+
+
+class RenameOnEveryRefresh(Mutant):
+    name = "rename_on_every_refresh"
+    target = "INV-6"
+    description = "names a listing from scratch, so an incumbent can lose its name"
+
+    def assign(
+        self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int
+    ) -> dict[tuple[str, str], str] | NameCollision:
+        taken = [
+            b.name
+            for c in registry.catalogs
+            if c.source != spec.source
+            for b in c.bindings
+            if b.server is not None
+        ]
+        reserved = {
+            b.name: c.source for c in registry.catalogs for b in c.bindings if b.server is None
+        }
+        return assign_names(
+            ((spec.name, t.name) for t in kept),
+            held={},
+            taken=taken,
+            reserved=reserved,
+            remembered={},
+            max_length=max_length,
+        )
+
+
+class ForgetCancelNotification(Mutant):
+    name = "forget_cancel_notification"
+    target = "INV-7"
+    description = "ends a cancelled or timed-out call without telling the server"
+
+    def cancel_messages(self, server: str, call_id: str) -> tuple[Output, ...]:
+        return ()
+
+
+class LeaveCallsOnDisconnect(Mutant):
+    name = "leave_calls_on_disconnect"
+    target = "INV-8"
+    description = "leaves a disconnected server's calls in flight"
+
+    def fail_calls(self, state: State, server: str, outputs: list[Output]) -> State:
+        return state
+
+
+class IgnoreExclusiveLane(Mutant):
+    name = "ignore_exclusive_lane"
+    target = "INV-9"
+    description = "sends exclusive calls without waiting for the step's lane"
+
+    def lane_busy(self, state: State, step: int) -> bool:
+        return False
+
+
+class StuckLane(Mutant):
+    name = "stuck_lane"
+    target = "LIVE-1"
+    description = (
+        "a cancelled or timed-out lane holder never frees the lane, and queued calls "
+        "have no deadline"
+    )
+
+    def releases_lane(self, record: CallRecord, status: CallStatus) -> bool:
+        return record.exclusive and status not in ("cancelled", "timed_out")
+
+    def can_time_out(self, record: CallRecord) -> bool:
+        return record.phase != "queued"
+
+
+class ForgetQueuedRefresh(Mutant):
+    name = "forget_queued_refresh"
+    target = "LIVE-2"
+    description = "notes a list_changed that arrives during a refresh but never queues one"
+
+    def coalesce(self, state: State, i: int, *, stale: bool) -> Transition:
+        server = state.servers[i]
+        assert server.refresh is not None
+        refresh = evolve(server.refresh, fresh=server.refresh.fresh and not stale)
+        return Transition(_with_server(state, i, evolve(server, refresh=refresh)))
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    BumpGenerationWhenUnchanged(),
+    ResolveThroughLiveRegistry(),
+    SnapshotByReference(),
+    InstallPageByPage(),
+    DropInvalidTools(),
+    DeliverLateAnswer(),
+    AcceptReusedCallId(),
+    ShadowBuiltin(),
+    RenameOnEveryRefresh(),
+    ForgetCancelNotification(),
+    LeaveCallsOnDisconnect(),
+    IgnoreExclusiveLane(),
+    StuckLane(),
+    ForgetQueuedRefresh(),
+)
+
+
+def mutant(name: str) -> Mutant:
+    """The mutant called ``name``; ``KeyError`` lists the known names."""
+    for candidate in MUTANTS:
+        if candidate.name == name:
+            return candidate
+    known = ", ".join(m.name for m in MUTANTS)
+    raise KeyError(f"unknown mutant {name!r}; known mutants: {known}")

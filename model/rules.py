@@ -1,0 +1,688 @@
+"""The transition rules of the abstract model: ``enabled(state)`` and ``step(state, event)``.
+
+Theory of operation
+-------------------
+A state holds the servers (connected or not, the catalog version each would list, the
+refresh in flight), the registry (one immutable value per published generation), the
+step snapshots sampled so far and the calls accepted so far. Nothing here performs I/O;
+what the host would send or report is returned as outputs of the transition.
+
+* Refresh (SPEC §5). ``refresh_requested``, ``list_changed`` and ``reconnect`` start a
+  refresh when none runs, or queue one behind it (at most one in flight, one queued:
+  LIVE-2). A refresh reads the listing of the version the server had when it started,
+  page by page (``list_page``); the final page (``list_done``) validates the whole
+  listing, filters it, names it and replaces the source in one publication (INV-1,
+  INV-3, INV-5, INV-6), or reports ``unchanged``/``rejected`` and publishes nothing.
+  ``list_failed`` and ``disconnect`` end it ``rejected`` with the registry untouched.
+* Steps (SPEC §7). ``sample`` captures the current registry value; the step's plan and
+  router are both read from it, so later publications never reach it (INV-2).
+* Calls (SPEC §8). ``call`` resolves the name in the step's snapshot, then checks the
+  arguments, the binding policy and the connection, then either sends ``tools/call``
+  (with the raw name) or queues behind the step's exclusive lane (INV-9). Every
+  accepted call ends in exactly one result (INV-4) by ``call_responded``,
+  ``call_failed``, ``cancel``, ``timeout`` or ``disconnect``; ending an in-flight call
+  early sends exactly one cancellation (INV-7) and makes any later answer "late":
+  dropped and counted. ``disconnect`` fails every call of that server at once (INV-8).
+
+Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods. Each effect is
+split into small hooks so that :mod:`mcpbind.model.mutants` can break exactly one rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import texts
+from .naming import NameCollision, assign_names
+from .values import (
+    BUILTIN,
+    UNKNOWN_TOOL,
+    Binding,
+    Bound,
+    Call,
+    CallFailed,
+    CallRecord,
+    CallResponded,
+    Cancel,
+    Disconnect,
+    Event,
+    LateDropped,
+    ListChanged,
+    ListDone,
+    ListFailed,
+    ListPage,
+    Output,
+    Published,
+    Reconnect,
+    RefreshOutcome,
+    RefreshRequested,
+    RefreshState,
+    Refused,
+    Registry,
+    Result,
+    Sample,
+    Sent,
+    ServerSpec,
+    ServerState,
+    SourceCatalog,
+    State,
+    Timeout,
+    ToolDef,
+    Transition,
+    evolve,
+    mcp_source,
+)
+
+__all__ = ["EventNotEnabled", "Rules", "enabled", "initial", "step"]
+
+
+class EventNotEnabled(Exception):
+    """An event was applied in a state that does not allow it (a misuse of the model)."""
+
+    def __init__(self, event: Event, state: State, why: str) -> None:
+        super().__init__(texts.EVENT_NOT_ENABLED.format(event=event, state=state, why=why))
+        self.event = event
+        self.state = state
+        self.why = why
+
+
+def call_id_for(index: int) -> str:
+    """Call ids of the model are issued in order: ``c1``, ``c2``, ..."""
+    return f"c{index + 1}"
+
+
+class Rules:
+    """The standard rules. Subclasses in ``mutants.py`` override single hooks."""
+
+    name = "standard"
+
+    # --- public API ------------------------------------------------------------------
+
+    def initial(self, bound: Bound) -> Transition:
+        """Every server connected, the builtin source installed, each first refresh sent."""
+        builtin = SourceCatalog(
+            source=BUILTIN,
+            generation=0,
+            bindings=tuple(
+                Binding(name, BUILTIN, None, name, read_only=False, source_generation=0)
+                for name in sorted(bound.builtins)
+            ),
+        )
+        catalogs = (builtin, *(SourceCatalog(s.source, 0, ()) for s in bound.servers))
+        servers = tuple(
+            ServerState(connected=True, version=0, refresh=RefreshState(version=0))
+            for _ in bound.servers
+        )
+        state = State(bound=bound, servers=servers, registry=Registry(0, catalogs))
+        return Transition(state, tuple(Sent(s.name, "tools/list") for s in bound.servers))
+
+    def enabled(self, state: State) -> list[Event]:
+        """Every event the state allows, in a fixed order (SPEC §3, guards)."""
+        bound = state.bound
+        events: list[Event] = []
+        allowed = bound.environment
+        for spec, server in zip(bound.servers, state.servers, strict=True):
+            name = spec.name
+            for_server: list[Event] = [RefreshRequested(name)]
+            refresh = server.refresh
+            if refresh is not None and server.connected:
+                pages = len(spec.versions[refresh.version])
+                if refresh.pages + 1 < pages:
+                    for_server.append(ListPage(name))
+                else:
+                    for_server.append(ListDone(name))
+                for_server.append(ListFailed(name))
+            if server.version + 1 < len(spec.versions):
+                for_server.append(ListChanged(name))
+            for_server.append(Disconnect(name) if server.connected else Reconnect(name))
+            if allowed is None:
+                events.extend(for_server)
+            else:
+                events.extend(e for e in for_server if e.kind in allowed)
+        if len(state.steps) < bound.max_steps:
+            events.append(Sample())
+        if state.steps:
+            if len(state.calls) < bound.max_calls:
+                # A host issues a step's calls while that step is the latest one; calls
+                # of earlier steps may still be running (SPEC §3.1).
+                call_id = call_id_for(len(state.calls))
+                index = len(state.steps) - 1
+                snapshot = state.steps[index]
+                assert snapshot is not None
+                for name in (*_mcp_names(snapshot), UNKNOWN_TOOL):
+                    events.append(Call(index, call_id, name))
+                    if bound.bad_arguments:
+                        events.append(Call(index, call_id, name, arguments_ok=False))
+            if state.calls:
+                first = state.calls[0]
+                events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
+        for record in state.calls:
+            call_id = record.call_id
+            if record.phase == "sent":
+                if allowed is None or "call_responded" in allowed:
+                    events.append(CallResponded(call_id))
+                if allowed is None or "call_error" in allowed:
+                    events.append(CallResponded(call_id, is_error=True))
+                if allowed is None or "call_failed" in allowed:
+                    events.append(CallFailed(call_id))
+            elif record.late and (allowed is None or "late_answer" in allowed):
+                events.append(CallResponded(call_id))
+            if record.phase != "done":
+                if allowed is None or "cancel" in allowed:
+                    events.append(Cancel(call_id))
+                if self.can_time_out(record) and (allowed is None or "timeout" in allowed):
+                    events.append(Timeout(call_id))
+        return events
+
+    def step(self, state: State, event: Event) -> Transition:
+        """Apply ``event``; raise :class:`EventNotEnabled` if the state does not allow it."""
+        if event not in self.enabled(state):
+            raise EventNotEnabled(event, state, "not in enabled(state)")
+        return self.apply(state, event)
+
+    def apply(self, state: State, event: Event) -> Transition:
+        """Apply an event known to be enabled (the explorer's fast path)."""
+        handlers = self._handlers
+        if handlers is None:
+            handlers = self._handlers = {}
+        handler = handlers.get(event.kind)
+        if handler is None:
+            handler = handlers[event.kind] = getattr(self, "_on_" + event.kind)
+        t = handler(state, event)
+        if t.state.calls is state.calls and t.state.steps is state.steps:
+            return t
+        steps = collect_steps(t.state)
+        if steps is t.state.steps:
+            return t
+        return Transition(_evolve(t.state, steps=steps), t.outputs)
+
+    _handlers: dict[str, Callable[[State, Event], Transition]] | None = None
+
+    # --- refresh ---------------------------------------------------------------------
+
+    def _on_refresh_requested(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, RefreshRequested)
+        i = state.bound.index(event.server)
+        server = state.servers[i]
+        if not server.connected:
+            reason = texts.REJECT_NOT_CONNECTED.format(server=event.server)
+            outcome = RefreshOutcome(
+                event.server, "rejected", state.registry.generation, "disconnected", reason
+            )
+            return Transition(state, (outcome,))
+        if server.refresh is not None:
+            return self.coalesce(state, i, stale=False)
+        return self.start_refresh(state, i, server)
+
+    def start_refresh(self, state: State, i: int, server: ServerState) -> Transition:
+        fresh = evolve(server, refresh=RefreshState(version=server.version))
+        name = state.bound.servers[i].name
+        return Transition(_with_server(state, i, fresh), (Sent(name, "tools/list"),))
+
+    def coalesce(self, state: State, i: int, *, stale: bool) -> Transition:
+        """A refresh runs already: queue one behind it (LIVE-2: one in flight, one queued)."""
+        server = state.servers[i]
+        assert server.refresh is not None
+        refresh = evolve(server.refresh, queued=True, fresh=server.refresh.fresh and not stale)
+        return Transition(_with_server(state, i, evolve(server, refresh=refresh)))
+
+    def _on_list_page(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, ListPage)
+        i = state.bound.index(event.server)
+        server = state.servers[i]
+        assert server.refresh is not None
+        refresh = evolve(server.refresh, pages=server.refresh.pages + 1)
+        state = _with_server(state, i, evolve(server, refresh=refresh))
+        return Transition(state, (Sent(event.server, "tools/list", "cursor"),))
+
+    def _on_list_done(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, ListDone)
+        i = state.bound.index(event.server)
+        spec = state.bound.servers[i]
+        refresh = state.servers[i].refresh
+        assert refresh is not None
+        tools = self.listed_tools(spec, refresh.version)
+        outputs: list[Output] = []
+        state = self.install(state, spec, tools, outputs)
+        return self.end_refresh(state, i, outputs, completed=True)
+
+    def listed_tools(self, spec: ServerSpec, version: int) -> tuple[ToolDef, ...]:
+        """Every tool of the full listing, in listing order (pages concatenated)."""
+        return tuple(tool for page in spec.versions[version] for tool in page)
+
+    def install(
+        self, state: State, spec: ServerSpec, tools: tuple[ToolDef, ...], outputs: list[Output]
+    ) -> State:
+        """Validate, filter, name and replace the source in one publication (SPEC §5.2-5.5)."""
+        registry = state.registry
+        generation = registry.generation
+        server = spec.name
+        for tool in tools:
+            if not tool.valid:
+                reason = texts.REJECT_INVALID.format(
+                    server=server, tool=tool.name, problem=tool.problem
+                )
+                outputs.append(RefreshOutcome(server, "rejected", generation, "invalid", reason))
+                return state
+        kept = self.filter_tools(spec, tools)
+        assignment = self.assign(registry, spec, kept, state.bound.max_name_length)
+        if isinstance(assignment, NameCollision):
+            reason = texts.REJECT_COLLISION.format(
+                tool=assignment.identity[1],
+                server=server,
+                name=assignment.name,
+                owner=assignment.owner,
+            )
+            outputs.append(RefreshOutcome(server, "rejected", generation, "collision", reason))
+            return state
+        old = registry.catalog(spec.source)
+        new_generation = old.generation + 1
+        bindings = tuple(
+            sorted(
+                (
+                    Binding(
+                        assignment[(server, t.name)],
+                        spec.source,
+                        server,
+                        t.name,
+                        t.read_only,
+                        new_generation,
+                    )
+                    for t in kept
+                ),
+                key=lambda b: b.name,
+            )
+        )
+        if self.unchanged(old, bindings):
+            outputs.append(RefreshOutcome(server, "unchanged", generation))
+            return state
+        return self.publish(state, SourceCatalog(spec.source, new_generation, bindings), outputs)
+
+    def filter_tools(self, spec: ServerSpec, tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
+        """``enabled_tools`` (allow-list), then ``disabled_tools`` (deny wins), then
+        model visibility (SPEC §5.3)."""
+        return tuple(
+            t
+            for t in tools
+            if (spec.enabled_tools is None or t.name in spec.enabled_tools)
+            and t.name not in spec.disabled_tools
+            and t.visible
+        )
+
+    def assign(
+        self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int
+    ) -> dict[tuple[str, str], str] | NameCollision:
+        source = spec.source
+        held: dict[tuple[str, str], str] = {}
+        taken: list[str] = []
+        reserved: dict[str, str] = {}
+        for catalog in registry.catalogs:
+            for b in catalog.bindings:
+                if catalog.source == source:
+                    held[(spec.name, b.remote)] = b.name
+                elif b.server is None:
+                    reserved[b.name] = catalog.source
+                else:
+                    taken.append(b.name)
+        return assign_names(
+            ((spec.name, t.name) for t in kept),
+            held=held,
+            taken=taken,
+            reserved=reserved,
+            remembered=dict(registry.remembered),
+            max_length=max_length,
+        )
+
+    def unchanged(self, old: SourceCatalog, bindings: tuple[Binding, ...]) -> bool:
+        """Equal names, remote tools and specs (generations aside): publish nothing."""
+        return len(old.bindings) == len(bindings) and all(
+            (a.name, a.remote, a.read_only) == (b.name, b.remote, b.read_only)
+            for a, b in zip(old.bindings, bindings, strict=True)
+        )
+
+    def publish(self, state: State, catalog: SourceCatalog, outputs: list[Output]) -> State:
+        """Replace one source and advance the generation by exactly one (INV-1)."""
+        registry = state.registry
+        generation = registry.generation + 1
+        catalogs = tuple(catalog if c.source == catalog.source else c for c in registry.catalogs)
+        remembered = dict(registry.remembered)
+        for b in catalog.bindings:
+            assert b.server is not None
+            remembered[(b.server, b.remote)] = b.name
+        new = Registry(generation, catalogs, tuple(sorted(remembered.items())))
+        server = catalog.source.removeprefix("mcp:")
+        outputs.append(
+            Published(generation, catalog.source, tuple(b.name for b in catalog.bindings))
+        )
+        outputs.append(RefreshOutcome(server, "installed", generation))
+        return _evolve(state, registry=new)
+
+    def end_refresh(
+        self, state: State, i: int, outputs: list[Output], *, completed: bool
+    ) -> Transition:
+        """The refresh is over: answer notifications it covers, start the queued one."""
+        server = state.servers[i]
+        refresh = server.refresh
+        assert refresh is not None
+        owed = server.owed and not (completed and refresh.fresh)
+        if refresh.queued:
+            updated = ServerState(True, server.version, RefreshState(server.version), owed)
+            outputs.append(Sent(state.bound.servers[i].name, "tools/list"))
+        else:
+            updated = evolve(server, refresh=None, owed=owed)
+        return Transition(_with_server(state, i, updated), tuple(outputs))
+
+    def _on_list_failed(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, ListFailed)
+        i = state.bound.index(event.server)
+        reason = texts.REJECT_LIST_FAILED.format(server=event.server, why=event.why)
+        outcome = RefreshOutcome(
+            event.server, "rejected", state.registry.generation, "list_failed", reason
+        )
+        return self.end_refresh(state, i, [outcome], completed=True)
+
+    def _on_list_changed(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, ListChanged)
+        i = state.bound.index(event.server)
+        server = state.servers[i]
+        changed = evolve(server, version=server.version + 1)
+        if not server.connected:
+            # Nobody hears the notification; the reconnect refresh reads the new version.
+            return Transition(_with_server(state, i, changed))
+        state = _with_server(state, i, evolve(changed, owed=True))
+        return self.notified(state, i)
+
+    def notified(self, state: State, i: int) -> Transition:
+        """LIVE-2: a notification starts a refresh, or queues one behind the running one."""
+        server = state.servers[i]
+        if server.refresh is not None:
+            return self.coalesce(state, i, stale=True)
+        return self.start_refresh(state, i, server)
+
+    def _on_reconnect(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Reconnect)
+        i = state.bound.index(event.server)
+        server = evolve(state.servers[i], connected=True)
+        return self.start_refresh(_with_server(state, i, server), i, server)
+
+    # --- steps -----------------------------------------------------------------------
+
+    def _on_sample(self, state: State, event: Event) -> Transition:
+        return Transition(self.sampled(state))
+
+    def sampled(self, state: State) -> State:
+        """The step captures the registry value itself (INV-2)."""
+        registry = state.registry
+        snapshot = Registry(registry.generation, registry.catalogs)  # names need no memory
+        return _evolve(state, steps=(*state.steps, snapshot))
+
+    # --- calls -----------------------------------------------------------------------
+
+    def _on_call(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Call)
+        if state.call(event.call_id) is not None and not self.accept_reused_id(event):
+            text = texts.DUPLICATE_CALL_ID.format(call_id=event.call_id)
+            return Transition(state, (Refused(event.call_id, text),))
+        binding = self.resolve(state, event.step, event.name)
+        record = CallRecord(event.call_id, event.step, event.name, binding, False, "done")
+        if binding is None:
+            text = texts.UNSUPPORTED.format(name=event.name)
+            return self.finish_new(state, record, "unsupported", text)
+        if not event.arguments_ok:
+            text = texts.BAD_ARGUMENTS.format(name=event.name, problem="not a JSON object")
+            return self.finish_new(state, record, "error", text)
+        server = binding.server
+        assert server is not None
+        i = state.bound.index(server)
+        live = state.registry.catalog(binding.source)
+        if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
+            text = texts.UNAVAILABLE.format(name=event.name, server=server, tool=binding.remote)
+            return self.finish_new(state, record, "unavailable", text)
+        if not state.servers[i].connected:
+            text = texts.NOT_CONNECTED.format(server=server)
+            return self.finish_new(state, record, "failed", text)
+        exclusive = not (binding.read_only or state.bound.servers[i].parallel)
+        record = evolve(record, exclusive=exclusive)
+        if exclusive and self.lane_busy(state, event.step):
+            record = evolve(record, phase="queued")
+            return Transition(_replace_call(state, record))
+        record = evolve(record, phase="sent")
+        return Transition(
+            _replace_call(state, record), (Sent(server, "tools/call", binding.remote),)
+        )
+
+    def accept_reused_id(self, event: Call) -> bool:
+        """INV-4: a reused call_id is refused."""
+        return False
+
+    def resolve(self, state: State, step: int, name: str) -> Binding | None:
+        """INV-2: the name is looked up in the step's own snapshot."""
+        snapshot = state.steps[step]
+        return None if snapshot is None else snapshot.lookup(name)
+
+    def lane_busy(self, state: State, step: int) -> bool:
+        """INV-9: an exclusive call waits while any exclusive call of its step is ahead."""
+        return any(c.step == step and c.exclusive and c.phase != "done" for c in state.calls)
+
+    def finish_new(
+        self, state: State, record: CallRecord, status: texts.CallStatus, text: str
+    ) -> Transition:
+        record = evolve(record, phase="done", status=status, results=1)
+        return Transition(_replace_call(state, record), (Result(record.call_id, status, text),))
+
+    def _on_call_responded(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, CallResponded)
+        record = state.call(event.call_id)
+        assert record is not None
+        if record.phase != "sent":
+            return self.late_answer(state, record)
+        status: texts.CallStatus = "error" if event.is_error else "ok"
+        return self.end_call(state, record, status, None)
+
+    def late_answer(self, state: State, record: CallRecord) -> Transition:
+        """INV-4: an answer after the terminal result is dropped and counted."""
+        state = _replace_call(state, retired(evolve(record, late=False)))
+        return Transition(state, (LateDropped(record.call_id),))
+
+    def _on_call_failed(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, CallFailed)
+        record = state.call(event.call_id)
+        assert record is not None
+        assert record.binding is not None
+        text = texts.TRANSPORT.format(
+            tool=record.binding.remote, server=record.binding.server, why=event.why
+        )
+        return self.end_call(state, record, "failed", text)
+
+    def _on_cancel(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Cancel)
+        record = state.call(event.call_id)
+        assert record is not None
+        return self.end_call(state, record, "cancelled", texts.CANCELLED)
+
+    def _on_timeout(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Timeout)
+        record = state.call(event.call_id)
+        assert record is not None
+        assert record.binding is not None
+        assert record.binding.server
+        seconds = state.bound.server(record.binding.server).tool_timeout_sec
+        template = texts.TIMED_OUT if record.phase == "sent" else texts.TIMED_OUT_QUEUED
+        return self.end_call(state, record, "timed_out", template.format(seconds=f"{seconds:g}"))
+
+    def can_time_out(self, record: CallRecord) -> bool:
+        """LIVE-1: the deadline runs from acceptance, queued or sent."""
+        return True
+
+    def end_call(
+        self, state: State, record: CallRecord, status: texts.CallStatus, text: str | None
+    ) -> Transition:
+        """The one terminal result of an accepted call (INV-4), then the lane moves on."""
+        outputs: list[Output] = [Result(record.call_id, status, text)]
+        ended = evolve(record, phase="done", status=status, results=record.results + 1)
+        if record.phase == "sent" and status in ("cancelled", "timed_out"):
+            assert record.binding is not None
+            assert record.binding.server is not None
+            outputs.extend(self.cancel_messages(record.binding.server, record.call_id))
+            allowed = state.bound.environment
+            if allowed is None or "late_answer" in allowed:
+                ended = evolve(ended, late=True)  # the server may still answer
+        state = _replace_call(state, ended)
+        if self.releases_lane(record, status):
+            state = self.hand_off(state, record.step, outputs)
+        return Transition(state, tuple(outputs))
+
+    def cancel_messages(self, server: str, call_id: str) -> tuple[Output, ...]:
+        """INV-7: exactly one cancellation for an in-flight call the host ends."""
+        return (Sent(server, "notifications/cancelled", call_id),)
+
+    def releases_lane(self, record: CallRecord, status: texts.CallStatus) -> bool:
+        return record.exclusive
+
+    def hand_off(self, state: State, step: int, outputs: list[Output]) -> State:
+        """Start the oldest queued exclusive call of the step once no exclusive call is out."""
+        if any(c.step == step and c.exclusive and c.phase == "sent" for c in state.calls):
+            return state
+        for record in state.calls:
+            if record.step == step and record.phase == "queued":
+                assert record.binding is not None
+                assert record.binding.server is not None
+                outputs.append(Sent(record.binding.server, "tools/call", record.binding.remote))
+                return _replace_call(state, evolve(record, phase="sent"))
+        return state
+
+    # --- connection ------------------------------------------------------------------
+
+    def _on_disconnect(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Disconnect)
+        i = state.bound.index(event.server)
+        server = state.servers[i]
+        outputs: list[Output] = []
+        if server.refresh is not None:
+            reason = texts.REJECT_DISCONNECTED.format(server=event.server)
+            outputs.append(
+                RefreshOutcome(
+                    event.server, "rejected", state.registry.generation, "disconnected", reason
+                )
+            )
+        state = _with_server(state, i, evolve(server, connected=False, refresh=None))
+        return Transition(self.fail_calls(state, event.server, outputs), tuple(outputs))
+
+    def fail_calls(self, state: State, server: str, outputs: list[Output]) -> State:
+        """INV-8: no call of a disconnected server stays in flight or queued."""
+        steps: set[int] = set()
+        calls: list[CallRecord] = []
+        for record in state.calls:
+            binding = record.binding
+            if binding is None or binding.server != server:
+                calls.append(record)
+                continue
+            if record.phase == "done":
+                calls.append(retired(evolve(record, late=False)) if record.late else record)
+                continue
+            template = texts.DISCONNECTED if record.phase == "sent" else texts.NOT_CONNECTED
+            outputs.append(Result(record.call_id, "failed", template.format(server=server)))
+            calls.append(retired(evolve(record, results=record.results + 1)))
+            steps.add(record.step)
+        state = _evolve(state, calls=tuple(calls))
+        for index in sorted(steps):
+            state = self.hand_off(state, index, outputs)
+        return state
+
+
+def _evolve(
+    state: State,
+    *,
+    servers: tuple[ServerState, ...] | None = None,
+    registry: Registry | None = None,
+    steps: tuple[Registry | None, ...] | None = None,
+    calls: tuple[CallRecord, ...] | None = None,
+) -> State:
+    """``attrs.evolve`` for the hottest value, without its per-call introspection."""
+    return State(
+        state.bound,
+        state.servers if servers is None else servers,
+        state.registry if registry is None else registry,
+        state.steps if steps is None else steps,
+        state.calls if calls is None else calls,
+    )
+
+
+def _with_server(state: State, i: int, server: ServerState) -> State:
+    servers = state.servers
+    return _evolve(state, servers=(*servers[:i], server, *servers[i + 1 :]))
+
+
+def collect_steps(state: State) -> tuple[Registry | None, ...]:
+    """Forget snapshots no call can use any more: a bisimulation reduction.
+
+    Calls are only issued on the latest step, so an earlier step with no running call,
+    or the latest one once the call budget is spent, is never read again; replacing it
+    by ``None`` merges states that differ only in such dead snapshots.
+    """
+    steps = state.steps
+    if not steps:
+        return steps
+    last = len(steps) - 1
+    keep_last = len(state.calls) < state.bound.max_calls
+    used = {c.step for c in state.calls if c.step >= 0}
+    if all(s is None or i in used or (i == last and keep_last) for i, s in enumerate(steps)):
+        return steps
+    return tuple(s if i in used or (i == last and keep_last) else None for i, s in enumerate(steps))
+
+
+def retired(record: CallRecord) -> CallRecord:
+    """A finished call with no answer pending, reduced to what its future depends on.
+
+    Nothing after the end of a call reads its step, name, binding or status (the
+    invariants about them are checked on the transition that ended it), so finished
+    calls that differ only in those are one state: a bisimulation reduction.
+    """
+    if record.late:
+        assert record.binding is not None
+        return CallRecord(
+            record.call_id,
+            -1,
+            "",
+            record.binding.server_only(),
+            False,
+            "done",
+            None,
+            record.results,
+            late=True,
+        )
+    return CallRecord(record.call_id, -1, "", None, False, "done", None, record.results)
+
+
+def _replace_call(state: State, record: CallRecord) -> State:
+    if record.phase == "done" and record.step >= 0:
+        record = retired(record)
+    calls = state.calls
+    for i, existing in enumerate(calls):
+        if existing.call_id == record.call_id:
+            return _evolve(state, calls=(*calls[:i], record, *calls[i + 1 :]))
+    return _evolve(state, calls=(*calls, record))
+
+
+def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
+    return tuple(
+        sorted(b.name for c in snapshot.catalogs if c.source != BUILTIN for b in c.bindings)
+    )
+
+
+STANDARD = Rules()
+
+
+def initial(bound: Bound) -> Transition:
+    return STANDARD.initial(bound)
+
+
+def enabled(state: State) -> list[Event]:
+    return STANDARD.enabled(state)
+
+
+def step(state: State, event: Event) -> Transition:
+    return STANDARD.step(state, event)
+
+
+_ = mcp_source  # re-exported for callers building sources by hand

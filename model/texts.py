@@ -1,0 +1,89 @@
+"""Statuses and the stable, documented texts of host-made results and errors (SPEC §8, §9).
+
+The runtime produces exactly these texts; SPEC.md lists them; the model predicts them.
+Each text says what happened and, where the caller can act, what to do.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "CallStatus",
+    "OutcomeStatus",
+    "RejectKind",
+]
+
+CallStatus = Literal[
+    "ok", "error", "failed", "cancelled", "timed_out", "unsupported", "unavailable", "denied"
+]
+CALL_STATUSES: Final[tuple[CallStatus, ...]] = (
+    "ok",
+    "error",
+    "failed",
+    "cancelled",
+    "timed_out",
+    "unsupported",
+    "unavailable",
+    "denied",
+)
+
+OutcomeStatus = Literal["installed", "unchanged", "rejected"]
+RejectKind = Literal["invalid", "collision", "disconnected", "list_failed", "cap"]
+
+# --- terminal results made by the host (SPEC §8.4) -------------------------------------
+
+UNSUPPORTED: Final = (
+    "unsupported call: {name} is not a tool of this step; call only the tools listed for it"
+)
+BAD_ARGUMENTS: Final = (
+    "invalid arguments for {name}: {problem}; pass a JSON object (or JSON text of one)"
+)
+UNAVAILABLE: Final = (
+    "tool {name} is no longer available: server {server!r} no longer lists {tool!r}; "
+    "nothing was sent; sample a new step to see the current tools"
+)
+NOT_CONNECTED: Final = (
+    "server {server!r} is not connected; the call was not sent; retry after it reconnects"
+)
+DISCONNECTED: Final = (
+    "server {server!r} disconnected while the call was in flight; its outcome is unknown"
+)
+TRANSPORT: Final = "transport error calling {tool!r} on server {server!r}: {why}"
+CANCELLED: Final = "call cancelled by the host"
+TIMED_OUT: Final = "call timed out after {seconds} seconds; the server was told to cancel it"
+TIMED_OUT_QUEUED: Final = (
+    "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
+)
+
+# --- refresh rejections (SPEC §5.4) -----------------------------------------------------
+
+REJECT_INVALID: Final = (
+    "invalid catalog from server {server!r}: tool {tool!r}: {problem}; "
+    "the previous catalog stays installed"
+)
+REJECT_COLLISION: Final = (
+    "name collision: tool {tool!r} of server {server!r} would be named {name}, which "
+    "belongs to source {owner!r}; the previous catalog stays installed; rename or "
+    "disable the tool (disabled_tools)"
+)
+REJECT_DISCONNECTED: Final = (
+    "server {server!r} disconnected during the refresh; the previous catalog stays installed"
+)
+REJECT_NOT_CONNECTED: Final = (
+    "server {server!r} is not connected; the previous catalog stays installed; "
+    "it is refreshed again when it reconnects"
+)
+REJECT_LIST_FAILED: Final = (
+    "tools/list failed on server {server!r}: {why}; the previous catalog stays installed"
+)
+REJECT_CAP: Final = (
+    "tools/list of server {server!r} exceeded a limit: {cap}; the previous catalog stays installed"
+)
+
+# --- typed errors raised to the host (SPEC §9) ------------------------------------------
+
+DUPLICATE_CALL_ID: Final = (
+    "call_id {call_id!r} was already used on this host; give every call a new call_id"
+)
+EVENT_NOT_ENABLED: Final = "can't handle event {event} in state {state}: {why}"

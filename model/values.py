@@ -1,0 +1,458 @@
+"""Immutable values of the abstract model: configuration, state, events, outputs (SPEC §2-§3).
+
+Everything here is ``attrs``-frozen and hashable, so a state is a canonical value the
+explorer can hash, and "changing" anything means building a new value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, TypeVar
+
+import attrs
+
+from .texts import CallStatus, OutcomeStatus, RejectKind
+
+__all__ = [
+    "BUILTIN",
+    "UNKNOWN_TOOL",
+    "Binding",
+    "Bound",
+    "Call",
+    "CallFailed",
+    "CallRecord",
+    "CallResponded",
+    "Cancel",
+    "Disconnect",
+    "Event",
+    "LateDropped",
+    "ListChanged",
+    "ListDone",
+    "ListFailed",
+    "ListPage",
+    "Output",
+    "Published",
+    "Reconnect",
+    "RefreshOutcome",
+    "RefreshRequested",
+    "RefreshState",
+    "Refused",
+    "Registry",
+    "Result",
+    "Sample",
+    "Sent",
+    "ServerSpec",
+    "ServerState",
+    "SourceCatalog",
+    "State",
+    "Timeout",
+    "ToolDef",
+    "Transition",
+]
+
+Policy = Literal["frozen", "revalidate"]
+BUILTIN = "builtin"
+UNKNOWN_TOOL = "no_such_tool"
+"""A name no catalog of the bound produces: calls to it end ``unsupported``."""
+
+
+def mcp_source(server: str) -> str:
+    return f"mcp:{server}"
+
+
+_T = TypeVar("_T")
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def evolve(inst: _T, **changes: Any) -> _T:
+    """``attrs.evolve`` without per-call introspection (the explorer's hot path)."""
+    cls = type(inst)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in attrs.fields(cls))  # type: ignore[arg-type]
+    return cls(*[changes[n] if n in changes else getattr(inst, n) for n in names])
+
+
+# --- configuration ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class ToolDef:
+    """One tool as a server lists it, abstracted to what the rules look at."""
+
+    name: str
+    read_only: bool = False
+    valid: bool = True
+    problem: str = ""
+    """Why the tool is invalid (validation text); empty when valid."""
+    visible: bool = True
+    """False when ``_meta.ui.visibility`` leaves out ``"model"``."""
+
+
+Page = tuple[ToolDef, ...]
+Listing = tuple[Page, ...]
+
+
+@attrs.frozen
+class ServerSpec:
+    """A scripted server: the listings it would return, version by version."""
+
+    name: str
+    versions: tuple[Listing, ...]
+    parallel: bool = False
+    tool_timeout_sec: float = 300.0
+    enabled_tools: frozenset[str] | None = None
+    disabled_tools: frozenset[str] = frozenset()
+
+    @property
+    def source(self) -> str:
+        return mcp_source(self.name)
+
+
+@attrs.frozen
+class Bound:
+    """The model's configuration: servers, builtins, policy and the exploration bound."""
+
+    servers: tuple[ServerSpec, ...]
+    builtins: tuple[str, ...] = ()
+    policy: Policy = "revalidate"
+    max_steps: int = 2
+    max_calls: int = 3
+    max_name_length: int = 64
+    bad_arguments: bool = True
+    """Whether ``call`` may carry arguments that are not a JSON object."""
+    environment: frozenset[str] | None = None
+    """What the environment may do (None: everything): event kinds, plus ``call_error``
+    (an ``isError`` answer) and ``late_answer`` (an answer after the call ended)."""
+
+    def server(self, name: str) -> ServerSpec:
+        for spec in self.servers:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def index(self, name: str) -> int:
+        for i, spec in enumerate(self.servers):
+            if spec.name == name:
+                return i
+        raise KeyError(name)
+
+
+# --- state ------------------------------------------------------------------------------
+
+
+@attrs.frozen(cache_hash=True)
+class Binding:
+    """Public name -> remote identity, as captured in a registry state (SPEC §2.3)."""
+
+    name: str
+    source: str
+    server: str | None
+    remote: str
+    read_only: bool
+    source_generation: int
+
+    def server_only(self) -> Binding:
+        """Just the server, for a finished call that may still get a late answer."""
+        return Binding("", "", self.server, "", False, 0)
+
+
+@attrs.frozen(cache_hash=True)
+class SourceCatalog:
+    """One source's installed catalog; ``bindings`` sorted by public name."""
+
+    source: str
+    generation: int
+    bindings: tuple[Binding, ...]
+
+    def remotes(self) -> frozenset[str]:
+        return frozenset(b.remote for b in self.bindings)
+
+
+@attrs.frozen(cache_hash=True)
+class Registry:
+    """An immutable registry state: one per published generation (INV-1)."""
+
+    generation: int
+    catalogs: tuple[SourceCatalog, ...]
+    remembered: tuple[tuple[tuple[str, str], str], ...] = ()
+    """``((server, tool), name)`` for every identity ever named, sorted."""
+
+    def catalog(self, source: str) -> SourceCatalog:
+        for catalog in self.catalogs:
+            if catalog.source == source:
+                return catalog
+        raise KeyError(source)
+
+    def lookup(self, name: str) -> Binding | None:
+        for catalog in self.catalogs:
+            for binding in catalog.bindings:
+                if binding.name == name:
+                    return binding
+        return None
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(b.name for c in self.catalogs for b in c.bindings)
+
+
+@attrs.frozen(cache_hash=True)
+class RefreshState:
+    """A refresh in flight for one server."""
+
+    version: int
+    """The listing being read (the server's version when the refresh started)."""
+    pages: int = 0
+    """Pages received so far."""
+    fresh: bool = True
+    """No ``list_changed`` arrived since it started (it covers every notification)."""
+    queued: bool = False
+    """Another refresh was requested meanwhile; it starts when this one ends (LIVE-2)."""
+
+
+@attrs.frozen(cache_hash=True)
+class ServerState:
+    connected: bool
+    version: int
+    refresh: RefreshState | None
+    owed: bool = False
+    """A ``list_changed`` arrived that no completed refresh has answered yet (LIVE-2)."""
+
+
+Phase = Literal["queued", "sent", "done"]
+
+
+@attrs.frozen(cache_hash=True)
+class CallRecord:
+    """One accepted call and what happened to it."""
+
+    call_id: str
+    step: int
+    name: str
+    binding: Binding | None
+    exclusive: bool
+    phase: Phase
+    status: CallStatus | None = None
+    results: int = 0
+    """Terminal results delivered for this call_id (INV-4: exactly one once done)."""
+    late: bool = False
+    """The server may still answer a request the host has already ended."""
+
+
+@attrs.frozen(cache_hash=True)
+class State:
+    """The whole model state. ``bound`` is configuration, not part of equality."""
+
+    bound: Bound = attrs.field(eq=False, repr=False)
+    servers: tuple[ServerState, ...]
+    registry: Registry
+    steps: tuple[Registry | None, ...] = ()
+    """Snapshots by step index; ``None`` once no call can use it (see ``collect_steps``)."""
+    calls: tuple[CallRecord, ...] = ()
+
+    def call(self, call_id: str) -> CallRecord | None:
+        for record in self.calls:
+            if record.call_id == call_id:
+                return record
+        return None
+
+
+# --- events (SPEC §3) -------------------------------------------------------------------
+
+
+@attrs.frozen
+class RefreshRequested:
+    kind: ClassVar[str] = "refresh_requested"
+    server: str
+
+
+@attrs.frozen
+class ListPage:
+    """A non-final ``tools/list`` page arrives (it carries ``nextCursor``)."""
+
+    kind: ClassVar[str] = "list_page"
+    server: str
+
+
+@attrs.frozen
+class ListDone:
+    """The final page arrives; the host validates, names and installs (or rejects)."""
+
+    kind: ClassVar[str] = "list_done"
+    server: str
+
+
+@attrs.frozen
+class ListFailed:
+    kind: ClassVar[str] = "list_failed"
+    server: str
+    why: str = "server error"
+
+
+@attrs.frozen
+class ListChanged:
+    """The server's catalog moves to its next version and it announces ``list_changed``."""
+
+    kind: ClassVar[str] = "list_changed"
+    server: str
+
+
+@attrs.frozen
+class Sample:
+    kind: ClassVar[str] = "sample"
+
+
+@attrs.frozen
+class Call:
+    kind: ClassVar[str] = "call"
+    step: int
+    call_id: str
+    name: str
+    arguments_ok: bool = True
+
+
+@attrs.frozen
+class CallResponded:
+    kind: ClassVar[str] = "call_responded"
+    call_id: str
+    is_error: bool = False
+
+
+@attrs.frozen
+class CallFailed:
+    kind: ClassVar[str] = "call_failed"
+    call_id: str
+    why: str = "connection reset"
+
+
+@attrs.frozen
+class Cancel:
+    kind: ClassVar[str] = "cancel"
+    call_id: str
+
+
+@attrs.frozen
+class Timeout:
+    kind: ClassVar[str] = "timeout"
+    call_id: str
+
+
+@attrs.frozen
+class Disconnect:
+    kind: ClassVar[str] = "disconnect"
+    server: str
+
+
+@attrs.frozen
+class Reconnect:
+    kind: ClassVar[str] = "reconnect"
+    server: str
+
+
+Event = (
+    RefreshRequested
+    | ListPage
+    | ListDone
+    | ListFailed
+    | ListChanged
+    | Sample
+    | Call
+    | CallResponded
+    | CallFailed
+    | Cancel
+    | Timeout
+    | Disconnect
+    | Reconnect
+)
+EVENT_TYPES: tuple[type[Event], ...] = (
+    RefreshRequested,
+    ListPage,
+    ListDone,
+    ListFailed,
+    ListChanged,
+    Sample,
+    Call,
+    CallResponded,
+    CallFailed,
+    Cancel,
+    Timeout,
+    Disconnect,
+    Reconnect,
+)
+
+# --- outputs (SPEC §3.2) ----------------------------------------------------------------
+
+
+@attrs.frozen
+class Published:
+    """A new registry state became visible."""
+
+    kind: ClassVar[str] = "published"
+    generation: int
+    source: str
+    names: tuple[str, ...]
+
+
+@attrs.frozen
+class RefreshOutcome:
+    kind: ClassVar[str] = "refresh_outcome"
+    server: str
+    status: OutcomeStatus
+    generation: int
+    reject: RejectKind | None = None
+    reason: str | None = None
+
+
+@attrs.frozen
+class Result:
+    """A terminal result. ``text`` is None when the server supplies the content."""
+
+    kind: ClassVar[str] = "result"
+    call_id: str
+    status: CallStatus
+    text: str | None = None
+
+
+Method = Literal["tools/list", "tools/call", "notifications/cancelled"]
+
+
+@attrs.frozen
+class Sent:
+    """A message sent to a server: the raw tool name for calls, the call_id for cancels."""
+
+    kind: ClassVar[str] = "sent"
+    server: str
+    method: Method
+    detail: str = ""
+
+
+@attrs.frozen
+class Refused:
+    """A misuse refused with a typed error; no state changes and no result is produced."""
+
+    kind: ClassVar[str] = "refused"
+    call_id: str
+    text: str
+
+
+@attrs.frozen
+class LateDropped:
+    """A response for a call that already ended: dropped and counted (INV-4)."""
+
+    kind: ClassVar[str] = "late_dropped"
+    call_id: str
+
+
+Output = Published | RefreshOutcome | Result | Sent | Refused | LateDropped
+OUTPUT_TYPES: tuple[type[Output], ...] = (
+    Published,
+    RefreshOutcome,
+    Result,
+    Sent,
+    Refused,
+    LateDropped,
+)
+
+
+@attrs.frozen
+class Transition:
+    state: State
+    outputs: tuple[Output, ...] = ()
