@@ -29,6 +29,7 @@ class Job:
     calls: int | None
     depth: int | None
     mutant: str | None
+    effects: bool = False
 
 
 @attrs.frozen
@@ -51,7 +52,7 @@ def _run_job(job: Job) -> Run:
     part = next(p for p in parts if p.name == job.part)
     rules = _rules(job.mutant)
     stop_on = getattr(rules, "target", None) or None
-    report = explore(part.bound, rules, max_depth=job.depth, stop_on=stop_on)
+    report = explore(part.bound, rules, max_depth=job.depth, stop_on=stop_on, effects=job.effects)
     return Run(job.part, job.policy, report)
 
 
@@ -64,11 +65,12 @@ def run_suite(
     depth: int | None = None,
     mutant: str | None = None,
     workers: int | None = None,
+    effects: bool = False,
 ) -> list[Run]:
     """Explore every part of the standard suite under every policy, in parallel."""
     _rules(mutant)  # unknown names fail here, before any process starts
     jobs = [
-        Job(part.name, policy, servers, steps, calls, depth, mutant)
+        Job(part.name, policy, servers, steps, calls, depth, mutant, effects)
         for policy in policies
         for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
     ]

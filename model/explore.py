@@ -48,7 +48,15 @@ from .values import (
     Timeout,
 )
 
-__all__ = ["DRAIN_EVENTS", "Report", "Violation", "explore", "format_event", "liveness_failures"]
+__all__ = [
+    "DRAIN_EVENTS",
+    "Report",
+    "Violation",
+    "explore",
+    "format_event",
+    "liveness_failures",
+    "replay",
+]
 
 DRAIN_EVENTS: tuple[type, ...] = (
     ListPage,
@@ -291,3 +299,17 @@ def _drain_cycle(drain: list[list[int]]) -> int | None:
     if removed == len(drain):
         return None
     return next(i for i, d in enumerate(indegree) if d > 0)
+
+
+def replay(bound: Bound, events: Iterable[Event], rules: Rules = STANDARD) -> list[tuple[str, str]]:
+    """Apply ``events`` from the initial state through the guarded ``step``; return the
+    safety invariants that fail on the way (a trace from a report reproduces its
+    violation, LIVE ids aside: they are properties of the whole graph)."""
+    state = rules.initial(bound).state
+    failures = check_state(state)
+    for event in events:
+        t = rules.step(state, event)
+        failures.extend(check_transition(state, event, t))
+        failures.extend(check_state(t.state))
+        state = t.state
+    return failures

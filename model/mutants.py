@@ -34,6 +34,8 @@ class Mutant(Rules):
     target = ""
     """The invariant that must catch this mutant."""
     description = ""
+    part = "catalogs"
+    """The part of the standard suite whose interleavings expose it (SPEC §10.4)."""
 
 
 class InstallPageByPage(Mutant):
@@ -200,6 +202,7 @@ class IgnoreExclusiveLane(Mutant):
     name = "ignore_exclusive_lane"
     target = "INV-9"
     description = "sends exclusive calls without waiting for the step's lane"
+    part = "calls"
 
     def lane_busy(self, state: State, step: int) -> bool:
         return False
@@ -212,6 +215,7 @@ class StuckLane(Mutant):
         "a cancelled or timed-out lane holder never frees the lane, and queued calls "
         "have no deadline"
     )
+    part = "calls"
 
     def releases_lane(self, record: CallRecord, status: CallStatus) -> bool:
         return record.exclusive and status not in ("cancelled", "timed_out")

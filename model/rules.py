@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
 from . import texts
 from .naming import NameCollision, assign_names
 from .values import (
@@ -176,7 +178,7 @@ class Rules:
 
     def step(self, state: State, event: Event) -> Transition:
         """Apply ``event``; raise :class:`EventNotEnabled` if the state does not allow it."""
-        if event not in self.enabled(state):
+        if _guard_key(event) not in self.enabled(state):
             raise EventNotEnabled(event, state, "not in enabled(state)")
         return self.apply(state, event)
 
@@ -608,6 +610,15 @@ def _evolve(
     )
 
 
+def _guard_key(event: Event) -> Event:
+    """The event with its free-form payload (a failure's ``why``) set to the default, as
+    ``enabled`` lists it: the environment chooses that text, the guard does not."""
+    if isinstance(event, (ListFailed, CallFailed)):
+        default = attrs.fields(type(event)).why.default
+        return evolve(event, why=default)
+    return event
+
+
 def _with_server(state: State, i: int, server: ServerState) -> State:
     servers = state.servers
     return _evolve(state, servers=(*servers[:i], server, *servers[i + 1 :]))
@@ -671,6 +682,23 @@ def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
 
 
 STANDARD = Rules()
+
+#: The guard of every event kind, in words: what ``Rules.enabled`` encodes (SPEC §3.3).
+EVENT_GUARDS: dict[str, str] = {
+    "refresh_requested": "always (rejected at once while the server is disconnected)",
+    "list_page": "a refresh is in flight, the server is connected, pages remain after this one",
+    "list_done": "a refresh is in flight, the server is connected, this is its last page",
+    "list_failed": "a refresh is in flight and the server is connected",
+    "list_changed": "the server has a next scripted catalog version",
+    "sample": "fewer steps than the bound's",
+    "call": "a step exists and fewer calls than the bound's (or: a reused call_id)",
+    "call_responded": "the call is in flight, or ended with a late answer still possible",
+    "call_failed": "the call is in flight",
+    "cancel": "the call is queued or in flight",
+    "timeout": "the call is queued or in flight",
+    "disconnect": "the server is connected",
+    "reconnect": "the server is disconnected",
+}
 
 
 def initial(bound: Bound) -> Transition:

@@ -1,0 +1,169 @@
+"""SPEC §10: the exhaustive explorer, the standard suite, and the model mutants."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+from mcpbind.cli.explore import Run
+from mcpbind.model import explore
+from mcpbind.model.bounds import standard_suite
+from mcpbind.model.explore import liveness_failures, replay
+from mcpbind.model.mutants import MUTANTS, Mutant
+from mcpbind.model.table import BEGIN, END, render
+
+SPEC = pathlib.Path(__file__).resolve().parent.parent / "SPEC.md"
+
+# SPEC §10.3 pins these; a change to the rules or the bound shows up here in review.
+PINNED = {
+    ("catalogs", "frozen"): (37662, 454785),
+    ("catalogs", "revalidate"): (37662, 454785),
+    ("calls", "frozen"): (35591, 386130),
+    ("calls", "revalidate"): (33797, 365240),
+}
+
+
+@pytest.mark.slow
+def test_standard_suite_has_no_violation_and_its_pinned_size(standard_runs: list[Run]):
+    """INV-1..INV-9 on every reachable state and transition; LIVE-1/LIVE-2 on every drain."""
+    sizes = {(r.part, r.policy): (r.report.states, r.report.transitions) for r in standard_runs}
+    assert sizes == PINNED
+    for run in standard_runs:
+        assert run.report.complete
+        assert run.report.violations == ()
+
+
+@pytest.mark.slow
+def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[Run]):
+    """Non-vacuity: the suite really exercises what the invariants talk about."""
+    seen = {(kind, effect) for r in standard_runs for kind, effect, _ in r.report.effects}
+    effects = {effect for _, effect in seen}
+    for wanted in (
+        "publish, refresh installed",
+        "refresh unchanged",
+        "refresh rejected (invalid)",
+        "refresh rejected (collision)",
+        "refresh rejected (list_failed)",
+        "refresh rejected (disconnected)",
+        "result unsupported",
+        "result unavailable",
+        "result error",
+        "refuse duplicate call_id",
+        "drop late answer",
+        "result cancelled, send notifications/cancelled",
+        "result timed_out, send notifications/cancelled",
+    ):
+        assert wanted in effects, wanted
+    assert ("call_responded", "result ok, send tools/call") in seen  # the lane hands off
+    assert ("disconnect", "refresh rejected (disconnected), result failed") in seen
+
+
+@pytest.mark.slow
+def test_spec_transition_table_is_generated_from_the_model(standard_runs: list[Run]):
+    table = render((k, e) for r in standard_runs for k, e, _ in r.report.effects)
+    text = SPEC.read_text(encoding="utf-8")
+    current = text[text.index(BEGIN) : text.index(END) + len(END)]
+    assert current == table, "run scripts/update-spec-table and commit SPEC.md"
+
+
+def first_violation_of(m: Mutant):
+    for policy in ("revalidate", "frozen"):
+        part = next(p for p in standard_suite(policy) if p.name == m.part)
+        report = explore(part.bound, m, stop_on=m.target)
+        hit = [v for v in report.violations if v.invariant == m.target]
+        if hit:
+            return part.bound, hit[0]
+    return None, None
+
+
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+def test_every_model_mutant_is_caught_by_the_invariant_it_targets(m: Mutant):
+    bound, violation = first_violation_of(m)
+    assert violation is not None, f"{m.name} survived: {m.target} never failed"
+    assert violation.trace, "a violation comes with its trace"
+    if m.target.startswith("INV"):
+        # the shortest trace replays to the same failure through the guarded step()
+        found = {inv for inv, _ in replay(bound, violation.trace, m)}
+        assert m.target in found
+        # ... and the standard rules accept every prefix without any failure
+        assert replay(bound, violation.trace[:-1]) == []
+
+
+def test_mutant_names_are_unique_and_each_names_a_known_invariant():
+    names = [m.name for m in MUTANTS]
+    assert len(names) == len(set(names))
+    ids = {f"INV-{n}" for n in range(1, 10)} | {"LIVE-1", "LIVE-2"}
+    assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
+
+
+def test_breadth_first_search_reports_a_shortest_trace():
+    """snapshot_by_reference breaks INV-2 after: sample, then the first install."""
+    m = next(m for m in MUTANTS if m.name == "snapshot_by_reference")
+    bound = standard_suite("revalidate")[0].bound
+    report = explore(bound, m, stop_on="INV-2")
+    (violation,) = [v for v in report.violations if v.invariant == "INV-2"]
+    assert [e.kind for e in violation.trace] == ["sample", "list_done"]
+
+
+def test_depth_limit_cuts_the_search_and_says_so():
+    bound = standard_suite("revalidate")[1].bound
+    report = explore(bound, max_depth=3)
+    assert not report.complete
+    assert report.depth == 3
+    assert report.violations == ()
+
+
+def test_liveness_catches_a_drain_that_can_run_forever():
+    state = standard_suite("revalidate")[0].bound
+    from mcpbind.model import initial
+
+    s0 = initial(state).state
+    # two states draining into each other, no drain-terminal state
+    failures = liveness_failures([s0, s0], [[1], [0]])
+    assert {inv for inv, _, _ in failures} == {"LIVE-1", "LIVE-2"}
+    assert liveness_failures([s0, s0], [[1], []]) == []
+
+
+def mcpbind(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpbind.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
+    done = mcpbind("explore", "--steps", "1", "--calls", "1", "--policy", "frozen", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result) >= {"bound", "states", "transitions", "depth", "seconds", "violations"}
+    assert result["violations"] == []
+    assert result["bound"]["policies"] == ["frozen"]
+    assert [p["name"] for p in result["bound"]["parts"]] == ["catalogs", "calls"]
+    assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
+
+
+def test_cli_explore_mutant_exits_1_with_the_targeted_violation_and_its_trace():
+    done = mcpbind("explore", "--mutant", "forget_cancel_notification", "--json")
+    assert done.returncode == 1, done.stderr
+    violations = json.loads(done.stdout)["violations"]
+    assert {v["invariant"] for v in violations} == {"INV-7"}
+    assert all(v["trace"][-1].startswith(("cancel(", "timeout(")) for v in violations)
+
+
+def test_cli_explore_lists_mutants_one_per_line():
+    done = mcpbind("explore", "--list-mutants")
+    assert done.returncode == 0
+    assert done.stdout.split() == [m.name for m in MUTANTS]
+
+
+def test_cli_explore_unknown_mutant_is_a_usage_error():
+    done = mcpbind("explore", "--mutant", "nope")
+    assert done.returncode == 2
+    assert "unknown mutant 'nope'" in done.stderr
+    assert "forget_cancel_notification" in done.stderr

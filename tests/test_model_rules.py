@@ -1,0 +1,329 @@
+"""The model's transition rules, one behaviour at a time (SPEC §3, §5, §7, §8)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import attrs
+import pytest
+from mcpbind.model import (
+    Bound,
+    Call,
+    CallFailed,
+    CallResponded,
+    Cancel,
+    Disconnect,
+    EventNotEnabled,
+    LateDropped,
+    ListChanged,
+    ListDone,
+    ListFailed,
+    ListPage,
+    Published,
+    Reconnect,
+    RefreshOutcome,
+    RefreshRequested,
+    Refused,
+    Result,
+    Sample,
+    Sent,
+    ServerSpec,
+    State,
+    Timeout,
+    ToolDef,
+    check_state,
+    check_transition,
+    enabled,
+    initial,
+    step,
+    texts,
+)
+from mcpbind.model.values import Event, Output
+
+SEARCH = ToolDef("search")
+READ = ToolDef("read", read_only=True)
+WRITE = ToolDef("write")
+BROKEN = ToolDef("broken", valid=False, problem="inputSchema is not a JSON object")
+
+
+def bound(*servers: ServerSpec, policy="revalidate", builtins=(), calls=3, steps=2) -> Bound:
+    return Bound(
+        servers=servers, builtins=builtins, policy=policy, max_steps=steps, max_calls=calls
+    )
+
+
+def run(b: Bound, *events: Event) -> tuple[State, list[Output]]:
+    """Apply events through the public ``step``, checking every invariant on the way."""
+    state = initial(b).state
+    outputs: list[Output] = []
+    for event in events:
+        t = step(state, event)
+        assert check_transition(state, event, t) == []
+        assert check_state(t.state) == []
+        state = t.state
+        outputs = list(t.outputs)
+    return state, outputs
+
+
+ONE = ServerSpec("fs", versions=(((SEARCH,), (READ,)), ((READ, BROKEN),), ((READ, WRITE),)))
+
+
+def test_importing_the_model_loads_neither_trio_nor_mcp_nor_anyio():
+    code = (
+        "import sys, mcpbind.model, mcpbind.model.mutants, mcpbind.model.table;"
+        "bad = sorted(m for m in ('trio', 'mcp', 'anyio') if m in sys.modules);"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_initial_state_sends_one_tools_list_per_server_and_publishes_nothing():
+    t = initial(bound(ONE))
+    assert t.outputs == (Sent("fs", "tools/list"),)
+    assert t.state.registry.generation == 0
+
+
+def test_a_paged_listing_installs_once_after_its_last_page():
+    """INV-1, INV-3: pages are collected; one publication at the end."""
+    b = bound(ONE)
+    state, outputs = run(b, ListPage("fs"))
+    assert outputs == [Sent("fs", "tools/list", "cursor")]
+    assert state.registry.generation == 0
+    state, outputs = run(b, ListPage("fs"), ListDone("fs"))
+    assert outputs == [
+        Published(1, "mcp:fs", ("mcp__fs__read", "mcp__fs__search")),
+        RefreshOutcome("fs", "installed", 1),
+    ]
+
+
+def test_refresh_of_an_unchanged_catalog_publishes_nothing():
+    """INV-1: unchanged advances the generation by 0."""
+    state, outputs = run(
+        bound(ONE),
+        ListPage("fs"),
+        ListDone("fs"),
+        RefreshRequested("fs"),
+        ListPage("fs"),
+        ListDone("fs"),
+    )
+    assert outputs == [RefreshOutcome("fs", "unchanged", 1)]
+    assert state.registry.generation == 1
+
+
+def test_one_invalid_tool_rejects_the_whole_listing_and_keeps_the_previous_catalog():
+    """INV-3."""
+    state, outputs = run(
+        bound(ONE), ListPage("fs"), ListDone("fs"), ListChanged("fs"), ListDone("fs")
+    )
+    (outcome,) = outputs
+    assert isinstance(outcome, RefreshOutcome)
+    assert (outcome.status, outcome.reject, outcome.generation) == ("rejected", "invalid", 1)
+    assert outcome.reason == texts.REJECT_INVALID.format(
+        server="fs", tool="broken", problem="inputSchema is not a JSON object"
+    )
+    assert state.registry.catalog("mcp:fs").remotes() == {"search", "read"}
+
+
+def test_a_name_owned_by_a_builtin_rejects_the_refresh_naming_both():
+    """INV-5."""
+    spec = ServerSpec("fs", versions=(((ToolDef("shell_x"),),),))
+    b = bound(spec, builtins=("mcp__fs__shell_x",))
+    state, outputs = run(b, ListDone("fs"))
+    (outcome,) = outputs
+    assert isinstance(outcome, RefreshOutcome)
+    assert outcome.reject == "collision"
+    assert "mcp__fs__shell_x" in (outcome.reason or "")
+    assert "'builtin'" in (outcome.reason or "")
+    assert state.registry.generation == 0
+
+
+def test_servers_colliding_after_sanitising_keep_the_first_installed_name():
+    """INV-5, INV-6: the second server's tool is renamed, the first keeps its name."""
+    a = ServerSpec("git.hub", versions=(((SEARCH,),),))
+    b_ = ServerSpec("git_hub", versions=(((SEARCH,),),))
+    state, _ = run(bound(a, b_), ListDone("git_hub"), ListDone("git.hub"))
+    names = {b.server: b.name for c in state.registry.catalogs for b in c.bindings}
+    assert names["git_hub"] == "mcp__git_hub__search"
+    assert names["git.hub"].startswith("mcp__git_hub__search_")
+
+
+def test_list_changed_during_a_refresh_queues_exactly_one_more():
+    """LIVE-2: one in flight, one queued; the queued one starts when the first ends."""
+    b = bound(ONE)
+    state, outputs = run(b, ListChanged("fs"), ListChanged("fs"))
+    assert outputs == []  # coalesced: still one in flight
+    server = state.servers[0]
+    assert server.refresh is not None
+    assert server.refresh.queued
+    assert server.owed
+    state, outputs = run(b, ListChanged("fs"), ListChanged("fs"), ListPage("fs"), ListDone("fs"))
+    assert Sent("fs", "tools/list") in outputs  # the queued refresh starts
+    assert state.servers[0].owed  # ...and only it can answer the notifications
+    state, _ = run(
+        b, ListChanged("fs"), ListChanged("fs"), ListPage("fs"), ListDone("fs"), ListDone("fs")
+    )
+    assert not state.servers[0].owed
+    assert state.registry.catalog("mcp:fs").remotes() == {"read", "write"}
+
+
+def test_list_failed_rejects_and_keeps_the_registry():
+    state, outputs = run(bound(ONE), ListFailed("fs", "boom"))
+    assert outputs == [
+        RefreshOutcome(
+            "fs",
+            "rejected",
+            0,
+            "list_failed",
+            texts.REJECT_LIST_FAILED.format(server="fs", why="boom"),
+        )
+    ]
+    assert state.servers[0].refresh is None
+
+
+def installed(policy="revalidate", **kw) -> tuple[Bound, list[Event]]:
+    return bound(ONE, policy=policy, **kw), [ListPage("fs"), ListDone("fs"), Sample()]
+
+
+def test_call_to_a_name_not_in_the_step_is_unsupported():
+    b, prefix = installed()
+    _, outputs = run(b, *prefix, Call(0, "c1", "no_such_tool"))
+    assert outputs == [Result("c1", "unsupported", texts.UNSUPPORTED.format(name="no_such_tool"))]
+
+
+def test_call_with_arguments_that_are_not_an_object_ends_error_and_sends_nothing():
+    b, prefix = installed()
+    _, outputs = run(b, *prefix, Call(0, "c1", "mcp__fs__search", arguments_ok=False))
+    assert outputs == [
+        Result(
+            "c1",
+            "error",
+            texts.BAD_ARGUMENTS.format(name="mcp__fs__search", problem="not a JSON object"),
+        )
+    ]
+
+
+def test_call_sends_the_raw_tool_name_and_ends_with_the_servers_answer():
+    b, prefix = installed()
+    _, outputs = run(b, *prefix, Call(0, "c1", "mcp__fs__search"))
+    assert outputs == [Sent("fs", "tools/call", "search")]
+    _, outputs = run(
+        b, *prefix, Call(0, "c1", "mcp__fs__search"), CallResponded("c1", is_error=True)
+    )
+    assert outputs == [Result("c1", "error", None)]
+
+
+def test_step_keeps_its_binding_after_a_refresh_removes_the_tool():
+    """INV-2 under both policies: the name stays; revalidate refuses, frozen sends."""
+    later = [ListChanged("fs"), ListChanged("fs"), ListDone("fs"), ListDone("fs")]
+    b, prefix = installed("revalidate")
+    state, outputs = run(b, *prefix, *later, Call(0, "c1", "mcp__fs__search"))
+    assert state.registry.generation == 2
+    assert outputs == [
+        Result(
+            "c1",
+            "unavailable",
+            texts.UNAVAILABLE.format(name="mcp__fs__search", server="fs", tool="search"),
+        )
+    ]
+    b, prefix = installed("frozen")
+    _, outputs = run(b, *prefix, *later, Call(0, "c1", "mcp__fs__search"))
+    assert outputs == [Sent("fs", "tools/call", "search")]
+
+
+def test_exclusive_calls_queue_and_the_next_starts_when_the_lane_frees():
+    """INV-9: non-read-only calls of a step never overlap; read-only ones do."""
+    b, prefix = installed()
+    calls = [Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search")]
+    state, outputs = run(b, *prefix, *calls)
+    assert outputs == []
+    assert [c.phase for c in state.calls] == ["sent", "queued"]
+    _, outputs = run(b, *prefix, *calls, Call(0, "c3", "mcp__fs__read"))
+    assert outputs == [Sent("fs", "tools/call", "read")]  # read-only: parallel lane
+    _, outputs = run(b, *prefix, *calls, CallResponded("c1"))
+    assert outputs == [Result("c1", "ok", None), Sent("fs", "tools/call", "search")]
+
+
+def test_cancel_of_an_in_flight_call_sends_one_cancellation_and_drops_the_late_answer():
+    """INV-4, INV-7."""
+    b, prefix = installed()
+    call = Call(0, "c1", "mcp__fs__search")
+    _, outputs = run(b, *prefix, call, Cancel("c1"))
+    assert outputs == [
+        Result("c1", "cancelled", texts.CANCELLED),
+        Sent("fs", "notifications/cancelled", "c1"),
+    ]
+    state, outputs = run(b, *prefix, call, Cancel("c1"), CallResponded("c1"))
+    assert outputs == [LateDropped("c1")]
+    assert state.call("c1") is not None
+    assert CallResponded("c1") not in enabled(state)
+
+
+def test_timeout_of_a_queued_call_sends_nothing():
+    b, prefix = installed()
+    calls = [Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search")]
+    _, outputs = run(b, *prefix, *calls, Timeout("c2"))
+    assert outputs == [Result("c2", "timed_out", texts.TIMED_OUT_QUEUED.format(seconds="300"))]
+
+
+def test_reused_call_id_is_refused_and_changes_nothing():
+    """INV-4."""
+    b, prefix = installed()
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__fs__search"))
+    after, outputs = run(
+        b, *prefix, Call(0, "c1", "mcp__fs__search"), Call(0, "c1", "no_such_tool")
+    )
+    assert outputs == [Refused("c1", texts.DUPLICATE_CALL_ID.format(call_id="c1"))]
+    assert after == state
+
+
+def test_disconnect_fails_every_call_rejects_the_refresh_and_keeps_the_catalog():
+    """INV-8."""
+    b, prefix = installed()
+    calls = [Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search")]
+    state, outputs = run(b, *prefix, *calls, RefreshRequested("fs"), Disconnect("fs"))
+    assert outputs == [
+        RefreshOutcome(
+            "fs", "rejected", 1, "disconnected", texts.REJECT_DISCONNECTED.format(server="fs")
+        ),
+        Result("c1", "failed", texts.DISCONNECTED.format(server="fs")),
+        Result("c2", "failed", texts.NOT_CONNECTED.format(server="fs")),
+    ]
+    assert state.registry.catalog("mcp:fs").remotes() == {"search", "read"}
+    _, outputs = run(b, *prefix, Disconnect("fs"), Call(0, "c1", "mcp__fs__read"))
+    assert outputs == [Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs"))]
+
+
+def test_reconnect_starts_a_refresh():
+    b, prefix = installed()
+    _, outputs = run(b, *prefix, Disconnect("fs"), Reconnect("fs"))
+    assert outputs == [Sent("fs", "tools/list")]
+
+
+def test_transport_error_fails_only_that_call():
+    b, prefix = installed()
+    state, outputs = run(b, *prefix, Call(0, "c1", "mcp__fs__read"), CallFailed("c1", "reset"))
+    assert outputs == [
+        Result("c1", "failed", texts.TRANSPORT.format(tool="read", server="fs", why="reset"))
+    ]
+    assert state.servers[0].connected
+
+
+def test_an_event_the_state_does_not_allow_raises_one_error_naming_state_and_event():
+    state = initial(bound(ONE)).state
+    with pytest.raises(
+        EventNotEnabled, match=r"can't handle event Reconnect\(server='fs'\) in state State\("
+    ):
+        step(state, Reconnect("fs"))
+    with pytest.raises(EventNotEnabled):
+        step(state, Cancel("c9"))
+
+
+def test_states_are_canonical_values():
+    b = bound(ONE)
+    first, _ = run(b, ListPage("fs"), ListDone("fs"))
+    second, _ = run(b, ListPage("fs"), ListDone("fs"))
+    assert first == second
+    assert hash(first) == hash(second)
+    assert attrs.evolve(first, bound=bound(ONE, policy="frozen")) == first  # config, not state
