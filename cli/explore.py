@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal
 
 import attrs
+
 from mcpbind.model.bounds import describe, standard_suite
 from mcpbind.model.explore import Report, explore
 from mcpbind.model.rules import STANDARD, Rules

@@ -1,1 +1,60 @@
-"""mcpbind.impl."""
+"""mcpbind's runtime: the trio implementation over the official ``mcp`` SDK (SPEC §11).
+
+::
+
+    from mcpbind.impl import Host, HostConfig, ServerConfig
+
+    config = HostConfig(servers={"fs": ServerConfig(target=...)})
+    async with Host.open(config) as host:
+        snap = host.sample()
+        result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
+"""
+
+from .config import BuiltinTool, HostConfig, ServerConfig
+from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
+from .errors import (
+    CatalogRejected,
+    ConfigError,
+    DuplicateCallId,
+    HostClosed,
+    LocalError,
+    McpBindError,
+    RemoteError,
+    ServerStartupError,
+    UnknownServer,
+)
+from .host import Host
+from .recorder import NullRecorder, Recorder
+from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
+from .values import HostStatistics, RefreshOutcome, StepSnapshot, ToolResult
+
+__all__ = [
+    "Binding",
+    "BuiltinTool",
+    "CatalogRejected",
+    "ConfigError",
+    "Connection",
+    "ConnectionLost",
+    "Connector",
+    "DuplicateCallId",
+    "Host",
+    "HostClosed",
+    "HostConfig",
+    "HostStatistics",
+    "LocalError",
+    "McpBindError",
+    "McpConnector",
+    "NullRecorder",
+    "Recorder",
+    "RefreshOutcome",
+    "RegistryState",
+    "RemoteError",
+    "RequestFailed",
+    "ServerConfig",
+    "ServerStartupError",
+    "StepSnapshot",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+    "UnknownServer",
+]

@@ -51,6 +51,9 @@ DISCONNECTED: Final = (
 )
 TRANSPORT: Final = "transport error calling {tool!r} on server {server!r}: {why}"
 CANCELLED: Final = "call cancelled by the host"
+MALFORMED_RESULT: Final = (
+    "server {server!r} answered tools/call for {tool!r} with a malformed result: {problem}"
+)
 TIMED_OUT: Final = "call timed out after {seconds} seconds; the server was told to cancel it"
 TIMED_OUT_QUEUED: Final = (
     "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
@@ -87,3 +90,9 @@ DUPLICATE_CALL_ID: Final = (
     "call_id {call_id!r} was already used on this host; give every call a new call_id"
 )
 EVENT_NOT_ENABLED: Final = "can't handle event {event} in state {state}: {why}"
+UNKNOWN_SERVER: Final = "unknown server {server!r}; the configured servers are: {known}"
+HOST_CLOSED: Final = "the host is closed; use it inside its `async with Host.open(...)` block"
+STARTUP_FAILED: Final = (
+    "required server {server!r} could not be started: {why}; fix its configuration or "
+    "mark it required = false to start without it"
+)

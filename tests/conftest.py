@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from mcpbind.cli.explore import Run, run_suite
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from mcpbind.cli.explore import Run
 from mcpbind.model import explore
 from mcpbind.model.bounds import standard_suite

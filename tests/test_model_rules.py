@@ -7,6 +7,7 @@ import sys
 
 import attrs
 import pytest
+
 from mcpbind.model import (
     Bound,
     Call,

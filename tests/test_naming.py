@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from mcpbind.model.naming import (
     HASH_LENGTH,
     NameCollision,

@@ -1,0 +1,179 @@
+"""McpCatalogAdapter: a server's listing, validated, filtered and named (SPEC §5, §6).
+
+Two halves, following "decide, then act": :func:`read_listing` performs the I/O (every
+page of ``tools/list`` under the caps of SPEC §5.2), and :func:`build_bindings` decides
+synchronously what the listing means against one registry state. The runtime publishes
+the result with no ``await`` in between, so no observer can see half of it (INV-3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from mcpbind.model import texts
+from mcpbind.model.naming import NameCollision
+
+from .config import ServerConfig
+from .errors import CatalogRejected
+from .registry import Binding, RegistryState, ToolSpec, mcp_source
+
+__all__ = ["MAX_CURSOR_BYTES", "MAX_PAGES", "MAX_TOOLS", "build_bindings", "read_listing"]
+
+MAX_PAGES = 100
+MAX_TOOLS = 2048
+MAX_CURSOR_BYTES = 64 * 1024
+_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def _cap(server: str, cap: str) -> CatalogRejected:
+    return CatalogRejected("cap", texts.REJECT_CAP.format(server=server, cap=cap))
+
+
+async def read_listing(
+    server: str,
+    list_page: Callable[[str | None], Awaitable[Any]],
+    on_request: Callable[[str | None], None] = lambda cursor: None,
+) -> list[Any]:
+    """Every tool entry of every page, raw. ``on_request`` sees each cursor before it is
+    sent (the recorder's ``tools/list`` messages). Raises CatalogRejected on a cap or a
+    malformed page; ConnectionLost/RequestFailed pass through."""
+    tools: list[Any] = []
+    seen: set[str] = set()
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        on_request(cursor)
+        page = await list_page(cursor)
+        if not isinstance(page, Mapping) or not isinstance(page.get("tools"), list):
+            raise CatalogRejected(
+                "invalid",
+                texts.REJECT_INVALID.format(
+                    server=server, tool="(page)", problem="the page has no list of tools"
+                ),
+            )
+        tools.extend(page["tools"])
+        if len(tools) > MAX_TOOLS:
+            raise _cap(server, f"more than {MAX_TOOLS} tools")
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            return tools
+        if not isinstance(cursor, str):
+            raise CatalogRejected(
+                "invalid",
+                texts.REJECT_INVALID.format(
+                    server=server, tool="(page)", problem="nextCursor is not a string"
+                ),
+            )
+        if len(cursor.encode("utf-8", "surrogatepass")) > MAX_CURSOR_BYTES:
+            raise _cap(server, f"a cursor longer than {MAX_CURSOR_BYTES} bytes")
+        if cursor in seen:
+            raise _cap(server, "a repeated cursor")
+        seen.add(cursor)
+    raise _cap(server, f"more than {MAX_PAGES} pages")
+
+
+def _problem(tool: Any, names: set[str]) -> str | None:
+    """Why one raw tool entry is invalid (SPEC §5.3), or None."""
+    if not isinstance(tool, Mapping):
+        return "the entry is not a JSON object"
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        return "name must be a non-empty string"
+    if name in names:
+        return "the name is listed twice"
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, Mapping):
+        return "inputSchema is not a JSON object"
+    if "type" in schema and schema["type"] != "object":
+        return f"inputSchema has type {schema['type']!r}, not 'object'"
+    description = tool.get("description")
+    if description is not None and not isinstance(description, str):
+        return "description is not a string"
+    annotations = tool.get("annotations")
+    if annotations is not None:
+        if not isinstance(annotations, Mapping):
+            return "annotations is not a JSON object"
+        for hint in _HINTS:
+            if hint in annotations and not isinstance(annotations[hint], bool | None):
+                return f"annotations.{hint} is not a boolean"
+        title = annotations.get("title")
+        if title is not None and not isinstance(title, str):
+            return "annotations.title is not a string"
+    meta = tool.get("_meta")
+    if meta is not None and not isinstance(meta, Mapping):
+        return "_meta is not a JSON object"
+    visibility = _visibility(tool)
+    if visibility is not None and not (
+        isinstance(visibility, list) and all(isinstance(v, str) for v in visibility)
+    ):
+        return "_meta.ui.visibility is not a list of strings"
+    return None
+
+
+def _visibility(tool: Mapping[str, Any]) -> Any:
+    meta = tool.get("_meta")
+    if not isinstance(meta, Mapping):
+        return None
+    ui = meta.get("ui")
+    return ui.get("visibility") if isinstance(ui, Mapping) else None
+
+
+def model_visible(tool: Mapping[str, Any]) -> bool:
+    """Absent metadata means visible; a visibility list without "model" hides it."""
+    visibility = _visibility(tool)
+    return visibility is None or "model" in visibility
+
+
+def build_bindings(
+    server: str,
+    config: ServerConfig,
+    tools: Sequence[Any],
+    state: RegistryState,
+    max_length: int,
+) -> list[Binding]:
+    """Validate, filter and name a whole listing against ``state`` (SPEC §5.3-§5.5).
+
+    Raises CatalogRejected (``invalid`` or ``collision``); touches nothing."""
+    names: set[str] = set()
+    for index, tool in enumerate(tools):
+        problem = _problem(tool, names)
+        if problem is not None:
+            label = tool.get("name") if isinstance(tool, Mapping) else None
+            shown = label if isinstance(label, str) and label else f"#{index}"
+            raise CatalogRejected(
+                "invalid", texts.REJECT_INVALID.format(server=server, tool=shown, problem=problem)
+            )
+        names.add(tool["name"])
+    kept = [
+        tool
+        for tool in tools
+        if (config.enabled_tools is None or tool["name"] in config.enabled_tools)
+        and tool["name"] not in config.disabled_tools
+        and model_visible(tool)
+    ]
+    assignment = state.name_tools(server, (t["name"] for t in kept), max_length)
+    if isinstance(assignment, NameCollision):
+        raise CatalogRejected(
+            "collision",
+            texts.REJECT_COLLISION.format(
+                tool=assignment.identity[1],
+                server=server,
+                name=assignment.name,
+                owner=assignment.owner,
+            ),
+        )
+    source = mcp_source(server)
+    bindings = []
+    for tool in kept:
+        name = assignment[(server, tool["name"])]
+        annotations = tool.get("annotations")
+        spec = ToolSpec(
+            name=name,
+            description=tool.get("description") or "",
+            input_schema=MappingProxyType(dict(tool["inputSchema"])),
+            annotations=None if annotations is None else MappingProxyType(dict(annotations)),
+        )
+        read_only = bool(annotations and annotations.get("readOnlyHint") is True)
+        bindings.append(Binding(name, source, server, tool["name"], spec, 0, read_only))
+    return bindings

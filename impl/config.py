@@ -1,0 +1,125 @@
+"""Host and server configuration (README "Configuration", SPEC §8.4).
+
+Values are validated when built: a bad value raises :class:`ConfigError` naming the
+setting, and nothing is started.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
+
+from .errors import ConfigError
+
+__all__ = ["BuiltinTool", "HostConfig", "ServerConfig"]
+
+BindingPolicy = Literal["frozen", "revalidate"]
+
+
+def _non_negative(name: str) -> Callable[[Any, attrs.Attribute[float], float], None]:
+    def check(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or math.isnan(value)
+            or value < 0
+        ):
+            raise ConfigError(f"{name} must be a number >= 0, got {value!r}")
+
+    return check
+
+
+def _names(value: Any) -> frozenset[str] | None:  # converter: any input, checked here
+    if value is None:
+        return None
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"tool lists must be lists of tool names, got {value!r}")
+    return frozenset(value)
+
+
+def _denied(value: Any) -> frozenset[str]:
+    return _names(value) or frozenset()
+
+
+@attrs.frozen
+class ServerConfig:
+    """One MCP server.
+
+    ``target`` is what ``mcp.Client`` accepts: an in-process ``MCPServer`` or lowlevel
+    ``Server``, ``StdioServerParameters`` (a subprocess over stdio), or a streamable-HTTP
+    URL (``http://`` or ``https://``).
+    """
+
+    target: Any
+    enabled: bool = True
+    required: bool = False
+    startup_timeout_sec: float = attrs.field(
+        default=30.0, validator=_non_negative("startup_timeout_sec")
+    )
+    tool_timeout_sec: float = attrs.field(
+        default=300.0, validator=_non_negative("tool_timeout_sec")
+    )
+    """0 means no limit."""
+    list_timeout_sec: float = attrs.field(default=30.0, validator=_non_negative("list_timeout_sec"))
+    """One deadline for a whole refresh (every page); 0 means no limit."""
+    enabled_tools: frozenset[str] | None = attrs.field(default=None, converter=_names)
+    disabled_tools: frozenset[str] = attrs.field(default=frozenset(), converter=_denied)
+    supports_parallel_tool_calls: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        target = self.target
+        if isinstance(target, str) and not target.startswith(("http://", "https://")):
+            raise ConfigError(f"a URL target must start with http:// or https://, got {target!r}")
+        if target is None:
+            raise ConfigError("target is required: an MCPServer, StdioServerParameters or URL")
+
+
+@attrs.frozen
+class BuiltinTool:
+    """A tool the host provides itself: source ``builtin`` (INV-5 protects its name)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: Callable[[dict[str, Any]], Awaitable[str]]
+    read_only: bool = False
+
+
+@attrs.frozen
+class HostConfig:
+    servers: Mapping[str, ServerConfig] = attrs.field(factory=dict)
+    max_name_length: int = DEFAULT_MAX_NAME_LENGTH
+    binding_policy: BindingPolicy = "revalidate"
+    builtins: tuple[BuiltinTool, ...] = ()
+    reconnect_initial_sec: float = attrs.field(
+        default=0.5, validator=_non_negative("reconnect_initial_sec")
+    )
+    reconnect_max_sec: float = attrs.field(
+        default=30.0, validator=_non_negative("reconnect_max_sec")
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.binding_policy not in ("frozen", "revalidate"):
+            raise ConfigError(
+                f"binding_policy must be 'frozen' or 'revalidate', got {self.binding_policy!r}"
+            )
+        if not isinstance(self.max_name_length, int) or self.max_name_length < MIN_MAX_NAME_LENGTH:
+            raise ConfigError(
+                f"max_name_length must be an integer >= {MIN_MAX_NAME_LENGTH}, "
+                f"got {self.max_name_length!r}"
+            )
+        for name, server in self.servers.items():
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"server names must be non-empty strings, got {name!r}")
+            if not isinstance(server, ServerConfig):
+                raise ConfigError(f"server {name!r}: expected a ServerConfig, got {server!r}")
+        seen: set[str] = set()
+        for tool in self.builtins:
+            if tool.name in seen:
+                raise ConfigError(f"builtin tool {tool.name!r} is defined twice")
+            seen.add(tool.name)

@@ -1,0 +1,84 @@
+"""One exception hierarchy, split by whose fault it is (SPEC §9).
+
+``LocalError``: the caller misused mcpbind (bad configuration, a reused call_id, an
+unknown server). ``RemoteError``: a server misbehaved or could not be reached (a bad
+catalog, a failed start). At the router boundary nothing here escapes ``Host.call``
+except :class:`DuplicateCallId`: every call ends in a ``ToolResult``.
+"""
+
+from __future__ import annotations
+
+from mcpbind.model import texts
+
+__all__ = [
+    "CatalogRejected",
+    "ConfigError",
+    "DuplicateCallId",
+    "HostClosed",
+    "LocalError",
+    "McpBindError",
+    "RemoteError",
+    "ServerStartupError",
+    "UnknownServer",
+]
+
+
+class McpBindError(Exception):
+    """The root of every error mcpbind raises."""
+
+
+class LocalError(McpBindError):
+    """The caller's misuse; fix the call or the configuration."""
+
+
+class ConfigError(LocalError, ValueError):
+    """A configuration value is missing, of the wrong type, or impossible."""
+
+
+class DuplicateCallId(LocalError):
+    """A call_id was used twice on one host (SPEC §9.2, INV-4)."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__(texts.DUPLICATE_CALL_ID.format(call_id=call_id))
+        self.call_id = call_id
+
+
+class UnknownServer(LocalError, KeyError):
+    """A server name that the host's configuration does not define."""
+
+    def __init__(self, server: str, known: list[str]) -> None:
+        message = texts.UNKNOWN_SERVER.format(server=server, known=", ".join(known) or "none")
+        super().__init__(message)
+        self.server = server
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class HostClosed(LocalError, RuntimeError):
+    """The host was used after its ``async with`` block ended."""
+
+    def __init__(self) -> None:
+        super().__init__(texts.HOST_CLOSED)
+
+
+class RemoteError(McpBindError):
+    """A server misbehaved or could not be reached."""
+
+
+class CatalogRejected(RemoteError):
+    """A listing was rejected (SPEC §5.6); the previous catalog stays installed."""
+
+    def __init__(self, kind: texts.RejectKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind: texts.RejectKind = kind
+        self.reason = reason
+
+
+class ServerStartupError(RemoteError):
+    """A ``required`` server could not be started within its startup timeout."""
+
+    def __init__(self, server: str, why: str) -> None:
+        super().__init__(texts.STARTUP_FAILED.format(server=server, why=why))
+        self.server = server
+        self.why = why

@@ -1,0 +1,365 @@
+"""Host: the facade an agent host uses (README "Library quick start").
+
+::
+
+    async with Host.open(config) as host:
+        snap = host.sample()
+        result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
+
+The router lives here: the call_id table (INV-4), resolution through the step's snapshot
+(INV-2), the binding policy (SPEC §7), the exclusive lane (INV-9), timeouts and
+cancellation (INV-7) and fail-fast on disconnect (INV-8). Exceptions are translated into
+results exactly once, in :meth:`Host.call`; only :class:`DuplicateCallId` escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from mcpbind.model import texts
+
+from .config import HostConfig
+from .connection import ConnectionLost, Connector, McpConnector, RequestFailed
+from .encoding import encode_result, wall_time_header
+from .errors import DuplicateCallId, HostClosed, UnknownServer
+from .recorder import NullRecorder, Recorder
+from .registry import BUILTIN, Binding, ToolRegistry, ToolSpec
+from .runtime import ServerRuntime
+from .values import HostStatistics, RefreshOutcome, StepSnapshot, ToolResult
+
+__all__ = ["Host"]
+
+_CANCELLED = "cancelled"
+_DISCONNECTED = "disconnected"
+
+
+@attrs.define(eq=False)
+class _Call:
+    """One call in flight (or queued for the lane)."""
+
+    call_id: str
+    server: str
+    scope: trio.CancelScope
+    sent: bool = False
+    ended_by: str | None = None
+    """Who ended it early: "cancelled" (host.cancel) or "disconnected"; None: deadline."""
+
+    def cancel(self) -> None:
+        if self.ended_by is None:
+            self.ended_by = _CANCELLED
+            self.scope.cancel()
+
+    def fail_disconnected(self) -> None:
+        if self.ended_by is None:
+            self.ended_by = _DISCONNECTED
+            self.scope.cancel()
+
+
+def parse_arguments(arguments: Any) -> dict[str, Any] | str:
+    """A dict, or why the arguments are not a JSON object (SPEC §8.1)."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, str | bytes):
+        text = arguments.decode() if isinstance(arguments, bytes) else arguments
+        if not text.strip():
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            return f"not valid JSON ({error.msg} at position {error.pos})"
+        except ValueError as error:
+            return f"not valid JSON ({error})"
+        if isinstance(value, dict):
+            return value
+        return f"JSON {type(value).__name__} where an object is required"
+    if arguments is None:
+        return {}
+    return f"{type(arguments).__name__} where an object is required"
+
+
+class Host:
+    """Exposes the tools of several MCP servers to a model and routes its calls."""
+
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        connector: Connector | None = None,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.config = config
+        self.recorder: Recorder = recorder or NullRecorder()
+        self._connector = connector or McpConnector()
+        builtins = [
+            Binding(
+                t.name,
+                BUILTIN,
+                None,
+                t.name,
+                ToolSpec(t.name, t.description, t.input_schema),
+                0,
+                t.read_only,
+            )
+            for t in config.builtins
+        ]
+        self._builtins = {t.name: t for t in config.builtins}
+        self.registry = ToolRegistry(builtins)
+        self.servers: dict[str, ServerRuntime] = {
+            name: ServerRuntime(self, name, server, self._connector)
+            for name, server in config.servers.items()
+            if server.enabled
+        }
+        self._steps = 0
+        self._ids: set[str] = set()
+        self._active: dict[str, _Call] = {}
+        self._lanes: dict[int, trio.Lock] = {}
+        self._results: Counter[str] = Counter()
+        self._late_dropped = 0
+        self._open = False
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        config: HostConfig,
+        *,
+        connector: Connector | None = None,
+        recorder: Recorder | None = None,
+    ) -> AsyncIterator[Host]:
+        """Connect every enabled server and run its first refresh, then yield the host.
+
+        A ``required`` server that cannot start raises :class:`ServerStartupError` (after
+        everything started is closed again); an optional one starts absent and is retried
+        with backoff."""
+        host = cls(config, connector=connector, recorder=recorder)
+        failure: BaseException | None = None
+        async with trio.open_nursery() as nursery:
+            for runtime in host.servers.values():
+                nursery.start_soon(runtime.run, name=f"mcpbind server {runtime.name}")
+            for runtime in host.servers.values():
+                await runtime.ready.wait()
+            errors = [r.startup_error for r in host.servers.values() if r.startup_error]
+            if errors:
+                failure = errors[0]
+            else:
+                host._open = True
+                try:
+                    yield host
+                except BaseException as error:  # re-raised below, outside the nursery
+                    failure = error
+            host._open = False
+            nursery.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+
+    def _check_open(self) -> None:
+        if not self._open:
+            raise HostClosed
+
+    def _runtime(self, server: str) -> ServerRuntime:
+        runtime = self.servers.get(server)
+        if runtime is None:
+            raise UnknownServer(server, sorted(self.servers))
+        return runtime
+
+    # --- steps and refreshes ---------------------------------------------------------
+
+    def sample(self) -> StepSnapshot:
+        """The current registry state as one step's plan and router (O(1), INV-2)."""
+        self._check_open()
+        snapshot = StepSnapshot(self._steps, self.registry.state)
+        self._steps += 1
+        return snapshot
+
+    async def refresh(self, server: str) -> RefreshOutcome:
+        """Refresh one server's catalog (coalesced, SPEC §5.1) and return its outcome."""
+        self._check_open()
+        run = self._runtime(server).request_refresh()
+        await run.done.wait()
+        assert run.outcome is not None
+        return run.outcome
+
+    def statistics(self) -> HostStatistics:
+        return HostStatistics(
+            generation=self.registry.state.generation,
+            connected={name: r.connected for name, r in self.servers.items()},
+            calls_in_flight=len(self._active),
+            results=dict(self._results),
+            late_dropped=self._late_dropped,
+        )
+
+    # --- calls -----------------------------------------------------------------------
+
+    def cancel(self, call_id: str) -> None:
+        """End the pending call ``call_id`` as ``cancelled``; no effect once it ended."""
+        call = self._active.get(call_id)
+        if call is not None:
+            call.cancel()
+
+    def _end(self, call_id: str, status: texts.CallStatus, output: str) -> ToolResult:
+        result = ToolResult(call_id, status, output)
+        self._results[status] += 1
+        self.recorder.result(result)
+        return result
+
+    async def call(
+        self, step: StepSnapshot, call_id: str, name: str, arguments: Any = None
+    ) -> ToolResult:
+        """Route one call of ``step`` and return its terminal result (SPEC §8.2).
+
+        ``arguments``: a mapping, or JSON text of an object (empty text means ``{}``).
+        Raises :class:`DuplicateCallId` if ``call_id`` was used before on this host."""
+        self._check_open()
+        if call_id in self._ids:
+            error = DuplicateCallId(call_id)
+            self.recorder.refused(call_id, str(error))
+            raise error
+        self._ids.add(call_id)
+        binding = step.binding(name)
+        if binding is None:
+            return self._end(call_id, "unsupported", texts.UNSUPPORTED.format(name=name))
+        parsed = parse_arguments(arguments)
+        if isinstance(parsed, str):
+            text = texts.BAD_ARGUMENTS.format(name=name, problem=parsed)
+            return self._end(call_id, "error", text)
+        if binding.server is None:
+            return await self._call_builtin(call_id, binding, parsed)
+        server = binding.server
+        runtime = self.servers[server]
+        if self.config.binding_policy == "revalidate":
+            live = self.registry.state.live_remotes.get(binding.source, frozenset())
+            if binding.remote_name not in live:
+                text = texts.UNAVAILABLE.format(name=name, server=server, tool=binding.remote_name)
+                return self._end(call_id, "unavailable", text)
+        if runtime.connection is None:
+            return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
+        exclusive = not (binding.read_only or runtime.config.supports_parallel_tool_calls)
+        return await self._dispatch(
+            call_id=call_id,
+            step=step.step,
+            binding=binding,
+            arguments=parsed,
+            runtime=runtime,
+            exclusive=exclusive,
+        )
+
+    async def _dispatch(
+        self,
+        *,
+        call_id: str,
+        step: int,
+        binding: Binding,
+        arguments: dict[str, Any],
+        runtime: ServerRuntime,
+        exclusive: bool,
+    ) -> ToolResult:
+        server = runtime.name
+        timeout = runtime.config.tool_timeout_sec
+        started = trio.current_time()
+        scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
+        call = _Call(call_id, server, scope)
+        self._active[call_id] = call
+        runtime.calls.add(call)
+        lane = self._lane(step) if exclusive else None
+        raw: Any = None
+        failure: str | None = None
+        connection = runtime.connection
+
+        def on_sent() -> None:
+            call.sent = True
+            self.recorder.sent(server, "tools/call", binding.remote_name)
+
+        try:
+            with scope:
+                if lane is not None:
+                    await lane.acquire()
+                try:
+                    connection = runtime.connection
+                    if connection is None:  # lost while this call waited for the lane
+                        call.fail_disconnected()
+                        await trio.lowlevel.checkpoint()
+                    else:
+                        raw = await connection.call_tool(binding.remote_name, arguments, on_sent)
+                finally:
+                    if lane is not None:
+                        lane.release()
+                        self._forget_lane(step, lane)
+        except ConnectionLost:
+            call.fail_disconnected()
+            if connection is not None:
+                runtime.lost(connection)
+        except RequestFailed as error:
+            failure = str(error)
+        finally:
+            del self._active[call_id]
+            runtime.calls.discard(call)
+        seconds = trio.current_time() - started
+        if scope.cancelled_caught or call.ended_by == _DISCONNECTED:
+            return self._ended_early(call, timeout, binding)
+        if failure is not None:
+            text = texts.TRANSPORT.format(tool=binding.remote_name, server=server, why=failure)
+            return self._end(call_id, "failed", text)
+        status, output = encode_result(raw, seconds, server=server, tool=binding.remote_name)
+        return self._end(call_id, status, output)
+
+    def _ended_early(self, call: _Call, timeout: float, binding: Binding) -> ToolResult:
+        server = call.server
+        if call.ended_by == _DISCONNECTED:
+            template = texts.DISCONNECTED if call.sent else texts.NOT_CONNECTED
+            return self._end(call.call_id, "failed", template.format(server=server))
+        if call.sent:
+            # The SDK cancelled the request at the server when the scope was cancelled:
+            # one notifications/cancelled over JSON-RPC, the handler itself in-process.
+            self.recorder.sent(server, "notifications/cancelled", call.call_id)
+        if call.ended_by == _CANCELLED:
+            return self._end(call.call_id, "cancelled", texts.CANCELLED)
+        template = texts.TIMED_OUT if call.sent else texts.TIMED_OUT_QUEUED
+        return self._end(call.call_id, "timed_out", template.format(seconds=f"{timeout:g}"))
+
+    def _lane(self, step: int) -> trio.Lock:
+        lane = self._lanes.get(step)
+        if lane is None:
+            lane = self._lanes[step] = trio.Lock()
+        return lane
+
+    def _forget_lane(self, step: int, lane: trio.Lock) -> None:
+        if not lane.locked() and lane.statistics().tasks_waiting == 0:
+            self._lanes.pop(step, None)
+
+    async def _call_builtin(
+        self, call_id: str, binding: Binding, arguments: dict[str, Any]
+    ) -> ToolResult:
+        tool = self._builtins[binding.remote_name]
+        started = trio.current_time()
+        scope = trio.CancelScope()
+        call = _Call(call_id, BUILTIN, scope)
+        self._active[call_id] = call
+        output: str | None = None
+        try:
+            with scope:
+                output = await tool.handler(arguments)
+        except Exception as error:
+            text = f"{wall_time_header(trio.current_time() - started)}\n{error}"
+            return self._end(call_id, "error", text)
+        finally:
+            del self._active[call_id]
+        if scope.cancelled_caught or output is None:
+            return self._end(call_id, "cancelled", texts.CANCELLED)
+        return self._end(
+            call_id, "ok", f"{wall_time_header(trio.current_time() - started)}\n{output}"
+        )
+
+    def late_answer(self, call_id: str) -> None:
+        """A connection reports an answer for a call that already ended (INV-4)."""
+        self._late_dropped += 1
+        self.recorder.late_dropped(call_id)

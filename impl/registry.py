@@ -1,0 +1,182 @@
+"""The tool registry: immutable states, one per published generation (SPEC §2.2, §5.5).
+
+``ToolRegistry.replace_source`` is the only way a catalog changes: it validates the new
+catalog against every other source, then publishes one new :class:`RegistryState`
+(``generation + 1``) or nothing at all when the catalog is unchanged (INV-1, INV-3,
+INV-5). Everything a step needs (the sorted specs, the name index) is computed once per
+publication, so sampling a step is O(1) (SPEC §7.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from mcpbind.model import texts
+from mcpbind.model.naming import Identity, NameCollision, assign_names
+
+from .errors import CatalogRejected
+
+__all__ = ["BUILTIN", "Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]
+
+BUILTIN = "builtin"
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+def mcp_source(server: str) -> str:
+    return f"mcp:{server}"
+
+
+@attrs.frozen
+class ToolSpec:
+    """What the model is shown for one tool."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class Binding:
+    """Public name -> the tool that executes it (SPEC §2.3)."""
+
+    name: str
+    source: str
+    server: str | None
+    """None for non-MCP sources."""
+    remote_name: str
+    spec: ToolSpec
+    source_generation: int
+    read_only: bool = False
+
+    @property
+    def identity(self) -> Identity:
+        return (self.server or "", self.remote_name)
+
+
+@attrs.frozen
+class SourceCatalog:
+    source: str
+    generation: int
+    bindings: tuple[Binding, ...]
+    """Sorted by public name."""
+
+    def remote_names(self) -> frozenset[str]:
+        return frozenset(b.remote_name for b in self.bindings)
+
+
+@attrs.frozen(eq=False)
+class RegistryState:
+    """One published registry value. Compared by identity: each generation is one state."""
+
+    generation: int
+    catalogs: Mapping[str, SourceCatalog]
+    by_name: Mapping[str, Binding]
+    specs: tuple[ToolSpec, ...]
+    """Every binding's spec, sorted by name: the plan of a step sampled from this state."""
+    remembered: Mapping[Identity, str]
+    live_remotes: Mapping[str, frozenset[str]]
+    """Per source, the raw names it lists (the ``revalidate`` check, SPEC §7.3)."""
+
+    @classmethod
+    def build(
+        cls,
+        generation: int,
+        catalogs: Mapping[str, SourceCatalog],
+        remembered: Mapping[Identity, str],
+    ) -> RegistryState:
+        by_name = {b.name: b for c in catalogs.values() for b in c.bindings}
+        specs = tuple(by_name[name].spec for name in sorted(by_name))
+        return cls(
+            generation=generation,
+            catalogs=MappingProxyType(dict(catalogs)),
+            by_name=MappingProxyType(by_name),
+            specs=specs,
+            remembered=MappingProxyType(dict(remembered)),
+            live_remotes=MappingProxyType({s: c.remote_names() for s, c in catalogs.items()}),
+        )
+
+    def catalog(self, source: str) -> SourceCatalog:
+        return self.catalogs.get(source) or SourceCatalog(source, 0, ())
+
+    def name_tools(
+        self, server: str, raw_names: Iterable[str], max_length: int
+    ) -> dict[Identity, str] | NameCollision:
+        """Name one server's listing against this state (SPEC §6)."""
+        source = mcp_source(server)
+        held: dict[Identity, str] = {}
+        taken: list[str] = []
+        reserved: dict[str, str] = {}
+        for catalog in self.catalogs.values():
+            for b in catalog.bindings:
+                if catalog.source == source:
+                    held[(server, b.remote_name)] = b.name
+                elif b.server is None:
+                    reserved[b.name] = catalog.source
+                else:
+                    taken.append(b.name)
+        return assign_names(
+            ((server, raw) for raw in raw_names),
+            held=held,
+            taken=taken,
+            reserved=reserved,
+            remembered=self.remembered,
+            max_length=max_length,
+        )
+
+
+class ToolRegistry:
+    """Holds the current :class:`RegistryState`; publishes new ones atomically."""
+
+    def __init__(self, builtins: Iterable[Binding] = ()) -> None:
+        builtin = SourceCatalog(BUILTIN, 0, tuple(sorted(builtins, key=lambda b: b.name)))
+        catalogs = {BUILTIN: builtin} if builtin.bindings else {}
+        self._state = RegistryState.build(0, catalogs, _EMPTY)
+
+    @property
+    def state(self) -> RegistryState:
+        return self._state
+
+    def replace_source(self, source: str, bindings: Iterable[Binding]) -> RegistryState | None:
+        """Replace ``source``'s catalog in one publication; None when unchanged.
+
+        Raises :class:`CatalogRejected` (``collision``) when a name is held by another
+        source (INV-5); the registry is then exactly as it was.
+        """
+        state = self._state
+        new = tuple(sorted(bindings, key=lambda b: b.name))
+        for b in new:
+            owner = state.by_name.get(b.name)
+            if owner is not None and owner.source != source:
+                raise CatalogRejected(
+                    "collision",
+                    texts.REJECT_COLLISION.format(
+                        tool=b.remote_name, server=b.server, name=b.name, owner=owner.source
+                    ),
+                )
+        old = state.catalog(source)
+        if _same(old.bindings, new):
+            return None
+        generation = old.generation + 1
+        catalog = SourceCatalog(
+            source, generation, tuple(attrs.evolve(b, source_generation=generation) for b in new)
+        )
+        remembered = dict(state.remembered)
+        for b in catalog.bindings:
+            if b.server is not None:
+                remembered[b.identity] = b.name
+        self._state = RegistryState.build(
+            state.generation + 1, {**state.catalogs, source: catalog}, remembered
+        )
+        return self._state
+
+
+def _same(old: tuple[Binding, ...], new: tuple[Binding, ...]) -> bool:
+    return len(old) == len(new) and all(
+        (a.name, a.remote_name, a.spec, a.read_only) == (b.name, b.remote_name, b.spec, b.read_only)
+        for a, b in zip(old, new, strict=True)
+    )

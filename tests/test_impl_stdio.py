@@ -1,0 +1,143 @@
+"""The runtime against real stdio subprocess servers (INV-7, INV-8, startup, reconnect)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import sys
+
+import pytest
+import trio
+from mcp import StdioServerParameters
+
+from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
+from mcpbind.model import texts
+
+SERVER = pathlib.Path(__file__).parent / "testservers" / "stdio_server.py"
+
+pytestmark = pytest.mark.slow
+
+
+def stdio(state: pathlib.Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(SERVER), str(state)], env=env)
+
+
+def host_config(state: pathlib.Path, **options) -> HostConfig:
+    env = options.pop("env", {})
+    return HostConfig(
+        servers={"s": ServerConfig(target=stdio(state, **env), **options)},
+        reconnect_initial_sec=0.05,
+        reconnect_max_sec=0.2,
+    )
+
+
+async def wait_for(predicate, seconds: float = 10.0) -> None:
+    with trio.fail_after(seconds):
+        while not predicate():
+            await trio.sleep(0.01)
+
+
+async def test_stdio_call_round_trip(tmp_path):
+    async with Host.open(host_config(tmp_path)) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "hello"})
+    assert result.status == "ok"
+    assert result.output.endswith('{"result":"hello"}')
+
+
+async def test_cancel_sends_one_notification_and_the_server_cancels_its_handler(tmp_path):
+    """INV-7 over JSON-RPC."""
+    async with Host.open(host_config(tmp_path)) as host:
+        snap = host.sample()
+        results = []
+
+        async def run() -> None:
+            results.append(await host.call(snap, "c1", "mcp__s__slow", {"tag": "x1"}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            await trio.sleep(0.3)
+            host.cancel("c1")
+        assert results[0].status == "cancelled"
+        await wait_for((tmp_path / "cancelled").exists)
+    assert (tmp_path / "cancelled").read_text().split() == ["x1"]
+
+
+async def test_timeout_reaches_the_server(tmp_path):
+    async with Host.open(host_config(tmp_path, tool_timeout_sec=0.3)) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__slow", {"tag": "t"})
+        assert result.status == "timed_out"
+        await wait_for((tmp_path / "cancelled").exists)
+
+
+async def test_killed_server_fails_in_flight_calls_fast_keeps_the_catalog_and_reconnects(tmp_path):
+    """INV-8: SIGKILL mid-call; then reconnect with backoff and refresh."""
+    async with Host.open(host_config(tmp_path)) as host:
+        snap = host.sample()
+        generation = snap.generation
+        results = []
+
+        async def run() -> None:
+            results.append(await host.call(snap, "c1", "mcp__s__slow", {"tag": "k"}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            await trio.sleep(0.3)
+            os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
+            with trio.fail_after(5):
+                while not results:
+                    await trio.sleep(0.01)
+        assert results[0].status == "failed"
+        assert results[0].output == texts.DISCONNECTED.format(server="s")
+        assert host.sample().generation == generation  # the catalog is kept
+        assert host.sample().binding("mcp__s__echo") is not None
+        await wait_for(lambda: host.statistics().connected["s"])
+        again = await host.call(host.sample(), "c2", "mcp__s__echo", {"text": "back"})
+        assert again.status == "ok", again.output
+
+
+async def test_calls_to_a_disconnected_server_fail_at_once_without_being_sent(tmp_path):
+    config = host_config(tmp_path)
+    config = HostConfig(servers=config.servers, reconnect_initial_sec=30, reconnect_max_sec=30)
+    async with Host.open(config) as host:
+        snap = host.sample()
+        os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
+        await wait_for(lambda: not host.statistics().connected["s"])
+        result = await host.call(snap, "c1", "mcp__s__echo", {"text": "x"})
+        assert result.status == "failed"
+        assert result.output == texts.NOT_CONNECTED.format(server="s")
+        outcome = await host.refresh("s")
+        assert (outcome.status, outcome.kind) == ("rejected", "disconnected")
+
+
+async def test_garbage_on_stdout_is_skipped(tmp_path):
+    async with Host.open(host_config(tmp_path, env={"MCPBIND_TEST_GARBAGE": "1"})) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "ok"})
+    assert result.status == "ok"
+
+
+async def test_required_server_that_exits_at_startup_fails_open_with_one_clear_error(tmp_path):
+    config = host_config(tmp_path, required=True, env={"MCPBIND_TEST_EXIT_AT_START": "1"})
+    with pytest.raises(ServerStartupError, match="required server 's' could not be started"):
+        async with Host.open(config):
+            pytest.fail("the host must not open")
+
+
+async def test_optional_server_that_exits_at_startup_starts_absent(tmp_path):
+    config = host_config(tmp_path, env={"MCPBIND_TEST_EXIT_AT_START": "1"})
+    async with Host.open(config) as host:
+        assert host.statistics().connected == {"s": False}
+        assert host.sample().specs == ()
+
+
+async def test_startup_timeout_applies_to_a_server_that_never_answers(tmp_path):
+    hang = StdioServerParameters(command=sys.executable, args=["-c", "import time; time.sleep(60)"])
+    config = HostConfig(
+        servers={"h": ServerConfig(target=hang, required=True, startup_timeout_sec=0.5)}
+    )
+    with (
+        trio.fail_after(10),
+        pytest.raises(ServerStartupError, match=r"startup_timeout_sec = 0\.5"),
+    ):
+        async with Host.open(config):
+            pass

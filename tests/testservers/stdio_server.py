@@ -1,0 +1,42 @@
+"""A stdio MCP server for the tests: ``python stdio_server.py STATE_DIR``.
+
+Writes its pid to STATE_DIR/pid; a cancelled ``slow`` call appends to STATE_DIR/cancelled.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+state = pathlib.Path(sys.argv[1])
+state.mkdir(parents=True, exist_ok=True)
+(state / "pid").write_text(str(os.getpid()))
+server = MCPServer("stdio-test")
+
+
+@server.tool(description="Echo the text back")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="Sleep, noting a cancellation")
+async def slow(seconds: float = 60.0, tag: str = "") -> str:
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        with (state / "cancelled").open("a") as marker:
+            marker.write(tag + "\n")
+        raise
+    return "slept"
+
+
+if __name__ == "__main__":
+    if os.environ.get("MCPBIND_TEST_GARBAGE"):
+        print("this is not JSON-RPC", flush=True)
+    if os.environ.get("MCPBIND_TEST_EXIT_AT_START"):
+        sys.exit(3)
+    server.run()
