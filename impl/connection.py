@@ -152,7 +152,13 @@ class McpConnection:
 
 
 class McpConnector:
-    """Opens sessions with ``mcp.Client``; the production :class:`Connector`."""
+    """Opens sessions with ``mcp.Client``; the production :class:`Connector`.
+
+    ``mode`` is the SDK's protocol negotiation: ``"auto"`` (default: discover, fall back
+    to the initialize handshake) or ``"legacy"`` (force the handshake era)."""
+
+    def __init__(self, mode: str = "auto") -> None:
+        self.mode = mode
 
     def connect(
         self, server: str, config: ServerConfig, on_list_changed: Callable[[], None]
@@ -171,7 +177,7 @@ class McpConnector:
             elif isinstance(message, Exception) and holder:
                 logger.debug("server %r transport fault: %r", server, message)
 
-        client = Client(config.target, cache=None, message_handler=on_message)
+        client = Client(config.target, cache=None, message_handler=on_message, mode=self.mode)
         async with client:
             connection = McpConnection(client)
             holder.append(connection)

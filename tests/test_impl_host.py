@@ -342,3 +342,46 @@ async def test_announce_outside_a_request_also_triggers_a_refresh():
         with trio.fail_after(5):
             while host.sample().binding("mcp__fs__late") is None:
                 await trio.sleep(0.01)
+
+
+async def test_a_queued_exclusive_call_can_be_cancelled_or_time_out_without_being_sent():
+    """INV-7/INV-9: nothing reaches the server for a call that never left the lane."""
+    probe = Probe()
+    server = ServerConfig(target=fs_server(probe), tool_timeout_sec=0.5)
+    async with Host.open(config(fs=server)) as host:
+        snap = host.sample()
+        results = {}
+
+        async def run(call_id: str, tag: str) -> None:
+            results[call_id] = await host.call(snap, call_id, "mcp__fs__slow", {"tag": tag})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, "holder", "h")
+            while probe.calls != ["slow:h"]:
+                await trio.sleep(0.001)
+            nursery.start_soon(run, "queued1", "q1")
+            nursery.start_soon(run, "queued2", "q2")
+            await trio.sleep(0.05)
+            host.cancel("queued1")
+        assert results["queued1"].status == "cancelled"
+        assert results["queued2"].status == "timed_out"
+        assert results["queued2"].output in (
+            texts.TIMED_OUT_QUEUED.format(seconds="0.5"),
+            texts.TIMED_OUT.format(seconds="0.5"),
+        )
+        assert "slow:q1" not in probe.calls
+        assert results["holder"].status == "timed_out"
+        assert probe.cancelled == ["h"] or probe.cancelled == ["h", "q2"]
+
+
+async def test_list_changed_notification_on_a_handshake_era_connection_refreshes():
+    """LIVE-2 on the legacy protocol: notifications/tools/list_changed."""
+    from mcpbind.impl import McpConnector
+
+    conf = config(fs=ServerConfig(target=fs_server()))
+    async with Host.open(conf, connector=McpConnector(mode="legacy")) as host:
+        result = await host.call(host.sample(), "c1", "mcp__fs__grow_legacy", {"tool": "old"})
+        assert result.status == "ok", result.output
+        with trio.fail_after(5):
+            while host.sample().binding("mcp__fs__old") is None:
+                await trio.sleep(0.01)

@@ -141,3 +141,38 @@ async def test_startup_timeout_applies_to_a_server_that_never_answers(tmp_path):
     ):
         async with Host.open(config):
             pass
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_streamable_http_url_target(tmp_path):
+    port = free_port()
+    env = {**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)}
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(
+            lambda task_status: trio.run_process(
+                [sys.executable, str(SERVER), str(tmp_path)],
+                env=env,
+                task_status=task_status,
+                check=False,
+            )
+        )
+        try:
+            config = HostConfig(
+                servers={"h": ServerConfig(target=f"http://127.0.0.1:{port}/mcp")},
+                reconnect_initial_sec=0.05,
+                reconnect_max_sec=0.1,
+            )
+            async with Host.open(config) as host:
+                await wait_for(lambda: host.sample().binding("mcp__h__echo") is not None)
+                result = await host.call(host.sample(), "c1", "mcp__h__echo", {"text": "web"})
+                assert result.status == "ok"
+                assert result.output.endswith('{"result":"web"}')
+        finally:
+            process.kill()

@@ -84,7 +84,16 @@ def fs_server(probe: Probe | None = None, name: str = "fs") -> MCPServer:
         await ctx.notify_tools_changed()
         return f"added {tool}"
 
-    _ = (read, write, slow, fail, stats, grow)
+    @server.tool(description="Add a tool and send notifications/tools/list_changed")
+    async def grow_legacy(tool: str, ctx: Context) -> str:
+        def added() -> str:
+            return tool
+
+        server.add_tool(added, name=tool, description=f"added {tool}")
+        await ctx.request_context.session.send_tool_list_changed()
+        return f"added {tool}"
+
+    _ = (read, write, slow, fail, stats, grow, grow_legacy)
     return server
 
 

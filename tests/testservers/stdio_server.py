@@ -1,5 +1,7 @@
 """A stdio MCP server for the tests: ``python stdio_server.py STATE_DIR``.
 
+With ``MCPBIND_TEST_HTTP_PORT`` set it serves streamable HTTP on 127.0.0.1 instead.
+
 Writes its pid to STATE_DIR/pid; a cancelled ``slow`` call appends to STATE_DIR/cancelled.
 """
 
@@ -39,4 +41,8 @@ if __name__ == "__main__":
         print("this is not JSON-RPC", flush=True)
     if os.environ.get("MCPBIND_TEST_EXIT_AT_START"):
         sys.exit(3)
-    server.run()
+    port = os.environ.get("MCPBIND_TEST_HTTP_PORT")
+    if port:  # streamable HTTP on loopback instead of stdio
+        anyio.run(lambda: server.run_streamable_http_async(host="127.0.0.1", port=int(port)))
+    else:
+        server.run()
