@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import explore
+from . import check, explore, fuzz
 
 __all__ = ["main"]
 
@@ -18,6 +18,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     explore.add_parser(commands)
+    check.add_parser(commands)
+    fuzz.add_parser(commands)
     return parser
 
 

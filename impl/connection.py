@@ -64,12 +64,18 @@ class Connection(Protocol):
         """The raw JSON of one ``tools/list`` page. Raises ConnectionLost/RequestFailed."""
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], on_sent: Callable[[], None]
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        on_sent: Callable[[], None],
+        on_late: Callable[[], None],
     ) -> Any:
         """The raw JSON of a ``tools/call`` result for the raw tool ``name``.
 
         ``on_sent`` is called when the request leaves for the server. Cancelling the
-        caller's scope after that cancels the request at the server (INV-7).
+        caller's scope after that cancels the request at the server (INV-7); if the
+        server answers anyway, a connection that sees it calls ``on_late`` (INV-4).
         Raises ConnectionLost/RequestFailed."""
 
     async def wait_lost(self) -> None:
@@ -126,8 +132,14 @@ class McpConnection:
         return await self._request(types.ListToolsRequest(params=params))
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], on_sent: Callable[[], None]
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        on_sent: Callable[[], None],
+        on_late: Callable[[], None],
     ) -> Any:
+        # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
         params = types.CallToolRequestParams(name=name, arguments=dict(arguments))
         request = types.CallToolRequest(params=params)
         if self._lost.is_set():

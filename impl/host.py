@@ -135,18 +135,20 @@ class Host:
         *,
         connector: Connector | None = None,
         recorder: Recorder | None = None,
+        wait_ready: bool = True,
     ) -> AsyncIterator[Host]:
         """Connect every enabled server and run its first refresh, then yield the host.
 
         A ``required`` server that cannot start raises :class:`ServerStartupError` (after
         everything started is closed again); an optional one starts absent and is retried
-        with backoff."""
+        with backoff. With ``wait_ready=False`` the host is yielded at once and servers
+        join as they connect (a step sampled before shows what is installed so far)."""
         host = cls(config, connector=connector, recorder=recorder)
         failure: BaseException | None = None
         async with trio.open_nursery() as nursery:
             for runtime in host.servers.values():
                 nursery.start_soon(runtime.run, name=f"mcpbind server {runtime.name}")
-            for runtime in host.servers.values():
+            for runtime in host.servers.values() if wait_ready else ():
                 await runtime.ready.wait()
             errors = [r.startup_error for r in host.servers.values() if r.startup_error]
             if errors:
@@ -289,7 +291,12 @@ class Host:
                         call.fail_disconnected()
                         await trio.lowlevel.checkpoint()
                     else:
-                        raw = await connection.call_tool(binding.remote_name, arguments, on_sent)
+                        raw = await connection.call_tool(
+                            binding.remote_name,
+                            arguments,
+                            on_sent=on_sent,
+                            on_late=lambda: self.late_answer(call_id),
+                        )
                 finally:
                     if lane is not None:
                         lane.release()

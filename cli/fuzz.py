@@ -1,0 +1,166 @@
+"""``mcpbind fuzz``: the nightly job — the property machines, sharded, for a while (SPEC §13.6).
+
+N worker processes, each with its own seeds, run the lockstep machine (both policies) and
+the real-servers machine over and over until the time is up, against one shared example
+database: a directory (``DirectoryBasedExampleDatabase``, safe across processes) or Redis
+(Hypothesis's ``RedisExampleDatabase``), so several machines share what they find. Every
+failure is written as a replay file; the exit status is 1 if anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import pathlib
+import sys
+import time
+from typing import Any
+
+__all__ = ["add_parser", "main"]
+
+
+def _database(spec: str) -> Any:
+    from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: PLC0415
+
+    if spec.startswith("redis://"):
+        try:
+            import redis  # noqa: PLC0415
+            from hypothesis.extra.redis import RedisExampleDatabase  # noqa: PLC0415
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise SystemExit(
+                "mcpbind fuzz: a redis:// database needs the redis package: "
+                "pip install 'mcpbind[fuzz]'"
+            ) from error
+        return RedisExampleDatabase(redis.Redis.from_url(spec))
+    return DirectoryBasedExampleDatabase(spec)
+
+
+def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -> dict[str, Any]:
+    """One shard: run the machines with fresh seeds until the deadline."""
+    import contextlib  # noqa: PLC0415
+
+    from hypothesis import settings  # noqa: PLC0415
+
+    from mcpbind.properties import profiles  # noqa: PLC0415
+    from mcpbind.properties.lockstep import MachineFailure, replay_file  # noqa: PLC0415
+    from mcpbind.properties.machines import lockstep_property  # noqa: PLC0415
+    from mcpbind.properties.realservers import real_servers_property  # noqa: PLC0415
+
+    profiles.load("nightly", database=_database(db))
+    patch: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if plant is not None:
+        from mcpbind.properties.impl_mutants import impl_mutant  # noqa: PLC0415
+
+        patch = impl_mutant(plant).patch()
+    failures: list[dict[str, Any]] = []
+    examples = [0]
+
+    def hook() -> None:
+        examples[0] += 1
+
+    round_ = 0
+    with patch:
+        while time.time() < deadline and not failures:
+            for name in ("lockstep-revalidate", "lockstep-frozen", "real-servers"):
+                if time.time() >= deadline:
+                    break
+                if name == "real-servers":
+                    test = real_servers_property()
+                else:
+                    test = lockstep_property(name.split("-")[1], on_example=hook)  # type: ignore[arg-type]
+                budget = settings(max_examples=50, print_blob=True)
+                try:
+                    # No @seed: it would turn the shared database off. Each worker process
+                    # draws its own random seeds; the database carries what they find.
+                    budget(test)()
+                except MachineFailure as error:
+                    policy = name.split("-")[-1] if name != "real-servers" else "revalidate"
+                    entry: dict[str, Any] = {
+                        "worker": index,
+                        "machine": name,
+                        "check": error.check,
+                        "detail": error.detail,
+                        "trace": error.trace,
+                    }
+                    if name != "real-servers":
+                        path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text(replay_file(error.trace, policy=policy), encoding="utf-8")
+                        entry["replay_file"] = str(path)
+                    failures.append(entry)
+                    break
+            round_ += 1
+    return {"worker": index, "rounds": round_, "examples": examples[0], "failures": failures}
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "fuzz",
+        help="the nightly job: run the property machines sharded over processes for a while",
+        description=(
+            "Runs the property machines in N worker processes for M minutes against a shared "
+            "example database, writes every failure as a replay file, exits 1 on any failure."
+        ),
+    )
+    parser.add_argument("--minutes", type=float, default=10.0, help="how long (default 10)")
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument(
+        "--db",
+        default=".hypothesis/mcpbind-fuzz",
+        help="example database: a directory or redis://HOST:PORT "
+        "(default .hypothesis/mcpbind-fuzz)",
+    )
+    parser.add_argument(
+        "--failures", default="mcpbind-failures", help="where replay files are written"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--plant", metavar="MUTANT", default=None, help=argparse.SUPPRESS
+    )  # checking only: run against a deliberately broken runtime
+    parser.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.minutes <= 0 or args.workers < 1:
+        print("mcpbind fuzz: --minutes must be > 0 and --workers >= 1", file=sys.stderr)
+        return 2
+    if args.plant is not None:
+        from mcpbind.properties.impl_mutants import impl_mutant  # noqa: PLC0415
+
+        try:
+            impl_mutant(args.plant)
+        except KeyError as error:
+            print(f"mcpbind fuzz: {error.args[0]}", file=sys.stderr)
+            return 2
+    _database(args.db)  # fail early on a bad database
+    started = time.time()
+    deadline = started + args.minutes * 60
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(args.workers) as pool:
+        shards = pool.starmap(
+            _worker,
+            [(i, deadline, args.db, args.plant, args.failures) for i in range(args.workers)],
+        )
+    failures = [f for shard in shards for f in shard["failures"]]
+    report = {
+        "seconds": round(time.time() - started, 1),
+        "workers": args.workers,
+        "database": args.db,
+        "examples": sum(s["examples"] for s in shards),
+        "shards": shards,
+        "failures": failures,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(
+            f"mcpbind fuzz: {args.workers} worker(s), {report['seconds']} s, "
+            f"{report['examples']} lockstep examples, {len(failures)} failure(s)"
+        )
+        for failure in failures:
+            where = f"{failure['machine']} (worker {failure['worker']})"
+            print(f"  {where}: {failure['check']}: {failure['detail']}")
+            if "replay_file" in failure:
+                print(f"    replay with: mcpbind check --replay {failure['replay_file']}")
+    return 1 if failures else 0

@@ -1,0 +1,104 @@
+"""One interface for the machines' decisions, three sources (SPEC §13.3).
+
+* :class:`DrawChooser` — Hypothesis draws (the ``ci`` and ``nightly`` profiles);
+* :class:`Odometer` — every choice sequence up to a depth, exhaustively (the idea of
+  TigerBeetle's exhaustigen: the choice tree is walked like an odometer);
+* :class:`ReplayChooser` — a replay file: the events of a trace, by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
+
+from hypothesis import strategies as st
+
+__all__ = ["Chooser", "DrawChooser", "Odometer", "ReplayChooser", "ReplayMismatch"]
+
+T = TypeVar("T")
+
+
+class Chooser(Protocol):
+    def choose(self, options: Sequence[T], label: str) -> T:
+        """One of ``options`` (never empty)."""
+
+    def steps(self, most: int) -> int:
+        """How many rules to run, at most ``most``."""
+
+
+class DrawChooser:
+    def __init__(self, data: Any) -> None:
+        self._data = data
+
+    def choose(self, options: Sequence[T], label: str) -> T:
+        return self._data.draw(st.sampled_from(options), label=label)  # type: ignore[no-any-return]
+
+    def steps(self, most: int) -> int:
+        return self._data.draw(st.integers(0, most), label="steps")  # type: ignore[no-any-return]
+
+
+class Odometer:
+    """Enumerates every choice sequence, one run at a time.
+
+    ``choose`` follows the current prefix and extends it with 0 beyond it; after a run,
+    :meth:`advance` moves to the next sequence (rightmost digit first) and returns False
+    once every sequence has been run."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self._digits: list[int] = []
+        self._bounds: list[int] = []
+        self._position = 0
+        self.runs = 0
+
+    def choose(self, options: Sequence[T], label: str) -> T:
+        position = self._position
+        self._position += 1
+        if position < len(self._digits):
+            self._bounds[position] = len(options)
+            return options[min(self._digits[position], len(options) - 1)]
+        self._digits.append(0)
+        self._bounds.append(len(options))
+        return options[0]
+
+    def steps(self, most: int) -> int:
+        return min(self.depth, most)
+
+    def advance(self) -> bool:
+        self.runs += 1
+        digits, bounds = self._digits[: self._position], self._bounds[: self._position]
+        while digits:
+            digits[-1] += 1
+            if digits[-1] < bounds[-1]:
+                break
+            digits.pop()
+            bounds.pop()
+        self._digits, self._bounds, self._position = digits, bounds, 0
+        return bool(digits)
+
+
+class ReplayMismatch(Exception):
+    """A replay file names an event the machine does not allow at that point."""
+
+
+class ReplayChooser:
+    def __init__(self, events: Sequence[str]) -> None:
+        self._events = list(events)
+        self._position = 0
+
+    def choose(self, options: Sequence[T], label: str) -> T:
+        wanted = self._events[self._position]
+        if label == "kind":  # the machine asks for the event's kind first
+            wanted = wanted.split("(", 1)[0]
+        else:
+            self._position += 1
+        for option in options:
+            if str(option) == wanted:
+                return option
+        shown = ", ".join(str(o) for o in options)
+        raise ReplayMismatch(
+            f"step {self._position}: {wanted} is not allowed here; allowed: {shown}"
+        )
+
+    def steps(self, most: int) -> int:
+        return len(self._events)

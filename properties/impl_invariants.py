@@ -1,0 +1,157 @@
+"""The invariants of SPEC §4 checked directly on the runtime, after every machine step.
+
+Trace refinement against the model already implies them (the model satisfies them on
+every state, §10); these checks say the same thing in terms of the runtime's own
+observations, so that a failure names the broken property rather than a diverging output.
+Each takes the machine's run and returns None, or why the invariant fails.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from mcpbind.model.invariants import complete_catalogs
+
+if TYPE_CHECKING:
+    from .lockstep import _Run
+
+__all__ = ["CHECKS"]
+
+
+def inv_1_one_generation_per_install(run: _Run) -> str | None:
+    """INV-1: publications are numbered 1, 2, ... with one per installed refresh, and the
+    registry's generation is the last one published."""
+    history = run.observation.history
+    published = [item[1] for item in history if item[0] == "published"]
+    installed = [item for item in history if item[0] == "outcome" and item[2] == "installed"]
+    if published != list(range(1, len(published) + 1)):
+        return f"publications numbered {published}"
+    if len(installed) != len(published):
+        return f"{len(published)} publications for {len(installed)} installed refreshes"
+    assert run.host is not None
+    if run.host.registry.state.generation != len(published):
+        return (
+            f"generation {run.host.registry.state.generation} after {len(published)} publications"
+        )
+    return None
+
+
+def inv_2_steps_never_change(run: _Run) -> str | None:
+    """INV-2: every sampled step still has exactly the names and bindings it had."""
+    for index, (snapshot, names) in enumerate(zip(run.snapshots, run.sampled, strict=True)):
+        now = {n: (b.server, b.remote_name) for n, b in snapshot.names.items()}
+        if now != names:
+            return f"step {index} changed after it was sampled"
+        if {s.name for s in snapshot.specs} != set(now):
+            return f"step {index}: its plan and its router disagree"
+    return None
+
+
+def inv_3_catalogs_are_whole_listings(run: _Run) -> str | None:
+    """INV-3: each server's installed tools are one whole validated listing."""
+    assert run.host is not None
+    allowed = complete_catalogs(run.bound)
+    state = run.host.registry.state
+    for spec in run.bound.servers:
+        remotes = state.live_remotes.get(spec.source, frozenset())
+        if remotes not in allowed[spec.source]:
+            return f"{spec.source} shows {sorted(remotes)}, which no whole listing yields"
+    return None
+
+
+def inv_4_one_result_per_call(run: _Run) -> str | None:
+    """INV-4: no call_id has two results; a reused call_id got none."""
+    for call_id, results in run.results.items():
+        if len(results) > 1:
+            return f"{call_id} has {len(results)} results"
+    counts = Counter(item[1] for item in run.observation.history if item[0] == "result")
+    twice = sorted(call_id for call_id, n in counts.items() if n > 1)
+    return f"results reported twice for {twice}" if twice else None
+
+
+def inv_5_names_unique_and_builtins_kept(run: _Run) -> str | None:
+    """INV-5: names are unique and every builtin still owns its name."""
+    assert run.host is not None
+    state = run.host.registry.state
+    names = [b.name for c in state.catalogs.values() for b in c.bindings]
+    if len(names) != len(set(names)):
+        return "a public name is held twice"
+    for builtin in run.bound.builtins:
+        binding = state.by_name.get(builtin)
+        if binding is None or binding.server is not None:
+            return f"builtin {builtin} lost its name"
+    return None
+
+
+def inv_6_names_stable(run: _Run) -> str | None:
+    """INV-6: an identity listed in two consecutive publications keeps its name."""
+    assert run.host is not None
+    current = {b.identity: b.name for b in run.host.registry.state.by_name.values() if b.server}
+    previous = run.previous_names if run.previous_names is not None else current
+    for identity, name in current.items():
+        if identity in previous and previous[identity] != name:
+            return f"{identity} renamed from {previous[identity]} to {name}"
+    run.previous_names = current
+    return None
+
+
+def inv_7_cancellation_once(run: _Run) -> str | None:
+    """INV-7: no call got two cancellations; each one named a call that ended early."""
+    cancels = Counter(
+        item[3]
+        for item in run.observation.history
+        if item[0] == "sent" and item[2] == "notifications/cancelled"
+    )
+    for call_id, count in cancels.items():
+        if count > 1:
+            return f"{call_id} was cancelled {count} times"
+        results = run.results.get(call_id, [])
+        if results and results[0].status not in ("cancelled", "timed_out"):
+            return f"{call_id} was cancelled at the server but ended {results[0].status}"
+    return None
+
+
+def inv_8_nothing_in_flight_to_a_disconnected_server(run: _Run) -> str | None:
+    """INV-8: a disconnected server has no parked listing or call."""
+    assert run.host is not None
+    connected = run.host.statistics().connected
+    for name, server in run.servers.items():
+        if not connected[name] and (server.lists or server.calls):
+            return f"{name} is disconnected with requests in flight"
+    return None
+
+
+def inv_9_one_exclusive_call_per_step(run: _Run) -> str | None:
+    """INV-9: at most one exclusive call of a step is out at the servers."""
+    assert run.state is not None
+    steps = {c.call_id: c.step for c in run.state.calls}
+    exclusive: Counter[int] = Counter()
+    for name, server in run.servers.items():
+        parallel = (
+            run.host is not None and run.host.config.servers[name].supports_parallel_tool_calls
+        )
+        for call_id, pending in server.calls.items():
+            read_only = any(
+                t.read_only and t.name == pending.name
+                for version in server.spec.versions
+                for page in version
+                for t in page
+            )
+            if not (parallel or read_only):
+                exclusive[steps.get(call_id, -1)] += 1
+    crowded = sorted(step for step, n in exclusive.items() if n > 1)
+    return f"steps {crowded} have two exclusive calls out" if crowded else None
+
+
+CHECKS = (
+    inv_1_one_generation_per_install,
+    inv_2_steps_never_change,
+    inv_3_catalogs_are_whole_listings,
+    inv_4_one_result_per_call,
+    inv_5_names_unique_and_builtins_kept,
+    inv_6_names_stable,
+    inv_7_cancellation_once,
+    inv_8_nothing_in_flight_to_a_disconnected_server,
+    inv_9_one_exclusive_call_per_step,
+)

@@ -1,0 +1,508 @@
+"""The lockstep machine: the abstract model and the trio runtime, driven side by side.
+
+Theory of operation
+-------------------
+One run is one ``trio.run`` with a ``MockClock`` that only the machine advances. The
+runtime is the production ``Host`` over a :class:`~.scripted.ScriptedConnector`, whose
+every request parks until a rule releases it. At each step the machine takes the events
+the model's ``enabled(state)`` allows (SPEC §3), lets the chooser pick one, performs it on
+both sides, and lets the runtime settle (``wait_all_tasks_blocked``). Then:
+
+1. trace refinement — everything the runtime reported through its recorder during the
+   step (publications, refresh outcomes, results, messages sent, refusals, late answers)
+   must equal, as a multiset, the outputs the model's transition predicts;
+2. projection — the runtime's observable state equals the model's: registry names and
+   generation, connections, parked listings and calls, calls in flight, step snapshots;
+3. the invariants checked directly on the runtime (:mod:`.impl_invariants`).
+
+At teardown every fault is healed and every parked request answered; each accepted call
+must have exactly one result (LIVE-1).
+
+Timeouts: each call is accepted a (mock) moment after the previous, so deadlines are
+distinct, and ``timeout(c)`` is offered only for the open call with the earliest deadline;
+jumping the clock to it fires exactly that one. Every other deadline of the runtime is
+disabled in the machine's configuration (listing and startup deadlines, reconnect backoff).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import trio
+import trio.testing
+
+from mcpbind.impl import BuiltinTool, DuplicateCallId, Host, HostConfig, ServerConfig
+from mcpbind.impl.values import RefreshOutcome as ImplOutcome
+from mcpbind.impl.values import StepSnapshot, ToolResult
+from mcpbind.model import texts
+from mcpbind.model.explore import format_event
+from mcpbind.model.rules import STANDARD
+from mcpbind.model.values import (
+    BUILTIN,
+    Bound,
+    Call,
+    CallFailed,
+    CallResponded,
+    Cancel,
+    Disconnect,
+    Event,
+    LateDropped,
+    ListChanged,
+    ListDone,
+    ListFailed,
+    ListPage,
+    Output,
+    Published,
+    Reconnect,
+    RefreshOutcome,
+    RefreshRequested,
+    Refused,
+    Result,
+    Sample,
+    Sent,
+    State,
+    Timeout,
+)
+
+from . import impl_invariants
+from .chooser import Chooser, ReplayMismatch
+from .scripted import CALL_ID, ScriptedConnector, ScriptedServer
+
+__all__ = ["MachineFailure", "Observation", "run_machine"]
+
+KIND_ORDER = (
+    "sample",
+    "call",
+    "list_done",
+    "list_page",
+    "call_responded",
+    "cancel",
+    "timeout",
+    "list_changed",
+    "refresh_requested",
+    "disconnect",
+    "reconnect",
+    "list_failed",
+    "call_failed",
+)
+"""The order kinds are offered in: progress before faults, so that the odometer meets the
+productive sequences first and Hypothesis shrinks toward them."""
+TOOL_TIMEOUT = 300.0
+Normal = tuple[Any, ...]
+
+
+class MachineFailure(AssertionError):
+    """The runtime disagreed with the model or broke an invariant; carries the trace."""
+
+    def __init__(self, check: str, detail: str, trace: Sequence[str]) -> None:
+        steps = "\n".join(f"  {n:>3}. {e}" for n, e in enumerate(trace, 1))
+        super().__init__(f"{check}: {detail}\nevent trace ({len(trace)} events):\n{steps}")
+        self.check = check
+        self.detail = detail
+        self.trace = list(trace)
+
+
+@attrs.define
+class Observation:
+    """What the runtime reported (the recorder) and what the machine saw it do."""
+
+    outputs: list[Normal] = attrs.field(factory=list)
+    history: list[Normal] = attrs.field(factory=list)
+
+    def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
+        self._add(("published", generation, source, tuple(names)))
+
+    def refresh_outcome(self, outcome: ImplOutcome) -> None:
+        self._add(
+            (
+                "outcome",
+                outcome.server,
+                outcome.status,
+                outcome.generation,
+                outcome.kind,
+                outcome.reason,
+            )
+        )
+
+    def result(self, result: ToolResult) -> None:
+        self._add(("result", result.call_id, result.status, _impl_text(result)))
+
+    def sent(self, server: str, method: str, detail: str) -> None:
+        self._add(("sent", server, method, detail))
+
+    def refused(self, call_id: str, text: str) -> None:
+        self._add(("refused", call_id, text))
+
+    def late_dropped(self, call_id: str) -> None:
+        self._add(("late", call_id))
+
+    def _add(self, item: Normal) -> None:
+        self.outputs.append(item)
+        self.history.append(item)
+
+    def drain(self) -> list[Normal]:
+        outputs, self.outputs = self.outputs, []
+        return outputs
+
+
+def _bad_arguments_prefix(text: str) -> str:
+    return text.split(": ", 1)[0]
+
+
+def _impl_text(result: ToolResult) -> str | None:
+    if result.status in ("ok", "error"):
+        if result.output.startswith("invalid arguments for "):
+            return _bad_arguments_prefix(result.output)
+        return None  # the server's content: the model does not predict it
+    return result.output
+
+
+def normal(output: Output) -> Normal:
+    """A model output in the form the recorder reports it."""
+    if isinstance(output, Published):
+        return ("published", output.generation, output.source, tuple(output.names))
+    if isinstance(output, RefreshOutcome):
+        return (
+            "outcome",
+            output.server,
+            output.status,
+            output.generation,
+            output.reject,
+            output.reason,
+        )
+    if isinstance(output, Result):
+        text = output.text
+        if text is not None and output.status == "error":
+            text = _bad_arguments_prefix(text)
+        return ("result", output.call_id, output.status, text)
+    if isinstance(output, Sent):
+        return ("sent", output.server, output.method, output.detail)
+    if isinstance(output, Refused):
+        return ("refused", output.call_id, output.text)
+    assert isinstance(output, LateDropped)
+    return ("late", output.call_id)
+
+
+async def _builtin(arguments: dict[str, Any]) -> str:
+    return "builtin"
+
+
+def host_config(bound: Bound) -> HostConfig:
+    servers = {
+        spec.name: ServerConfig(
+            target=spec,  # ignored by the scripted connector
+            tool_timeout_sec=TOOL_TIMEOUT,
+            list_timeout_sec=0,
+            startup_timeout_sec=0,
+            supports_parallel_tool_calls=spec.parallel,
+            enabled_tools=spec.enabled_tools,
+            disabled_tools=spec.disabled_tools,
+        )
+        for spec in bound.servers
+    }
+    builtins = tuple(
+        BuiltinTool(name, "a host tool", {"type": "object"}, _builtin) for name in bound.builtins
+    )
+    return HostConfig(
+        servers=servers,
+        max_name_length=bound.max_name_length,
+        binding_policy=bound.policy,
+        builtins=builtins,
+        reconnect_initial_sec=0,
+        reconnect_max_sec=0,
+    )
+
+
+@attrs.define(eq=False)
+class _Run:
+    bound: Bound
+    chooser: Chooser
+    steps: int
+    host_factory: Callable[..., Any]
+    clock: trio.testing.MockClock
+    trace: list[str] = attrs.field(factory=list)
+    observation: Observation = attrs.field(factory=Observation)
+    state: State | None = None
+    host: Host | None = None
+    servers: dict[str, ScriptedServer] = attrs.field(factory=dict)
+    snapshots: list[StepSnapshot] = attrs.field(factory=list)
+    sampled: list[dict[str, tuple[str | None, str]]] = attrs.field(factory=list)
+    deadlines: dict[str, float] = attrs.field(factory=dict)
+    results: dict[str, list[ToolResult]] = attrs.field(factory=dict)
+    refused: list[str] = attrs.field(factory=list)
+    outcomes: list[ImplOutcome] = attrs.field(factory=list)
+    nursery: trio.Nursery | None = None
+    previous_names: dict[tuple[str, str], str] | None = None
+
+    def fail(self, check: str, detail: str) -> MachineFailure:
+        return MachineFailure(check, detail, self.trace)
+
+    # --- the run -----------------------------------------------------------------------
+
+    async def main(self) -> None:
+        self.servers = {s.name: ScriptedServer(s) for s in self.bound.servers}
+        connector = ScriptedConnector(self.servers)
+        initial = STANDARD.initial(self.bound)
+        self.state = initial.state
+        async with (
+            self.host_factory(
+                host_config(self.bound),
+                connector=connector,
+                recorder=self.observation,
+                wait_ready=False,
+            ) as host,
+            trio.open_nursery() as nursery,
+        ):
+            self.host, self.nursery = host, nursery
+            await self.settle()
+            self.compare(initial.outputs, "initial")
+            for _ in range(self.chooser.steps(self.steps)):
+                if not await self.step():
+                    break
+            await self.teardown()
+            nursery.cancel_scope.cancel()
+
+    async def settle(self) -> None:
+        await trio.testing.wait_all_tasks_blocked()
+
+    def options(self) -> list[Event]:
+        assert self.state is not None
+        events = STANDARD.enabled(self.state)
+        open_calls = [c for c in self.state.calls if c.phase != "done"]
+        earliest = min(open_calls, key=lambda c: self.deadlines[c.call_id], default=None)
+        return [
+            e
+            for e in events
+            if not isinstance(e, Timeout)
+            or (earliest is not None and e.call_id == earliest.call_id)
+        ]
+
+    async def step(self) -> bool:
+        events = self.options()
+        if not events:
+            return False
+        # Two-level choice: the kind first, so that rare kinds (a cancel, a late answer)
+        # are as likely as the ones offered many times (calls to every name).
+        kinds = sorted({e.kind for e in events}, key=KIND_ORDER.index)
+        kind = self.chooser.choose(kinds, "kind")
+        by_name = {format_event(e): e for e in events if e.kind == kind}
+        event = by_name[self.chooser.choose(list(by_name), "event")]
+        self.trace.append(format_event(event))
+        assert self.state is not None
+        before = self.state
+        transition = STANDARD.step(before, event)
+        await self.perform(event)
+        await self.settle()
+        self.state = transition.state
+        self.compare(transition.outputs, format_event(event))
+        self.check_projection()
+        self.check_invariants(before)
+        return True
+
+    # --- performing a model event on the runtime ---------------------------------------
+
+    async def perform(self, event: Event) -> None:
+        host, nursery = self.host, self.nursery
+        assert host is not None
+        assert nursery is not None
+        if isinstance(event, RefreshRequested):
+            nursery.start_soon(self._refresh, event.server)
+        elif isinstance(event, ListPage | ListDone):
+            self.servers[event.server].deliver_page()
+        elif isinstance(event, ListFailed):
+            self.servers[event.server].fail_page(event.why)
+        elif isinstance(event, ListChanged):
+            self.servers[event.server].change_catalog()
+        elif isinstance(event, Sample):
+            snapshot = host.sample()
+            self.snapshots.append(snapshot)
+            self.sampled.append({n: (b.server, b.remote_name) for n, b in snapshot.names.items()})
+        elif isinstance(event, Call):
+            # Geometric spacing: the k-th call is accepted 2**-k s after the previous one,
+            # so deadlines are distinct and no later spacing (their sum is smaller than
+            # any gap between two deadlines) can reach a deadline that a timeout rule did
+            # not choose.
+            self.clock.jump(2.0 ** -(len(self.deadlines) + 1))
+            if event.call_id not in self.deadlines:
+                self.deadlines[event.call_id] = trio.current_time() + TOOL_TIMEOUT
+            arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
+            nursery.start_soon(
+                self._call, self.snapshots[event.step], event.call_id, event.name, arguments
+            )
+        elif isinstance(event, CallResponded):
+            server = self._server_of(event.call_id)
+            if event.call_id in server.calls:
+                server.answer(event.call_id, is_error=event.is_error)
+            else:
+                server.answer_late(event.call_id)
+        elif isinstance(event, CallFailed):
+            self._server_of(event.call_id).fail_call(event.call_id, event.why)
+        elif isinstance(event, Cancel):
+            host.cancel(event.call_id)
+        elif isinstance(event, Timeout):
+            self.clock.jump(max(0.0, self.deadlines[event.call_id] - trio.current_time()))
+        elif isinstance(event, Disconnect):
+            self.servers[event.server].disconnect()
+        elif isinstance(event, Reconnect):
+            self.servers[event.server].reconnect()
+
+    def _server_of(self, call_id: str) -> ScriptedServer:
+        for server in self.servers.values():
+            if call_id in server.calls or call_id in server.late:
+                return server
+        raise self.fail("machine", f"{call_id} is neither parked nor late at any server")
+
+    async def _refresh(self, server: str) -> None:
+        assert self.host is not None
+        self.outcomes.append(await self.host.refresh(server))
+
+    async def _call(self, snapshot: StepSnapshot, call_id: str, name: str, arguments: Any) -> None:
+        assert self.host is not None
+        try:
+            result = await self.host.call(snapshot, call_id, name, arguments)
+        except DuplicateCallId:
+            self.refused.append(call_id)
+            return
+        self.results.setdefault(call_id, []).append(result)
+
+    # --- checks --------------------------------------------------------------------------
+
+    def compare(self, expected: Sequence[Output], label: str) -> None:
+        want = Counter(normal(o) for o in expected)
+        got = Counter(self.observation.drain())
+        if want != got:
+            missing = sorted(map(repr, (want - got).elements()))
+            extra = sorted(map(repr, (got - want).elements()))
+            raise self.fail(
+                "trace refinement",
+                f"after {label}: the model predicts {missing or 'nothing more'}; "
+                f"the runtime also did {extra or 'nothing more'}",
+            )
+
+    def check_projection(self) -> None:
+        state, host = self.state, self.host
+        assert state is not None
+        assert host is not None
+        model_names = {
+            b.name: (b.server, b.remote) for c in state.registry.catalogs for b in c.bindings
+        }
+        impl_state = host.registry.state
+        impl_names = {n: (b.server, b.remote_name) for n, b in impl_state.by_name.items()}
+        mismatches = []
+        if model_names != impl_names:
+            mismatches.append(f"registry {impl_names} != model {model_names}")
+        if state.registry.generation != impl_state.generation:
+            mismatches.append(
+                f"generation {impl_state.generation} != model {state.registry.generation}"
+            )
+        stats = host.statistics()
+        for spec, server in zip(self.bound.servers, state.servers, strict=True):
+            scripted = self.servers[spec.name]
+            if stats.connected[spec.name] != server.connected:
+                mismatches.append(f"{spec.name} connected={stats.connected[spec.name]}")
+            listing = server.refresh is not None and server.connected
+            if bool(scripted.lists) != listing or len(scripted.lists) > 1:
+                mismatches.append(f"{spec.name} has {len(scripted.lists)} listing(s) parked")
+            sent = {
+                c.call_id
+                for c in state.calls
+                if c.phase == "sent" and c.binding and c.binding.server == spec.name
+            }
+            if set(scripted.calls) != sent:
+                mismatches.append(
+                    f"{spec.name} parked calls {sorted(scripted.calls)} != {sorted(sent)}"
+                )
+            late = {
+                c.call_id
+                for c in state.calls
+                if c.late and c.binding is not None and c.binding.server == spec.name
+            }
+            if set(scripted.late) != late:
+                mismatches.append(f"{spec.name} late {sorted(scripted.late)} != {sorted(late)}")
+        open_calls = sum(1 for c in state.calls if c.phase != "done")
+        if stats.calls_in_flight != open_calls:
+            mismatches.append(f"{stats.calls_in_flight} calls in flight != model {open_calls}")
+        for index, snapshot in enumerate(state.steps):
+            if snapshot is None:
+                continue
+            names = {b.name for c in snapshot.catalogs for b in c.bindings}
+            if set(self.snapshots[index].names) != names:
+                mismatches.append(f"step {index} names differ from the model's")
+        if mismatches:
+            raise self.fail("projection", "; ".join(mismatches))
+
+    def check_invariants(self, before: State) -> None:
+        assert self.host is not None
+        for check in impl_invariants.CHECKS:
+            why = check(self)
+            if why is not None:
+                raise self.fail(check.__name__, why)
+
+    async def teardown(self) -> None:
+        """LIVE-1: heal every fault, answer every parked request; each call ends once."""
+        for server in self.servers.values():
+            if not server.up:
+                server.reconnect()
+        for _ in range(100):
+            await self.settle()
+            progressed = False
+            for server in self.servers.values():
+                for call_id in list(server.calls):
+                    server.answer(call_id, is_error=False)
+                    progressed = True
+                while server.lists:
+                    server.deliver_page()
+                    progressed = True
+            if not progressed:
+                break
+        await self.settle()
+        assert self.state is not None
+        accepted = {c.call_id for c in self.state.calls}
+        for call_id in sorted(accepted):
+            count = len(self.results.get(call_id, []))
+            if count != 1:
+                raise self.fail("LIVE-1", f"{call_id} ended with {count} results after teardown")
+
+
+def run_machine(
+    bound: Bound,
+    chooser: Chooser,
+    *,
+    steps: int = 30,
+    host_factory: Callable[..., Any] = Host.open,
+) -> list[str]:
+    """One lockstep run; returns its event trace, raises :class:`MachineFailure`."""
+    clock = trio.testing.MockClock()
+    run = _Run(bound, chooser, steps, host_factory, clock)
+    try:
+        trio.run(run.main, clock=clock)
+    except BaseExceptionGroup as group:
+        failure = _first(group)
+        if failure is None:
+            raise
+        raise failure from None
+    return run.trace
+
+
+def _first(group: BaseExceptionGroup[Any]) -> Exception | None:
+    """The machine's own verdict inside trio's exception groups, if there is one."""
+    for error in group.exceptions:
+        if isinstance(error, MachineFailure | ReplayMismatch):
+            return error
+        if isinstance(error, BaseExceptionGroup):
+            found = _first(error)
+            if found is not None:
+                return found
+    return None
+
+
+def replay_file(trace: Sequence[str], *, policy: str, seed: object = None) -> str:
+    """A replay file: JSON with the policy and the event trace (SPEC §13.3)."""
+    return json.dumps({"policy": policy, "events": list(trace), "seed": seed}, indent=2) + "\n"
+
+
+_ = (BUILTIN, texts)

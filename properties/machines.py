@@ -1,0 +1,129 @@
+"""The property machines as runnable checks: Hypothesis, the odometer, replay files.
+
+Used by the tests and by ``mcpbind check``; each entry point raises
+:class:`~.lockstep.MachineFailure` (with the shrunk event trace) when a check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from mcpbind.impl import Host
+from mcpbind.model.bounds import standard_suite
+from mcpbind.model.values import Bound
+
+from .chooser import DrawChooser, Odometer, ReplayChooser
+from .lockstep import run_machine
+
+__all__ = [
+    "KillReport",
+    "kill_impl_mutant",
+    "lockstep_bound",
+    "lockstep_property",
+    "run_odometer",
+    "run_replay",
+]
+
+Policy = Literal["frozen", "revalidate"]
+STEPS = 30
+
+
+def lockstep_bound(policy: Policy, *, calls: int = 3) -> Bound:
+    """The machine's bound: every scripted version, page and event; 2 steps, 3 calls."""
+    return attrs.evolve(standard_suite(policy)[0].bound, max_calls=calls)
+
+
+def lockstep_property(
+    policy: Policy,
+    *,
+    steps: int = STEPS,
+    host_factory: Callable[..., Any] = Host.open,
+    on_example: Callable[[], None] | None = None,
+) -> Callable[[], None]:
+    """A Hypothesis test: random interleavings, model and runtime in lockstep."""
+    bound = lockstep_bound(policy)
+
+    @given(st.data())
+    def lockstep(data: Any) -> None:
+        if on_example is not None:
+            on_example()
+        trace = run_machine(bound, DrawChooser(data), steps=steps, host_factory=host_factory)
+        note(f"{len(trace)} events")
+
+    lockstep.__name__ = f"lockstep_{policy}"
+    return lockstep
+
+
+@attrs.frozen
+class OdometerReport:
+    runs: int
+    steps: int
+
+
+def run_odometer(
+    policy: Policy, depth: int, *, host_factory: Callable[..., Any] = Host.open
+) -> OdometerReport:
+    """Every choice sequence of ``depth`` events, each run in lockstep."""
+    bound = lockstep_bound(policy)
+    odometer = Odometer(depth)
+    steps = 0
+    while True:
+        steps += len(run_machine(bound, odometer, steps=depth, host_factory=host_factory))
+        if not odometer.advance():
+            return OdometerReport(odometer.runs, steps)
+
+
+def run_replay(path: pathlib.Path, *, host_factory: Callable[..., Any] = Host.open) -> list[str]:
+    """Run one replay file (SPEC §13.3) against the model and the runtime."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    events = list(data["events"])
+    bound = lockstep_bound(data.get("policy", "revalidate"), calls=int(data.get("calls", 3)))
+    return run_machine(bound, ReplayChooser(events), steps=len(events), host_factory=host_factory)
+
+
+@attrs.frozen
+class KillReport:
+    """How a runtime mutant was killed: by which check, with what, after how many runs."""
+
+    killed: bool
+    check: str | None
+    by: str | None
+    examples: int
+
+
+def kill_impl_mutant(name: str) -> KillReport:
+    """Run the machines against one runtime mutant until a check fails (SPEC §13.7).
+
+    Hypothesis first, generation only (a mutant is killed at its first failing example;
+    shrinking is not needed to count it), under each policy; then the odometer at depth 4.
+    """
+    from hypothesis import Phase, settings  # noqa: PLC0415
+
+    from .impl_mutants import impl_mutant  # noqa: PLC0415
+    from .lockstep import MachineFailure  # noqa: PLC0415
+
+    mutant = impl_mutant(name)
+    count = [0]
+
+    def hook() -> None:
+        count[0] += 1
+
+    generate_only = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate], print_blob=False)
+    with mutant.patch():
+        for policy in ("revalidate", "frozen"):
+            try:
+                generate_only(lockstep_property(policy, on_example=hook))()
+            except MachineFailure as error:
+                return KillReport(True, error.check, f"hypothesis ({policy})", count[0])
+        try:
+            report = run_odometer("revalidate", 4)
+        except MachineFailure as error:
+            return KillReport(True, error.check, "odometer (revalidate, depth 4)", count[0])
+        return KillReport(False, None, None, count[0] + report.runs)

@@ -1,0 +1,67 @@
+"""Hypothesis settings profiles, chosen by ``MCPBIND_HYPOTHESIS_PROFILE`` (SPEC §13.5).
+
+``ci`` (the default): derandomised, bounded, no example database — the property suite
+fits in minutes on 2 cores. ``nightly``: random seeds, large budgets, a persistent
+example database (a directory, or Redis through Hypothesis's Redis database).
+``dev``: like ``ci`` but random and with the local database.
+
+Hypothesis loads a built-in ``ci`` profile by itself when ``CI`` is set; registering and
+loading ours explicitly keeps the budgets ours.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import ExampleDatabase
+
+__all__ = ["PROFILES", "load", "profile_name"]
+
+PROFILES = ("ci", "nightly", "dev")
+ENV = "MCPBIND_HYPOTHESIS_PROFILE"
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+settings.register_profile(
+    "ci",
+    max_examples=400,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=_SUPPRESS,
+)
+settings.register_profile(
+    "dev",
+    max_examples=100,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=_SUPPRESS,
+)
+settings.register_profile(
+    "nightly",
+    max_examples=20_000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=_SUPPRESS,
+    phases=list(Phase),
+)
+
+
+def profile_name() -> str:
+    name = os.environ.get(ENV, "ci")
+    if name not in PROFILES:
+        raise ValueError(f"{ENV}={name!r}: known profiles are {', '.join(PROFILES)}")
+    return name
+
+
+def load(name: str | None = None, database: ExampleDatabase | None = None) -> settings:
+    """Load a profile (default: from the environment); optionally with a database."""
+    chosen = name or profile_name()
+    settings.load_profile(chosen)
+    if database is not None:
+        settings.register_profile(f"{chosen}+db", settings.get_profile(chosen), database=database)
+        settings.load_profile(f"{chosen}+db")
+    current = settings.default
+    assert current is not None
+    return current

@@ -1,0 +1,224 @@
+"""A controllable server connection: the seam of ``impl.connection``, driven by rules.
+
+Every request the runtime makes parks here until a rule of the machine releases it: a
+``tools/list`` page is delivered or fails, a ``tools/call`` is answered (ok or
+``isError``) or fails, a server disconnects (every parked request raises
+``ConnectionLost``) or reconnects (a parked connection attempt goes through), a catalog
+changes and ``list_changed`` is announced. The runtime under test is the production
+code: only what sits behind :class:`~mcpbind.impl.connection.Connection` is scripted.
+
+Catalogs come from the abstract model's :class:`~mcpbind.model.values.ServerSpec`, so the
+implementation and the model list exactly the same tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from mcpbind.impl.config import ServerConfig
+from mcpbind.impl.connection import Connection, ConnectionLost, RequestFailed
+from mcpbind.model.values import ServerSpec, ToolDef
+
+__all__ = ["PendingCall", "PendingList", "ScriptedConnector", "ScriptedServer", "raw_tool"]
+
+CALL_ID = "call_id"
+"""The argument through which the machine tells parked calls apart."""
+
+
+def raw_tool(tool: ToolDef) -> dict[str, Any]:
+    """The JSON a server would list for a model tool."""
+    entry: dict[str, Any] = {
+        "name": tool.name,
+        "inputSchema": {"type": "object"} if tool.valid else "not an object",
+    }
+    if tool.read_only:
+        entry["annotations"] = {"readOnlyHint": True}
+    if not tool.visible:
+        entry["_meta"] = {"ui": {"visibility": ["app"]}}
+    return entry
+
+
+@attrs.define(eq=False)
+class _Parked:
+    released: trio.Event = attrs.field(factory=trio.Event)
+    value: Any = None
+    error: BaseException | None = None
+
+    def release(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value, self.error = value, error
+        self.released.set()
+
+    async def wait(self) -> Any:
+        await self.released.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+@attrs.define(eq=False)
+class PendingList(_Parked):
+    cursor: str | None = None
+    version: int = 0
+    page: int = 0
+
+
+@attrs.define(eq=False)
+class PendingCall(_Parked):
+    call_id: str = ""
+    name: str = ""
+    on_late: Callable[[], None] = lambda: None
+
+
+class ScriptedServer:
+    """One scripted server: its catalog versions, connection state and parked requests."""
+
+    def __init__(self, spec: ServerSpec) -> None:
+        self.spec = spec
+        self.version = 0
+        self.up = True
+        self._up_event = trio.Event()
+        self._up_event.set()
+        self.lost: trio.Event | None = None
+        self.on_list_changed: Callable[[], None] | None = None
+        self.lists: list[PendingList] = []
+        self.calls: dict[str, PendingCall] = {}
+        self.late: dict[str, Callable[[], None]] = {}
+        """Calls the host ended while they were out: the server may still answer."""
+        self.connections = 0
+
+    # --- what the rules do -------------------------------------------------------------
+
+    def page(self, version: int, index: int) -> dict[str, Any]:
+        pages = self.spec.versions[version]
+        result: dict[str, Any] = {"tools": [raw_tool(t) for t in pages[index]]}
+        if index + 1 < len(pages):
+            result["nextCursor"] = f"v{version}p{index + 1}"
+        return result
+
+    def deliver_page(self) -> None:
+        pending = self.lists.pop(0)
+        pending.release(self.page(pending.version, pending.page))
+
+    def fail_page(self, why: str) -> None:
+        self.lists.pop(0).release(error=RequestFailed(why))
+
+    def answer(self, call_id: str, *, is_error: bool) -> None:
+        pending = self.calls.pop(call_id)
+        text = "the tool failed" if is_error else f"answer to {call_id}"
+        pending.release({"content": [{"type": "text", "text": text}], "isError": is_error})
+
+    def fail_call(self, call_id: str, why: str) -> None:
+        self.calls.pop(call_id).release(error=RequestFailed(why))
+
+    def answer_late(self, call_id: str) -> None:
+        self.late.pop(call_id)()
+
+    def change_catalog(self) -> None:
+        self.version += 1
+        if self.up and self.on_list_changed is not None:
+            self.on_list_changed()
+
+    def disconnect(self) -> None:
+        self.up = False
+        self._up_event = trio.Event()
+        if self.lost is not None:
+            self.lost.set()
+        lost = ConnectionLost("connection closed")
+        for pending in self.lists:
+            pending.release(error=lost)
+        for pending_call in self.calls.values():
+            pending_call.release(error=lost)
+        self.lists.clear()
+        self.calls.clear()
+        self.late.clear()
+
+    def reconnect(self) -> None:
+        self.up = True
+        self._up_event.set()
+
+    async def wait_up(self) -> None:
+        await self._up_event.wait()
+
+
+class _Connection:
+    def __init__(self, server: ScriptedServer, lost: trio.Event) -> None:
+        self._server = server
+        self._lost = lost
+
+    def _check(self) -> None:
+        if self._lost.is_set():
+            raise ConnectionLost("connection closed")
+
+    async def list_tools(self, cursor: str | None) -> Any:
+        self._check()
+        server = self._server
+        if cursor is None:
+            version, page = server.version, 0
+        else:
+            version_text, page_text = cursor[1:].split("p")
+            version, page = int(version_text), int(page_text)
+        pending = PendingList(cursor=cursor, version=version, page=page)
+        server.lists.append(pending)
+        try:
+            return await pending.wait()
+        finally:
+            if pending in server.lists:  # cancelled while parked
+                server.lists.remove(pending)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        on_sent: Callable[[], None],
+        on_late: Callable[[], None],
+    ) -> Any:
+        self._check()
+        server = self._server
+        call_id = str(arguments[CALL_ID])
+        pending = PendingCall(call_id=call_id, name=name, on_late=on_late)
+        on_sent()
+        server.calls[call_id] = pending
+        try:
+            return await pending.wait()
+        except trio.Cancelled:
+            if server.calls.get(call_id) is pending:
+                del server.calls[call_id]
+                if server.up:
+                    server.late[call_id] = on_late  # the server may still answer
+            raise
+
+    async def wait_lost(self) -> None:
+        await self._lost.wait()
+
+
+class ScriptedConnector:
+    """A :class:`~mcpbind.impl.connection.Connector` over scripted servers."""
+
+    def __init__(self, servers: Mapping[str, ScriptedServer]) -> None:
+        self.servers = dict(servers)
+
+    def connect(
+        self, server: str, config: ServerConfig, on_list_changed: Callable[[], None]
+    ) -> AbstractAsyncContextManager[Connection]:
+        return self._connect(self.servers[server], on_list_changed)
+
+    @asynccontextmanager
+    async def _connect(
+        self, server: ScriptedServer, on_list_changed: Callable[[], None]
+    ) -> AsyncIterator[Connection]:
+        await server.wait_up()
+        lost = trio.Event()
+        server.lost = lost
+        server.on_list_changed = on_list_changed
+        server.connections += 1
+        try:
+            yield _Connection(server, lost)
+        finally:
+            if server.lost is lost:
+                server.on_list_changed = None

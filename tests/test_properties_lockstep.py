@@ -1,0 +1,120 @@
+"""The property machines (SPEC §13, issue 4): the runtime held to the model."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from mcpbind.properties import profiles
+from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
+from mcpbind.properties.impl_mutants import IMPL_MUTANTS, ImplMutant
+from mcpbind.properties.lockstep import MachineFailure, run_machine
+from mcpbind.properties.machines import (
+    kill_impl_mutant,
+    lockstep_bound,
+    lockstep_property,
+    run_odometer,
+    run_replay,
+)
+from mcpbind.properties.realservers import real_servers_property
+
+REPLAYS = sorted((pathlib.Path(__file__).parent / "replays").glob("*.json"))
+
+profiles.load()
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("policy", ["revalidate", "frozen"])
+def test_runtime_refines_the_model_on_random_interleavings(policy):
+    """INV-1..INV-9 on the runtime, trace refinement every step, LIVE-1 at teardown."""
+    lockstep_property(policy)()
+
+
+@pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
+def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
+    report = run_odometer(policy, depth)
+    assert report.runs > 1000
+
+
+def test_real_servers_keep_the_invariants_and_end_every_call_once():
+    """INV-1..INV-5 and one result per call_id over real in-process MCPServers."""
+    real_servers_property()()
+
+
+def test_replay_corpus_is_not_empty():
+    assert len(REPLAYS) >= 10
+
+
+@pytest.mark.parametrize("path", REPLAYS, ids=lambda p: p.stem)
+def test_replay_corpus_still_passes(path):
+    assert run_replay(path) == json.loads(path.read_text())["events"]
+
+
+@pytest.mark.parametrize("mutant", IMPL_MUTANTS, ids=lambda m: m.name)
+def test_every_runtime_mutant_is_killed_within_the_ci_profile(mutant: ImplMutant):
+    report = kill_impl_mutant(mutant.name)
+    assert report.killed, f"{mutant.name} survived {report.examples} runs"
+
+
+def test_runtime_mutant_targets_cover_every_safety_invariant_but_liveness_one():
+    targets = {m.target for m in IMPL_MUTANTS}
+    assert targets >= {f"INV-{n}" for n in range(1, 10)}
+
+
+def test_a_replay_of_a_mutant_kill_fails_on_that_mutant_with_the_same_trace():
+    path = pathlib.Path(__file__).parent / "replays" / "late_answer_becomes_a_result.json"
+    events = json.loads(path.read_text())["events"]
+    mutant = next(m for m in IMPL_MUTANTS if m.name == "late_answer_becomes_a_result")
+    with mutant.patch(), pytest.raises(MachineFailure) as failure:
+        run_replay(path)
+    assert failure.value.trace == events
+    assert "('result', 'c1', 'ok', None)" in str(failure.value)
+
+
+def test_replay_refuses_an_event_the_model_does_not_allow():
+    with pytest.raises(ReplayMismatch, match=r"step 0: reconnect is not allowed here"):
+        run_machine(lockstep_bound("revalidate"), ReplayChooser(["reconnect(server='git.hub')"]))
+
+
+def test_odometer_enumerates_every_sequence_once():
+    seen = []
+    odometer = Odometer(depth=2)
+    while True:
+        seen.append((odometer.choose("ab", "x"), odometer.choose("xyz", "y")))
+        if not odometer.advance():
+            break
+    assert seen == [(a, b) for a in "ab" for b in "xyz"]
+
+
+def mcpbind(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpbind.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
+def test_cli_check_replay_runs_one_file_against_model_and_runtime():
+    done = mcpbind("check", "--replay", str(REPLAYS[0]), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] is True
+    assert report["replays"]["files"] == 1
+
+
+def test_cli_check_mutants_reports_every_mutant_killed(tmp_path):
+    done = mcpbind("check", "--stages", "mutants", "--json", "--failures", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    mutants = json.loads(done.stdout)["mutants"]
+    assert {m["kind"] for m in mutants} == {"model", "runtime"}
+    assert len(mutants) >= 8 + 8
+    for m in mutants:
+        assert m["killed"], m
+        assert m["invariant"].startswith(("INV-", "LIVE-"))
