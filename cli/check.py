@@ -1,4 +1,4 @@
-"""``mcpbind check``: every check of the model and the runtime, in one command (SPEC §13.8).
+"""``mcpbind check``: every check of the model and the runtime, in one command (SPEC §12.8).
 
 Stages: the explorer on the standard suite; the exhaustive odometer against the runtime;
 the replay corpus; the property machines (lockstep under both policies, and real
@@ -298,7 +298,7 @@ def add_parser(commands: Any) -> None:
         "check",
         help="run every check: explorer, odometer, replay corpus, property machines",
         description=(
-            "The main job (SPEC §13.8): the explorer on the standard suite, the exhaustive "
+            "The main job (SPEC §12.8): the explorer on the standard suite, the exhaustive "
             "odometer against the runtime, the replay corpus, and the Hypothesis property "
             "machines. Exit 0 iff everything holds."
         ),

@@ -1,4 +1,4 @@
-"""``mcpbind fuzz``: the nightly job — the property machines, sharded, for a while (SPEC §13.6).
+"""``mcpbind fuzz``: the nightly job — the property machines, sharded, for a while (SPEC §12.6).
 
 N worker processes, each with its own seeds, run the lockstep machine (both policies) and
 the real-servers machine over and over until the time is up, against one shared example

@@ -1,4 +1,4 @@
-"""One interface for the machines' decisions, three sources (SPEC §13.3).
+"""One interface for the machines' decisions, three sources (SPEC §12.3).
 
 * :class:`DrawChooser` — Hypothesis draws (the ``ci`` and ``nightly`` profiles);
 * :class:`Odometer` — every choice sequence up to a depth, exhaustively (the idea of

@@ -1,4 +1,4 @@
-"""Deliberately broken variants of the runtime: proof that the machines can fail (SPEC §13.7).
+"""Deliberately broken variants of the runtime: proof that the machines can fail (SPEC §12.7).
 
 Each mutant patches one component of ``mcpbind.impl`` for the duration of a ``with``
 block and names the invariant it breaks. They exist only for ``mcpbind check --mutants``

@@ -501,7 +501,7 @@ def _first(group: BaseExceptionGroup[Any]) -> Exception | None:
 
 
 def replay_file(trace: Sequence[str], *, policy: str, seed: object = None) -> str:
-    """A replay file: JSON with the policy and the event trace (SPEC §13.3)."""
+    """A replay file: JSON with the policy and the event trace (SPEC §12.3)."""
     return json.dumps({"policy": policy, "events": list(trace), "seed": seed}, indent=2) + "\n"
 
 

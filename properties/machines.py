@@ -81,7 +81,7 @@ def run_odometer(
 
 
 def run_replay(path: pathlib.Path, *, host_factory: Callable[..., Any] = Host.open) -> list[str]:
-    """Run one replay file (SPEC §13.3) against the model and the runtime."""
+    """Run one replay file (SPEC §12.3) against the model and the runtime."""
     data = json.loads(path.read_text(encoding="utf-8"))
     events = list(data["events"])
     bound = lockstep_bound(data.get("policy", "revalidate"), calls=int(data.get("calls", 3)))
@@ -99,7 +99,7 @@ class KillReport:
 
 
 def kill_impl_mutant(name: str) -> KillReport:
-    """Run the machines against one runtime mutant until a check fails (SPEC §13.7).
+    """Run the machines against one runtime mutant until a check fails (SPEC §12.7).
 
     Hypothesis first, generation only (a mutant is killed at its first failing example;
     shrinking is not needed to count it), under each policy; then the odometer at depth 4.

@@ -1,4 +1,4 @@
-"""Hypothesis settings profiles, chosen by ``MCPBIND_HYPOTHESIS_PROFILE`` (SPEC §13.5).
+"""Hypothesis settings profiles, chosen by ``MCPBIND_HYPOTHESIS_PROFILE`` (SPEC §12.5).
 
 ``ci`` (the default): derandomised, bounded, no example database — the property suite
 fits in minutes on 2 cores. ``nightly``: random seeds, large budgets, a persistent
