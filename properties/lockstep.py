@@ -237,6 +237,7 @@ class _Run:
     outcomes: list[ImplOutcome] = attrs.field(factory=list)
     nursery: trio.Nursery | None = None
     previous_names: dict[tuple[str, str], str] | None = None
+    call_events: int = 0
 
     def fail(self, check: str, detail: str) -> MachineFailure:
         return MachineFailure(check, detail, self.trace)
@@ -322,11 +323,12 @@ class _Run:
             self.snapshots.append(snapshot)
             self.sampled.append({n: (b.server, b.remote_name) for n, b in snapshot.names.items()})
         elif isinstance(event, Call):
-            # Geometric spacing: the k-th call is accepted 2**-k s after the previous one,
+            # Geometric spacing: the k-th call event comes 2**-k s after the previous one,
             # so deadlines are distinct and no later spacing (their sum is smaller than
             # any gap between two deadlines) can reach a deadline that a timeout rule did
             # not choose.
-            self.clock.jump(2.0 ** -(len(self.deadlines) + 1))
+            self.call_events += 1
+            self.clock.jump(2.0**-self.call_events)
             if event.call_id not in self.deadlines:
                 self.deadlines[event.call_id] = trio.current_time() + TOOL_TIMEOUT
             arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
