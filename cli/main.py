@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check, explore, fuzz
+from . import check, explore, fuzz, tools
 
 __all__ = ["main"]
 
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A consistent tool layer over MCP servers, and the checks that prove it.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    tools.add_parsers(commands)
     explore.add_parser(commands)
     check.add_parser(commands)
     fuzz.add_parser(commands)

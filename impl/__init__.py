@@ -10,7 +10,7 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 """
 
-from .config import BuiltinTool, HostConfig, ServerConfig
+from .config import BuiltinTool, ConfigWarning, HostConfig, ServerConfig
 from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
 from .errors import (
     CatalogRejected,
@@ -26,13 +26,14 @@ from .errors import (
 from .host import Host
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
-from .values import HostStatistics, RefreshOutcome, StepSnapshot, ToolResult
+from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
 
 __all__ = [
     "Binding",
     "BuiltinTool",
     "CatalogRejected",
     "ConfigError",
+    "ConfigWarning",
     "Connection",
     "ConnectionLost",
     "Connector",
@@ -52,6 +53,7 @@ __all__ = [
     "RequestFailed",
     "ServerConfig",
     "ServerStartupError",
+    "ServerStatus",
     "StepSnapshot",
     "ToolRegistry",
     "ToolResult",

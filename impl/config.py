@@ -7,6 +7,8 @@ setting, and nothing is started.
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
@@ -16,7 +18,12 @@ from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
 from .errors import ConfigError
 
-__all__ = ["BuiltinTool", "HostConfig", "ServerConfig"]
+__all__ = ["BuiltinTool", "ConfigWarning", "HostConfig", "ServerConfig"]
+
+
+class ConfigWarning(UserWarning):
+    """A configuration setting that is accepted but has no effect."""
+
 
 BindingPolicy = Literal["frozen", "revalidate"]
 
@@ -55,7 +62,8 @@ class ServerConfig:
     URL (``http://`` or ``https://``).
     """
 
-    target: Any
+    target: Any = attrs.field(repr=False)
+    """Not in the repr: a stdio target carries ``env``, whose values may be secrets."""
     enabled: bool = True
     required: bool = False
     startup_timeout_sec: float = attrs.field(
@@ -70,6 +78,19 @@ class ServerConfig:
     enabled_tools: frozenset[str] | None = attrs.field(default=None, converter=_names)
     disabled_tools: frozenset[str] = attrs.field(default=frozenset(), converter=_denied)
     supports_parallel_tool_calls: bool = False
+    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    """HTTP headers for a URL target (secrets: never shown)."""
+
+    def describe(self) -> str:
+        """A safe one-line description of the target (no env, no headers)."""
+        target = self.target
+        if isinstance(target, str):
+            return f"streamable HTTP {target}"
+        command = getattr(target, "command", None)
+        if isinstance(command, str):
+            args = " ".join(getattr(target, "args", []) or [])
+            return f"stdio: {command} {args}".rstrip()
+        return f"in-process {type(target).__name__}"
 
     def __attrs_post_init__(self) -> None:
         target = self.target
@@ -102,6 +123,21 @@ class HostConfig:
     reconnect_max_sec: float = attrs.field(
         default=30.0, validator=_non_negative("reconnect_max_sec")
     )
+    output_limit: int | None = None
+    """Characters of model-visible output per result; longer output is cut with a marker."""
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:
+        """Read a Codex-compatible ``config.toml`` (README "Configuration file").
+
+        Raises ConfigError naming the file, table and key; a Codex key mcpbind does not act
+        on is reported as a :class:`ConfigWarning`."""
+        from .toml_config import load_toml  # noqa: PLC0415 - config.py stays import-light
+
+        loaded = load_toml(path)
+        for message in loaded.warnings:
+            warnings.warn(message, ConfigWarning, stacklevel=2)
+        return loaded.config
 
     def __attrs_post_init__(self) -> None:
         if self.binding_policy not in ("frozen", "revalidate"):
@@ -118,6 +154,12 @@ class HostConfig:
                 raise ConfigError(f"server names must be non-empty strings, got {name!r}")
             if not isinstance(server, ServerConfig):
                 raise ConfigError(f"server {name!r}: expected a ServerConfig, got {server!r}")
+        if self.output_limit is not None and (
+            isinstance(self.output_limit, bool)
+            or not isinstance(self.output_limit, int)
+            or self.output_limit < 100
+        ):
+            raise ConfigError(f"output_limit must be an integer >= 100, got {self.output_limit!r}")
         seen: set[str] = set()
         for tool in self.builtins:
             if tool.name in seen:

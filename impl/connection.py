@@ -189,7 +189,10 @@ class McpConnector:
             elif isinstance(message, Exception) and holder:
                 logger.debug("server %r transport fault: %r", server, message)
 
-        client = Client(config.target, cache=None, message_handler=on_message, mode=self.mode)
+        target = config.target
+        if isinstance(target, str) and config.headers:
+            target = _http_transport(target, config.headers)
+        client = Client(target, cache=None, message_handler=on_message, mode=self.mode)
         async with client:
             connection = McpConnection(client)
             holder.append(connection)
@@ -199,6 +202,20 @@ class McpConnector:
                     yield connection
                 finally:
                     nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
+    """Streamable HTTP with extra headers (``http_headers``, the bearer token)."""
+    import httpx2  # noqa: PLC0415 - the SDK's HTTP client, only for URL servers
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+
+    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP
+    async with (
+        httpx2.AsyncClient(headers=dict(headers), timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def lifted(scope: trio.CancelScope) -> None:

@@ -46,8 +46,16 @@ def _block(block: Any) -> str:
     return f"[{kind or 'unknown'} content omitted]"
 
 
+def truncate(text: str, limit: int | None) -> str:
+    """Cut ``text`` to ``limit`` characters with a marker saying how much was cut."""
+    if limit is None or len(text) <= limit:
+        return text
+    marker = f"\n[mcpbind: output truncated: {len(text)} characters, limit {limit}]"
+    return text[: max(0, limit - len(marker))] + marker
+
+
 def encode_result(
-    raw: Any, seconds: float, *, server: str, tool: str
+    raw: Any, seconds: float, *, server: str, tool: str, limit: int | None = None
 ) -> tuple[texts.CallStatus, str]:
     """``(status, model-visible text)`` for the raw JSON of a ``tools/call`` result."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("content", []), list):
@@ -63,4 +71,4 @@ def encode_result(
     if is_error:
         lines.append(ERROR_LINE)
     lines.append(body)
-    return ("error" if is_error else "ok"), "\n".join(lines)
+    return ("error" if is_error else "ok"), truncate("\n".join(lines), limit)

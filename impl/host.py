@@ -33,7 +33,7 @@ from .errors import DuplicateCallId, HostClosed, UnknownServer
 from .recorder import NullRecorder, Recorder
 from .registry import BUILTIN, Binding, ToolRegistry, ToolSpec
 from .runtime import ServerRuntime
-from .values import HostStatistics, RefreshOutcome, StepSnapshot, ToolResult
+from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
 
 __all__ = ["Host"]
 
@@ -145,6 +145,13 @@ class Host:
         join as they connect (a step sampled before shows what is installed so far)."""
         host = cls(config, connector=connector, recorder=recorder)
         failure: BaseException | None = None
+        if wait_ready:
+            # First catalogs install in configuration order, so that names that collide
+            # across servers resolve the same way on every start (SPEC §11.3).
+            previous: ServerRuntime | None = None
+            for runtime in host.servers.values():
+                runtime.turn = previous.ready if previous is not None else None
+                previous = runtime
         async with trio.open_nursery() as nursery:
             for runtime in host.servers.values():
                 nursery.start_soon(runtime.run, name=f"mcpbind server {runtime.name}")
@@ -190,6 +197,14 @@ class Host:
         await run.done.wait()
         assert run.outcome is not None
         return run.outcome
+
+    def server_status(self) -> list[ServerStatus]:
+        """Every enabled server: connected or not, tools installed, last error."""
+        state = self.registry.state
+        return [
+            ServerStatus(name, r.connected, len(state.catalog(r.source).bindings), r.last_error)
+            for name, r in self.servers.items()
+        ]
 
     def statistics(self) -> HostStatistics:
         return HostStatistics(
@@ -316,7 +331,9 @@ class Host:
         if failure is not None:
             text = texts.TRANSPORT.format(tool=binding.remote_name, server=server, why=failure)
             return self._end(call_id, "failed", text)
-        status, output = encode_result(raw, seconds, server=server, tool=binding.remote_name)
+        status, output = encode_result(
+            raw, seconds, server=server, tool=binding.remote_name, limit=self.config.output_limit
+        )
         return self._end(call_id, status, output)
 
     def _ended_early(self, call: _Call, timeout: float, binding: Binding) -> ToolResult:

@@ -59,10 +59,15 @@ class ServerRuntime:
         self.calls: set[_Call] = set()
         self.ready = trio.Event()
         self.startup_error: ServerStartupError | None = None
+        self.last_error: str | None = None
+        """Why the last connection attempt or refresh failed; None after a success."""
         self._current: RefreshRun | None = None
         self._queued: RefreshRun | None = None
         self._nursery: trio.Nursery | None = None
         self._lost = trio.Event()
+        self.turn: trio.Event | None = None
+        """Set by the host at open: the first catalog installs only after the servers
+        before this one in the configuration have installed theirs (or failed)."""
 
     @property
     def connected(self) -> bool:
@@ -75,6 +80,8 @@ class ServerRuntime:
         delay = self.host.config.reconnect_initial_sec
         while True:
             why = await self._session()
+            if why is not None:
+                self.last_error = why
             if why is None:
                 delay = self.host.config.reconnect_initial_sec
             elif not self.ready.is_set():
@@ -190,6 +197,7 @@ class ServerRuntime:
 
     def _resolve(self, run: RefreshRun, outcome: RefreshOutcome, *, record: bool) -> None:
         run.outcome = outcome
+        self.last_error = outcome.reason if outcome.status == "rejected" else None
         if record:
             self.host.recorder.refresh_outcome(outcome)
         run.done.set()
@@ -206,6 +214,8 @@ class ServerRuntime:
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 outcome = self._rejected("list_failed", reason)
                 return
+            if self.turn is not None and not self.ready.is_set():
+                await self.turn.wait()  # first catalogs install in configuration order
             # Decide and publish with no await in between (INV-3).
             state = host.registry.state
             bindings = build_bindings(

@@ -10,7 +10,7 @@ from mcpbind.model import texts
 
 from .registry import Binding, RegistryState, ToolSpec
 
-__all__ = ["HostStatistics", "RefreshOutcome", "StepSnapshot", "ToolResult"]
+__all__ = ["HostStatistics", "RefreshOutcome", "ServerStatus", "StepSnapshot", "ToolResult"]
 
 
 @attrs.frozen
@@ -69,3 +69,15 @@ class HostStatistics:
     """Terminal results so far, by status."""
     late_dropped: int
     """Answers that arrived after their call had ended (dropped, INV-4)."""
+
+
+@attrs.frozen
+class ServerStatus:
+    """One server as ``mcpbind catalog`` shows it."""
+
+    name: str
+    connected: bool
+    tools: int
+    """Tools of this server in the current registry state."""
+    error: str | None
+    """Why its last connection attempt or refresh failed, if it did."""

@@ -385,3 +385,22 @@ async def test_list_changed_notification_on_a_handshake_era_connection_refreshes
         with trio.fail_after(5):
             while host.sample().binding("mcp__fs__old") is None:
                 await trio.sleep(0.01)
+
+
+def test_output_longer_than_the_limit_is_cut_to_exactly_the_limit_with_a_marker():
+    from mcpbind.impl.encoding import truncate
+
+    text = "x" * 1000
+    cut = truncate(text, 200)
+    assert len(cut) == 200
+    assert cut.endswith("[mcpbind: output truncated: 1000 characters, limit 200]")
+    assert truncate("short", 200) == "short"
+
+
+async def test_output_limit_applies_to_call_results():
+    conf = HostConfig(servers={"fs": ServerConfig(target=fs_server())}, output_limit=100)
+    async with Host.open(conf) as host:
+        result = await host.call(host.sample(), "c1", "mcp__fs__read", {"path": "p" * 500})
+    assert result.status == "ok"
+    assert len(result.output) == 100
+    assert result.output.endswith("characters, limit 100]")

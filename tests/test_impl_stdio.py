@@ -165,7 +165,12 @@ async def test_streamable_http_url_target(tmp_path):
         )
         try:
             config = HostConfig(
-                servers={"h": ServerConfig(target=f"http://127.0.0.1:{port}/mcp")},
+                servers={
+                    "h": ServerConfig(
+                        target=f"http://127.0.0.1:{port}/mcp",
+                        headers={"Authorization": "Bearer test-token"},
+                    )
+                },
                 reconnect_initial_sec=0.05,
                 reconnect_max_sec=0.1,
             )

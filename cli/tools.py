@@ -1,0 +1,171 @@
+"""``mcpbind catalog`` and ``mcpbind call``: what a model would see, and what a call returns.
+
+Configuration lookup: ``--config PATH``, else ``./mcpbind.toml``, else the embedded demo.
+Exit status: 0 (``catalog``: every server up; ``call``: ``ok``), 1 (a server failed; a call
+ended in any other status), 2 (usage or configuration error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any
+
+import trio
+
+from mcpbind.impl import (
+    ConfigError,
+    DuplicateCallId,
+    Host,
+    HostConfig,
+    ServerStartupError,
+)
+from mcpbind.impl.toml_config import load_toml, parse_toml
+
+__all__ = ["add_parsers", "load_config"]
+
+USAGE = 2
+
+
+def load_config(option: str | None) -> tuple[HostConfig, str]:
+    """The config and where it came from; ConfigError on a bad one."""
+    if option is not None:
+        loaded, source = load_toml(option), option
+    elif pathlib.Path("mcpbind.toml").is_file():
+        loaded, source = load_toml("mcpbind.toml"), "./mcpbind.toml"
+    else:
+        from mcpbind.demo import demo_toml  # noqa: PLC0415 - only without a config
+
+        loaded, source = parse_toml(demo_toml(), path="<embedded demo>"), "the embedded demo"
+    for message in loaded.warnings:
+        print(f"mcpbind: warning: {message}", file=sys.stderr)
+    return loaded.config, source
+
+
+def _config_or_exit(args: argparse.Namespace) -> tuple[HostConfig, str] | None:
+    try:
+        return load_config(args.config)
+    except ConfigError as error:
+        print(f"mcpbind: {error}", file=sys.stderr)
+        return None
+
+
+async def _catalog(config: HostConfig) -> dict[str, Any]:
+    async with Host.open(config) as host:
+        snap = host.sample()
+        statuses = host.server_status()
+    parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
+    return {
+        "generation": snap.generation,
+        "servers": [
+            {
+                "name": s.name,
+                "status": "connected" if s.connected else "unavailable",
+                "tools": s.tools,
+                "error": s.error,
+            }
+            for s in statuses
+        ],
+        "tools": [
+            {
+                "name": spec.name,
+                "server": binding.server,
+                "remote_name": binding.remote_name,
+                "description": spec.description,
+                "input_schema": dict(spec.input_schema),
+                "parallel": binding.read_only or parallel.get(binding.server or "", False),
+            }
+            for spec in snap.specs
+            for binding in [snap.names[spec.name]]
+        ],
+    }
+
+
+def catalog_main(args: argparse.Namespace) -> int:
+    found = _config_or_exit(args)
+    if found is None:
+        return USAGE
+    config, source = found
+    try:
+        report = trio.run(_catalog, config)
+    except ServerStartupError as error:
+        print(f"mcpbind: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_catalog(report, source)
+    return 0 if all(s["status"] == "connected" for s in report["servers"]) else 1
+
+
+def _print_catalog(report: dict[str, Any], source: str) -> None:
+    print(f"catalog from {source}: generation {report['generation']}")
+    print()
+    print(f"  {'server':<16} {'status':<12} {'tools':>5}  error")
+    for s in report["servers"]:
+        print(f"  {s['name']:<16} {s['status']:<12} {s['tools']:>5}  {s['error'] or ''}")
+    print()
+    print(f"  {'tool (what the model calls)':<44} {'server':<10} {'remote name':<14} lane")
+    for t in report["tools"]:
+        lane = "parallel" if t["parallel"] else "exclusive"
+        print(f"  {t['name']:<44} {t['server'] or 'builtin':<10} {t['remote_name']:<14} {lane}")
+        if t["description"]:
+            print(f"      {t['description']}")
+
+
+async def _call(config: HostConfig, name: str, arguments: str, call_id: str) -> dict[str, Any]:
+    async with Host.open(config) as host:
+        result = await host.call(host.sample(), call_id, name, arguments)
+    return {"call_id": result.call_id, "status": result.status, "output": result.output}
+
+
+def call_main(args: argparse.Namespace) -> int:
+    found = _config_or_exit(args)
+    if found is None:
+        return USAGE
+    config, _ = found
+    try:
+        report = trio.run(_call, config, args.name, args.arguments, args.call_id)
+    except ServerStartupError as error:
+        print(f"mcpbind: {error}", file=sys.stderr)
+        return 1
+    except DuplicateCallId as error:  # pragma: no cover - one call per process
+        print(f"mcpbind: {error}", file=sys.stderr)
+        return USAGE
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{report['call_id']}: {report['status']}")
+        print(report["output"])
+    return 0 if report["status"] == "ok" else 1
+
+
+def add_parsers(commands: Any) -> None:
+    catalog = commands.add_parser(
+        "catalog",
+        help="start the servers, refresh, and print what a model would be shown",
+        description="Start every enabled server, run its first refresh, print the step snapshot.",
+    )
+    catalog.add_argument(
+        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
+    )
+    catalog.add_argument("--json", action="store_true", help="print one JSON object")
+    catalog.set_defaults(handler=catalog_main)
+
+    call = commands.add_parser(
+        "call",
+        help="route one call and print its terminal result",
+        description="Start the servers, sample a step, route one call, print its result.",
+    )
+    call.add_argument("name", metavar="NAME", help="the public tool name, e.g. mcp__notes__add")
+    call.add_argument(
+        "arguments", metavar="ARGS_JSON", nargs="?", default="", help="a JSON object (default {})"
+    )
+    call.add_argument(
+        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
+    )
+    call.add_argument("--call-id", default="cli-1", help="the call_id (default cli-1)")
+    call.add_argument("--json", action="store_true", help="print one JSON object")
+    call.set_defaults(handler=call_main)

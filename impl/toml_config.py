@@ -1,0 +1,237 @@
+"""Codex-compatible TOML configuration (README "Configuration file", SPEC §11.5).
+
+An existing Codex ``config.toml`` works unchanged: servers are ``[mcp_servers.<name>]``
+tables with Codex's keys; mcpbind's own settings live in ``[mcpbind]``; every other
+table is ignored. Inside those tables a key that neither Codex nor mcpbind defines is an
+error naming the file, the table, the key and the closest known key; a Codex key that
+mcpbind does not act on is accepted with a warning. Values of ``env``, ``http_headers``,
+``env_http_headers`` and the bearer token never appear in messages.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import pathlib
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from mcp import StdioServerParameters
+
+from .config import HostConfig, ServerConfig
+from .errors import ConfigError
+
+__all__ = ["SERVER_KEYS", "load_toml", "parse_toml"]
+
+#: Keys of ``[mcp_servers.<name>]`` that mcpbind acts on.
+SERVER_KEYS = frozenset(
+    {
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "bearer_token_env_var",
+        "http_headers",
+        "env_http_headers",
+        "enabled",
+        "required",
+        "startup_timeout_sec",
+        "startup_timeout_ms",
+        "tool_timeout_sec",
+        "enabled_tools",
+        "disabled_tools",
+        "supports_parallel_tool_calls",
+    }
+)
+#: Codex keys accepted with a warning: mcpbind does not act on them (yet).
+CODEX_ONLY_KEYS = frozenset(
+    {"default_tools_approval_mode", "tools", "env_vars", "oauth_resource", "scopes", "oauth"}
+)
+MCPBIND_KEYS = frozenset({"max_name_length", "binding_policy", "output_limit"})
+
+
+@attrs.frozen
+class Loaded:
+    config: HostConfig
+    warnings: tuple[str, ...]
+
+
+class _Reader:
+    def __init__(self, path: str, environ: Mapping[str, str]) -> None:
+        self.path = path
+        self.environ = environ
+        self.warnings: list[str] = []
+
+    def error(self, table: str, key: str | None, problem: str) -> ConfigError:
+        where = f"[{table}]" + (f" key {key!r}" if key else "")
+        return ConfigError(f"{self.path}: {where}: {problem}")
+
+    def unknown(self, table: str, key: str, known: frozenset[str]) -> ConfigError:
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = (
+            f"; did you mean {close[0]!r}?"
+            if close
+            else f"; known keys: {', '.join(sorted(known))}"
+        )
+        return self.error(table, key, f"unknown key{hint}")
+
+    def number(self, table: str, key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise self.error(table, key, f"must be a number, got {type(value).__name__}")
+        if value < 0:
+            raise self.error(table, key, "must be >= 0")
+        return float(value)
+
+    def boolean(self, table: str, key: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(table, key, f"must be true or false, got {type(value).__name__}")
+        return value
+
+    def string(self, table: str, key: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.error(table, key, f"must be a string, got {type(value).__name__}")
+        return value
+
+    def strings(self, table: str, key: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(table, key, "must be a list of strings")
+        return list(value)
+
+    def secret_table(self, table: str, key: str, value: Any) -> dict[str, str]:
+        """A table of strings whose values are secrets: never quoted back."""
+        if not isinstance(value, dict):
+            raise self.error(table, key, "must be a table of strings")
+        for name, item in value.items():
+            if not isinstance(item, str):
+                raise self.error(table, f"{key}.{name}", "must be a string (value not shown)")
+        return dict(value)
+
+    def server(self, name: str, raw: Any) -> ServerConfig:
+        table = f"mcp_servers.{name}"
+        if not isinstance(raw, dict):
+            raise self.error(table, None, "must be a table")
+        for key in raw:
+            if key in CODEX_ONLY_KEYS:
+                self.warnings.append(
+                    f"{self.path}: [{table}] key {key!r} is a Codex setting mcpbind does not "
+                    "act on yet; it is ignored"
+                )
+            elif key not in SERVER_KEYS:
+                raise self.unknown(table, key, SERVER_KEYS | CODEX_ONLY_KEYS)
+        has_command, has_url = "command" in raw, "url" in raw
+        if has_command and has_url:
+            raise self.error(
+                table, None, "has both 'command' and 'url'; a server is one or the other"
+            )
+        if not has_command and not has_url:
+            raise self.error(table, None, "needs 'command' (stdio) or 'url' (streamable HTTP)")
+        if has_command:
+            for key in ("bearer_token_env_var", "http_headers", "env_http_headers"):
+                if key in raw:
+                    raise self.error(table, key, "applies to 'url' servers only")
+            target: Any = StdioServerParameters(
+                command=self.string(table, "command", raw["command"]),
+                args=self.strings(table, "args", raw.get("args", [])),
+                env=self.secret_table(table, "env", raw["env"]) if "env" in raw else None,
+                cwd=self.string(table, "cwd", raw["cwd"]) if "cwd" in raw else None,
+            )
+            headers: dict[str, str] = {}
+        else:
+            for key in ("args", "env", "cwd"):
+                if key in raw:
+                    raise self.error(table, key, "applies to 'command' servers only")
+            target = self.string(table, "url", raw["url"])
+            if not target.startswith(("http://", "https://")):
+                raise self.error(table, "url", "must start with http:// or https://")
+            headers = self.headers(table, raw)
+        timeouts: dict[str, Any] = {}
+        if "startup_timeout_ms" in raw:
+            timeouts["startup_timeout_sec"] = (
+                self.number(table, "startup_timeout_ms", raw["startup_timeout_ms"]) / 1000
+            )
+        for key in ("startup_timeout_sec", "tool_timeout_sec"):
+            if key in raw:
+                timeouts[key] = self.number(table, key, raw[key])
+        flags: dict[str, Any] = {
+            key: self.boolean(table, key, raw[key])
+            for key in ("enabled", "required", "supports_parallel_tool_calls")
+            if key in raw
+        }
+        lists: dict[str, Any] = {
+            key: self.strings(table, key, raw[key])
+            for key in ("enabled_tools", "disabled_tools")
+            if key in raw
+        }
+        return ServerConfig(target=target, headers=headers, **timeouts, **flags, **lists)
+
+    def headers(self, table: str, raw: Mapping[str, Any]) -> dict[str, str]:
+        headers = self.secret_table(table, "http_headers", raw.get("http_headers", {}))
+        from_env = self.secret_table(table, "env_http_headers", raw.get("env_http_headers", {}))
+        for header, variable in from_env.items():
+            value = self.environ.get(variable)
+            if value is None:
+                raise self.error(
+                    table, "env_http_headers", f"environment variable {variable!r} is not set"
+                )
+            headers[header] = value
+        if "bearer_token_env_var" in raw:
+            variable = self.string(table, "bearer_token_env_var", raw["bearer_token_env_var"])
+            token = self.environ.get(variable)
+            if not token:
+                raise self.error(
+                    table, "bearer_token_env_var", f"environment variable {variable!r} is not set"
+                )
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def host(self, data: Mapping[str, Any]) -> HostConfig:
+        servers_raw = data.get("mcp_servers", {})
+        if not isinstance(servers_raw, dict):
+            raise self.error("mcp_servers", None, "must be a table of servers")
+        servers = {name: self.server(name, raw) for name, raw in servers_raw.items()}
+        own = data.get("mcpbind", {})
+        if not isinstance(own, dict):
+            raise self.error("mcpbind", None, "must be a table")
+        settings: dict[str, Any] = {}
+        for key, value in own.items():
+            if key not in MCPBIND_KEYS:
+                raise self.unknown("mcpbind", key, MCPBIND_KEYS)
+            if key == "binding_policy":
+                if value not in ("frozen", "revalidate"):
+                    raise self.error("mcpbind", key, "must be 'frozen' or 'revalidate'")
+                settings[key] = value
+            else:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise self.error("mcpbind", key, "must be an integer")
+                settings[key] = value
+        try:
+            return HostConfig(servers=servers, **settings)
+        except ConfigError as error:
+            raise ConfigError(f"{self.path}: [mcpbind]: {error}") from None
+
+
+def parse_toml(
+    text: str, *, path: str = "<string>", environ: Mapping[str, str] | None = None
+) -> Loaded:
+    """Parse TOML text; raise ConfigError (naming ``path``) on any problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    reader = _Reader(path, os.environ if environ is None else environ)
+    config = reader.host(data)
+    return Loaded(config, tuple(reader.warnings))
+
+
+def load_toml(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Loaded:
+    """Read a config file; raise ConfigError naming it on any problem."""
+    location = pathlib.Path(path)
+    try:
+        text = location.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{location}: cannot read: {error.strerror}") from None
+    return parse_toml(text, path=str(location), environ=environ)
