@@ -17,6 +17,7 @@ from mcpbind.model import texts
 __all__ = ["ERROR_LINE", "encode_result", "wall_time_header"]
 
 ERROR_LINE = "The tool reported an error (isError: true)."
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def wall_time_header(seconds: float) -> str:
@@ -64,7 +65,7 @@ def encode_result(
     is_error = raw.get("isError") is True
     structured = raw.get("structuredContent")
     if structured is not None:
-        body = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
+        body = _COMPACT(structured)
     else:
         body = "\n".join(_block(b) for b in raw.get("content", []))
     lines = [wall_time_header(seconds)]

@@ -299,7 +299,10 @@ class Host:
         try:
             with scope:
                 if lane is not None:
-                    await lane.acquire()
+                    try:
+                        lane.acquire_nowait()  # uncontended: no extra trip through the scheduler
+                    except trio.WouldBlock:
+                        await lane.acquire()
                 try:
                     connection = runtime.connection
                     if connection is None:  # lost while this call waited for the lane

@@ -1,0 +1,75 @@
+"""``python -m benchmarks [--quick] [--json PATH]``: mcpbind against the raw SDK.
+
+Prints a table and, with ``--json``, writes every figure as one JSON object. Every figure
+is a ratio against a baseline measured in the same run (README "Benchmarks").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any
+
+import trio
+
+from .suite import explorer_rate, property_rate, run_all
+
+
+def table(figures: dict[str, Any]) -> str:
+    lines = ["figure                                  mcpbind      baseline     ratio"]
+
+    def row(label: str, result: dict[str, Any]) -> None:
+        mine, theirs = result["mcpbind"]["median_us"], result["baseline"]["median_us"]
+        lines.append(f"{label:<38} {mine:>9.1f}us {theirs:>9.1f}us   x{result['ratio']:.3f}")
+
+    row("call overhead, in-process", figures["call_overhead_ratio"]["inproc"])
+    row("call overhead, stdio", figures["call_overhead_ratio"]["stdio"])
+    row(f"refresh, {figures['refresh_ratio']['tools']} tools", figures["refresh_ratio"])
+    s = figures["sample_scaling_ratio"]
+    lines.append(
+        f"{'sample(), ' + str(s['large_tools']) + ' vs ' + str(s['small_tools']) + ' tools':<38} "
+        f"{s['large_us']:>9.2f}us {s['small_us']:>9.2f}us   x{s['ratio']:.3f}"
+    )
+    for n, c in figures["concurrency"].items():
+        lines.append(
+            f"{n + ' concurrent calls, throughput':<38} {c['mcpbind']['calls_per_s']:>9}/s "
+            f"{c['baseline']['calls_per_s']:>9}/s   x{c['throughput_ratio']:.3f}"
+        )
+        lines.append(
+            f"{n + ' concurrent calls, peak memory':<38} {c['mcpbind']['peak_bytes'] // 1024:>9}KB "
+            f"{c['baseline']['peak_bytes'] // 1024:>9}KB   x{c['peak_memory_ratio']:.3f}"
+        )
+    e = figures["explorer_states_per_s"]
+    lines.append(f"explorer: {e['states_per_s']} states/s ({e['transitions_per_s']} transitions/s)")
+    p = figures["property_steps_per_s"]
+    lines.append(f"lockstep machine: {p['steps_per_s']} steps/s")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, about a minute")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: only that the command still works"
+    )
+    parser.add_argument("--json", metavar="PATH", help="write the figures as one JSON object")
+    args = parser.parse_args()
+
+    def progress(label: str) -> None:
+        print(f"  … {label}", file=sys.stderr, flush=True)
+
+    size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    figures = trio.run(run_all, size, progress)
+    progress("explorer and property machine rates")
+    figures["explorer_states_per_s"] = explorer_rate(small=args.smoke)
+    figures["property_steps_per_s"] = property_rate({"smoke": 3, "quick": 20, "full": 200}[size])
+    print(table(figures))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,284 @@
+"""mcpbind's benchmarks: every figure a ratio against a baseline measured in the same run.
+
+Each comparison alternates the two sides round by round after a warm-up, and reports the
+median per-operation time of each side with its min-max over rounds, and the ratio of the
+medians. Nothing here is a test: no figure is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
+
+from mcpbind.impl import Host, HostConfig, ServerConfig
+
+Op = Callable[[int], Awaitable[Any]]
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    return {
+        "median_us": round(statistics.median(samples) * 1e6, 2),
+        "min_us": round(min(samples) * 1e6, 2),
+        "max_us": round(max(samples) * 1e6, 2),
+    }
+
+
+async def compare(
+    subject: Op, baseline: Op, *, rounds: int, per_round: int, warmup: int
+) -> dict[str, Any]:
+    """Alternate ``subject`` and ``baseline`` rounds; per-operation medians and their ratio."""
+    counter = [0]
+
+    async def run(op: Op, n: int) -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            counter[0] += 1
+            await op(counter[0])
+        return (time.perf_counter() - started) / n
+
+    await run(subject, warmup)
+    await run(baseline, warmup)
+    mine: list[float] = []
+    theirs: list[float] = []
+    for index in range(rounds):
+        order = (subject, baseline) if index % 2 == 0 else (baseline, subject)
+        for op in order:
+            gc.collect()
+            gc.disable()  # GC paused inside a timed round, collected between rounds
+            try:
+                (mine if op is subject else theirs).append(await run(op, per_round))
+            finally:
+                gc.enable()
+    return {
+        "ratio": round(statistics.median(mine) / statistics.median(theirs), 3),
+        "mcpbind": _summary(mine),
+        "baseline": _summary(theirs),
+        "rounds": rounds,
+        "per_round": per_round,
+    }
+
+
+def echo_server(tools: int = 1) -> MCPServer:
+    server = MCPServer("bench", log_level="CRITICAL")
+
+    @server.tool(description="echo the text")
+    async def echo(text: str) -> str:
+        return text
+
+    for index in range(tools - 1):
+
+        async def tool(x: int = 0) -> str:
+            return "ok"
+
+        server.add_tool(tool, name=f"tool_{index:05d}", description=f"generated tool {index}")
+    _ = echo
+    return server
+
+
+async def call_overhead(target: Any, *, rounds: int, per_round: int) -> dict[str, Any]:
+    """``host.call`` vs ``Client.call_tool`` on the same server (two sessions)."""
+    config = HostConfig(servers={"b": ServerConfig(target=target)})
+    async with Host.open(config) as host, Client(target, cache=None) as client:
+        snap = host.sample()
+
+        async def routed(i: int) -> None:
+            await host.call(snap, f"c{i}", "mcp__b__echo", {"text": "x"})
+
+        async def raw(i: int) -> None:
+            await client.call_tool("echo", {"text": "x"})
+
+        return await compare(routed, raw, rounds=rounds, per_round=per_round, warmup=50)
+
+
+async def refresh_ratio(tools: int, *, rounds: int) -> dict[str, Any]:
+    """``host.refresh`` of a large server vs the raw paginated ``list_tools``."""
+    server = echo_server(tools)
+    async with (
+        Host.open(HostConfig(servers={"big": ServerConfig(target=server)})) as host,
+        Client(server, cache=None) as client,
+    ):
+
+        async def refresh(i: int) -> None:
+            await host.refresh("big")
+
+        async def raw(i: int) -> None:
+            cursor = None
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+
+        result = await compare(refresh, raw, rounds=rounds, per_round=1, warmup=2)
+        result["tools"] = len(host.sample().specs)
+        return result
+
+
+async def sample_scaling(large_tools: int, small_tools: int, servers: int = 10) -> dict[str, Any]:
+    """``host.sample()`` with ``large_tools`` vs ``small_tools`` (over ``servers`` servers)."""
+
+    async def measure(total: int) -> float:
+        per = max(1, total // servers)
+        gc.collect()
+        config = HostConfig(
+            servers={f"s{i}": ServerConfig(target=echo_server(per)) for i in range(servers)}
+        )
+        async with Host.open(config) as host:
+            assert len(host.sample().specs) == per * servers
+            samples = []
+            for _ in range(30):
+                started = time.perf_counter()
+                for _ in range(1000):
+                    host.sample()
+                samples.append((time.perf_counter() - started) / 1000)
+            return statistics.median(samples)
+
+    small = await measure(small_tools)
+    large = await measure(large_tools)
+    return {
+        "ratio": round(large / small, 3),
+        "large_tools": large_tools,
+        "small_tools": small_tools,
+        "large_us": round(large * 1e6, 3),
+        "small_us": round(small * 1e6, 3),
+    }
+
+
+async def concurrency(calls: int) -> dict[str, Any]:
+    """``calls`` concurrent calls: throughput and peak traced memory, mcpbind vs raw."""
+    server = echo_server()
+    result: dict[str, Any] = {"calls": calls}
+    async with (
+        Host.open(
+            HostConfig(
+                servers={"b": ServerConfig(target=server, supports_parallel_tool_calls=True)}
+            )
+        ) as host,
+        Client(server, cache=None) as client,
+    ):
+        snap = host.sample()
+
+        async def through_host(i: int) -> None:
+            await host.call(
+                snap, f"k{calls}-{i}-{time.perf_counter_ns()}", "mcp__b__echo", {"text": "x"}
+            )
+
+        async def raw(i: int) -> None:
+            await client.call_tool("echo", {"text": "x"})
+
+        for label, op in (("baseline", raw), ("mcpbind", through_host)):
+            gc.collect()
+            tracemalloc.start()
+            started = time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for i in range(calls):
+                    nursery.start_soon(op, i)
+            seconds = time.perf_counter() - started
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            result[label] = {
+                "seconds": round(seconds, 3),
+                "calls_per_s": round(calls / seconds),
+                "peak_bytes": peak,
+            }
+    result["throughput_ratio"] = round(
+        result["mcpbind"]["calls_per_s"] / result["baseline"]["calls_per_s"], 3
+    )
+    result["peak_memory_ratio"] = round(
+        result["mcpbind"]["peak_bytes"] / result["baseline"]["peak_bytes"], 3
+    )
+    return result
+
+
+def explorer_rate(*, small: bool = False) -> dict[str, Any]:
+    """States per second of the explorer on the standard suite's calls part."""
+    from mcpbind.model import explore  # noqa: PLC0415
+    from mcpbind.model.bounds import standard_suite  # noqa: PLC0415
+
+    part = standard_suite("revalidate", calls=1 if small else None)[1]
+    report = explore(part.bound)
+    return {
+        "states": report.states,
+        "transitions": report.transitions,
+        "seconds": round(report.seconds, 2),
+        "states_per_s": round(report.states / report.seconds),
+        "transitions_per_s": round(report.transitions / report.seconds),
+    }
+
+
+def property_rate(examples: int) -> dict[str, Any]:
+    from hypothesis import given, settings  # noqa: PLC0415
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    from mcpbind.properties import profiles  # noqa: PLC0415
+    from mcpbind.properties.chooser import DrawChooser  # noqa: PLC0415
+    from mcpbind.properties.lockstep import run_machine  # noqa: PLC0415
+    from mcpbind.properties.machines import lockstep_bound  # noqa: PLC0415
+
+    profiles.load("ci")
+    bound = lockstep_bound("revalidate")
+    steps = [0]
+
+    @settings(max_examples=examples)
+    @given(st.data())
+    def lockstep(data: Any) -> None:
+        steps[0] += len(run_machine(bound, DrawChooser(data), steps=30))
+
+    started = time.perf_counter()
+    lockstep()
+    seconds = time.perf_counter() - started
+    return {
+        "steps": steps[0],
+        "seconds": round(seconds, 2),
+        "steps_per_s": round(steps[0] / seconds),
+    }
+
+
+def stdio_target() -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "benchmarks.echo_stdio"])
+
+
+SIZES = {
+    "smoke": {"rounds": 2, "per_round": 5, "tools": 16, "sample": (100, 10), "calls": (10, 20)},
+    "quick": {
+        "rounds": 10,
+        "per_round": 50,
+        "tools": 256,
+        "sample": (1000, 100),
+        "calls": (100, 1000),
+    },
+    "full": {
+        "rounds": 30,
+        "per_round": 100,
+        "tools": 2048,
+        "sample": (10_000, 100),
+        "calls": (1000, 10_000),
+    },
+}
+
+
+async def run_all(size: str, progress: Callable[[str], None]) -> dict[str, Any]:
+    sizes = SIZES[size]
+    rounds, per_round = sizes["rounds"], sizes["per_round"]
+    figures: dict[str, Any] = {"size": size}
+    progress("call overhead (in-process)")
+    inproc = await call_overhead(echo_server(), rounds=rounds, per_round=per_round)
+    progress("call overhead (stdio)")
+    stdio = await call_overhead(stdio_target(), rounds=rounds, per_round=per_round // 2)
+    figures["call_overhead_ratio"] = {"inproc": inproc, "stdio": stdio}
+    progress("refresh of a large server")
+    figures["refresh_ratio"] = await refresh_ratio(sizes["tools"], rounds=max(3, rounds // 2))
+    progress("sample scaling")
+    figures["sample_scaling_ratio"] = await sample_scaling(*sizes["sample"])
+    progress("concurrency")
+    figures["concurrency"] = {str(n): await concurrency(n) for n in sizes["calls"]}
+    return figures

@@ -1,0 +1,37 @@
+"""The benchmark command keeps working (tiny sizes; nothing here asserts a time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+KEYS = {
+    "call_overhead_ratio",
+    "refresh_ratio",
+    "sample_scaling_ratio",
+    "concurrency",
+    "explorer_states_per_s",
+    "property_steps_per_s",
+}
+
+
+@pytest.mark.slow
+def test_benchmark_command_runs_and_writes_every_figure(tmp_path):
+    out = tmp_path / "figures.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--smoke", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures) >= KEYS
+    assert set(figures["call_overhead_ratio"]) == {"inproc", "stdio"}
+    for result in (figures["call_overhead_ratio"]["inproc"], figures["refresh_ratio"]):
+        assert {"ratio", "mcpbind", "baseline"} <= set(result)
+    assert "call overhead, in-process" in done.stdout
