@@ -28,10 +28,7 @@ def table(figures: dict[str, Any]) -> str:
     row("call overhead, stdio", figures["call_overhead_ratio"]["stdio"])
     row(f"refresh, {figures['refresh_ratio']['tools']} tools", figures["refresh_ratio"])
     s = figures["sample_scaling_ratio"]
-    lines.append(
-        f"{'sample(), ' + str(s['large_tools']) + ' vs ' + str(s['small_tools']) + ' tools':<38} "
-        f"{s['large_us']:>9.2f}us {s['small_us']:>9.2f}us   x{s['ratio']:.3f}"
-    )
+    row(f"sample(), {s['large_tools']} vs {s['small_tools']} tools", s)
     for n, c in figures["concurrency"].items():
         lines.append(
             f"{n + ' concurrent calls, throughput':<38} {c['mcpbind']['calls_per_s']:>9}/s "

@@ -124,33 +124,27 @@ async def refresh_ratio(tools: int, *, rounds: int) -> dict[str, Any]:
 
 
 async def sample_scaling(large_tools: int, small_tools: int, servers: int = 10) -> dict[str, Any]:
-    """``host.sample()`` with ``large_tools`` vs ``small_tools`` (over ``servers`` servers)."""
+    """``host.sample()`` with ``large_tools`` vs ``small_tools`` (over ``servers`` servers);
+    both hosts open at once, rounds alternated as in :func:`compare`."""
 
-    async def measure(total: int) -> float:
+    def config(total: int) -> HostConfig:
         per = max(1, total // servers)
-        gc.collect()
-        config = HostConfig(
+        return HostConfig(
             servers={f"s{i}": ServerConfig(target=echo_server(per)) for i in range(servers)}
         )
-        async with Host.open(config) as host:
-            assert len(host.sample().specs) == per * servers
-            samples = []
-            for _ in range(30):
-                started = time.perf_counter()
-                for _ in range(1000):
-                    host.sample()
-                samples.append((time.perf_counter() - started) / 1000)
-            return statistics.median(samples)
 
-    small = await measure(small_tools)
-    large = await measure(large_tools)
-    return {
-        "ratio": round(large / small, 3),
-        "large_tools": large_tools,
-        "small_tools": small_tools,
-        "large_us": round(large * 1e6, 3),
-        "small_us": round(small * 1e6, 3),
-    }
+    async with Host.open(config(large_tools)) as large, Host.open(config(small_tools)) as small:
+
+        async def sample_large(i: int) -> None:
+            large.sample()
+
+        async def sample_small(i: int) -> None:
+            small.sample()
+
+        result = await compare(sample_large, sample_small, rounds=30, per_round=2000, warmup=100)
+        result["large_tools"] = len(large.sample().specs)
+        result["small_tools"] = len(small.sample().specs)
+        return result
 
 
 async def concurrency(calls: int) -> dict[str, Any]:
