@@ -21,12 +21,15 @@ def table(figures: dict[str, Any]) -> str:
     lines = ["figure                                  mcpbind      baseline     ratio"]
 
     def row(label: str, result: dict[str, Any]) -> None:
-        mine, theirs = result["mcpbind"]["median_us"], result["baseline"]["median_us"]
+        subject = result["mcpbind"] if "mcpbind" in result else result["peer"]
+        mine, theirs = subject["median_us"], result["baseline"]["median_us"]
         lines.append(f"{label:<38} {mine:>9.1f}us {theirs:>9.1f}us   x{result['ratio']:.3f}")
 
     row("call overhead, in-process", figures["call_overhead_ratio"]["inproc"])
     row("call overhead, stdio", figures["call_overhead_ratio"]["stdio"])
     row(f"refresh, {figures['refresh_ratio']['tools']} tools", figures["refresh_ratio"])
+    for peer, result in figures.get("peers", {}).items():
+        row(f"peer {peer}, call (stdio)", result["call_overhead_ratio"])
     s = figures["sample_scaling_ratio"]
     row(f"sample(), {s['large_tools']} vs {s['small_tools']} tools", s)
     for n, c in figures["concurrency"].items():

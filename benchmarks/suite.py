@@ -237,6 +237,25 @@ def property_rate(examples: int) -> dict[str, Any]:
     }
 
 
+async def peer_session_group(*, rounds: int, per_round: int) -> dict[str, Any]:
+    """mcp's own ``ClientSessionGroup``: its ``call_tool`` over its own session's raw call,
+    on the same stdio server (the peer's overhead over its own raw call, like for like)."""
+    from mcp.client.session_group import ClientSessionGroup  # noqa: PLC0415
+
+    async with ClientSessionGroup() as group:
+        session = await group.connect_to_server(stdio_target())
+
+        async def grouped(i: int) -> None:
+            await group.call_tool("echo", {"text": "x"})
+
+        async def raw(i: int) -> None:
+            await session.call_tool("echo", {"text": "x"})
+
+        result = await compare(grouped, raw, rounds=rounds, per_round=per_round, warmup=20)
+        result["peer"] = result.pop("mcpbind")
+        return result
+
+
 def stdio_target() -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "benchmarks.echo_stdio"])
 
@@ -269,6 +288,12 @@ async def run_all(size: str, progress: Callable[[str], None]) -> dict[str, Any]:
     progress("call overhead (stdio)")
     stdio = await call_overhead(stdio_target(), rounds=rounds, per_round=per_round // 2)
     figures["call_overhead_ratio"] = {"inproc": inproc, "stdio": stdio}
+    progress("peer: mcp ClientSessionGroup (stdio)")
+    figures["peers"] = {
+        "mcp.ClientSessionGroup": {
+            "call_overhead_ratio": await peer_session_group(rounds=rounds, per_round=per_round // 2)
+        }
+    }
     progress("refresh of a large server")
     figures["refresh_ratio"] = await refresh_ratio(sizes["tools"], rounds=max(3, rounds // 2))
     progress("sample scaling")
