@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+from cli_runner import mcpbind
 
 from mcpbind.impl import ConfigError, ConfigWarning, HostConfig
 from mcpbind.impl.toml_config import parse_toml
@@ -155,18 +155,6 @@ def test_secrets_never_appear_in_errors_or_reprs():
         parse('[mcp_servers.fs]\ncommand = "x"\nenv = { K = 12345 }\n')
     assert "12345" not in str(caught.value)
     assert "env.K" in str(caught.value)
-
-
-def mcpbind(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpbind.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-        cwd=cwd,
-        env=env,
-    )
 
 
 @pytest.mark.slow

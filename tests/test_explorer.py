@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from cli_runner import mcpbind
 
 from mcpbind.cli.explore import Run
 from mcpbind.model import explore
@@ -126,16 +125,6 @@ def test_liveness_catches_a_drain_that_can_run_forever():
     failures = liveness_failures([s0, s0], [[1], [0]])
     assert {inv for inv, _, _ in failures} == {"LIVE-1", "LIVE-2"}
     assert liveness_failures([s0, s0], [[1], []]) == []
-
-
-def mcpbind(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpbind.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
 
 
 def test_cli_explore_json_reports_the_bound_counts_and_no_violation():

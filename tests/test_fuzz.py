@@ -6,22 +6,16 @@ import json
 import shutil
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
+from cli_runner import mcpbind
 
 pytestmark = pytest.mark.slow
 
 
 def fuzz(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpbind.cli", "fuzz", "--json", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+    return mcpbind("fuzz", "--json", *args)
 
 
 def test_fuzz_finds_a_planted_bug_and_shares_it_through_a_directory_database(tmp_path):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from cli_runner import mcpbind
 
 from mcpbind.properties import profiles
 from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
@@ -89,16 +88,6 @@ def test_odometer_enumerates_every_sequence_once():
         if not odometer.advance():
             break
     assert seen == [(a, b) for a in "ab" for b in "xyz"]
-
-
-def mcpbind(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpbind.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
 
 
 def test_cli_check_replay_runs_one_file_against_model_and_runtime():
