@@ -10,7 +10,7 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 """
 
-from .config import BuiltinTool, ConfigWarning, HostConfig, ServerConfig
+from .config import BuiltinTool, ConfigWarning, HostConfig, ServerConfig, ToolConfig
 from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
 from .errors import (
     CatalogRejected,
@@ -55,6 +55,7 @@ __all__ = [
     "ServerStartupError",
     "ServerStatus",
     "StepSnapshot",
+    "ToolConfig",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",

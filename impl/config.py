@@ -10,6 +10,7 @@ import math
 import os
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import Any, Literal
 
 import attrs
@@ -18,7 +19,14 @@ from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
 from .errors import ConfigError
 
-__all__ = ["BuiltinTool", "ConfigWarning", "HostConfig", "ServerConfig"]
+__all__ = [
+    "APPROVAL_MODES",
+    "BuiltinTool",
+    "ConfigWarning",
+    "HostConfig",
+    "ServerConfig",
+    "ToolConfig",
+]
 
 
 class ConfigWarning(UserWarning):
@@ -26,6 +34,50 @@ class ConfigWarning(UserWarning):
 
 
 BindingPolicy = Literal["frozen", "revalidate"]
+ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("auto", "prompt", "writes", "approve")
+
+
+def _approval_mode(name: str) -> Callable[[Any, Any, Any], None]:
+    def check(_: Any, __: Any, value: Any) -> None:
+        if value is not None and value not in APPROVAL_MODES:
+            raise ConfigError(f"{name} must be one of {', '.join(APPROVAL_MODES)}, got {value!r}")
+
+    return check
+
+
+def _positive_or_none(name: str) -> Callable[[Any, Any, Any], None]:
+    def check(_: Any, __: Any, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+
+    return check
+
+
+@attrs.frozen
+class ToolConfig:
+    """Settings of one tool of one server (``[mcp_servers.<name>.tools.<tool>]``), keyed by
+    its raw name. Unset fields fall back to the server's, then the host's settings."""
+
+    approval_mode: ApprovalMode | None = attrs.field(
+        default=None, validator=_approval_mode("approval_mode")
+    )
+    output_token_limit: int | None = attrs.field(
+        default=None, validator=_positive_or_none("output_token_limit")
+    )
+    output_byte_limit: int | None = attrs.field(
+        default=None, validator=_positive_or_none("output_byte_limit")
+    )
+
+
+def _tool_configs(value: Any) -> Mapping[str, ToolConfig]:  # converter: checked here
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, ToolConfig) for k, v in value.items()
+    ):
+        raise ConfigError(f"tools must map raw tool names to ToolConfig, got {value!r}")
+    return MappingProxyType(dict(value))
 
 
 def _non_negative(name: str) -> Callable[[Any, attrs.Attribute[float], float], None]:
@@ -80,6 +132,11 @@ class ServerConfig:
     supports_parallel_tool_calls: bool = False
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     """HTTP headers for a URL target (secrets: never shown)."""
+    default_tools_approval_mode: ApprovalMode | None = attrs.field(
+        default=None, validator=_approval_mode("default_tools_approval_mode")
+    )
+    tools: Mapping[str, ToolConfig] = attrs.field(factory=dict, converter=_tool_configs)
+    """Per-tool settings keyed by raw tool name."""
 
     def describe(self) -> str:
         """A safe one-line description of the target (no env, no headers)."""

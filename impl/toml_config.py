@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 from mcp import StdioServerParameters
 
-from .config import HostConfig, ServerConfig
+from .config import APPROVAL_MODES, HostConfig, ServerConfig, ToolConfig
 from .errors import ConfigError
 
 __all__ = ["SERVER_KEYS", "load_toml", "parse_toml"]
@@ -45,12 +45,14 @@ SERVER_KEYS = frozenset(
         "enabled_tools",
         "disabled_tools",
         "supports_parallel_tool_calls",
+        "default_tools_approval_mode",
+        "tools",
     }
 )
+#: Keys of ``[mcp_servers.<name>.tools.<tool>]``.
+TOOL_KEYS = frozenset({"approval_mode", "output_token_limit", "output_byte_limit"})
 #: Codex keys accepted with a warning: mcpbind does not act on them (yet).
-CODEX_ONLY_KEYS = frozenset(
-    {"default_tools_approval_mode", "tools", "env_vars", "oauth_resource", "scopes", "oauth"}
-)
+CODEX_ONLY_KEYS = frozenset({"env_vars", "oauth_resource", "scopes", "oauth"})
 MCPBIND_KEYS = frozenset({"max_name_length", "binding_policy", "output_limit"})
 
 
@@ -166,7 +168,42 @@ class _Reader:
             for key in ("enabled_tools", "disabled_tools")
             if key in raw
         }
-        return ServerConfig(target=target, headers=headers, **timeouts, **flags, **lists)
+        approval: dict[str, Any] = {}
+        if "default_tools_approval_mode" in raw:
+            approval["default_tools_approval_mode"] = self.mode(
+                table, "default_tools_approval_mode", raw["default_tools_approval_mode"]
+            )
+        tools = self.tools(table, raw.get("tools", {}))
+        return ServerConfig(
+            target=target, headers=headers, tools=tools, **timeouts, **flags, **lists, **approval
+        )
+
+    def mode(self, table: str, key: str, value: Any) -> str:
+        if value not in APPROVAL_MODES:
+            raise self.error(table, key, f"must be one of {', '.join(APPROVAL_MODES)}")
+        return str(value)
+
+    def tools(self, table: str, raw: Any) -> dict[str, ToolConfig]:
+        """``[<table>.tools.<tool>]``: per-tool settings keyed by the raw tool name."""
+        if not isinstance(raw, dict):
+            raise self.error(table, "tools", "must be a table of tools")
+        tools: dict[str, ToolConfig] = {}
+        for tool, settings in raw.items():
+            where = f"{table}.tools.{tool}"
+            if not isinstance(settings, dict):
+                raise self.error(where, None, "must be a table")
+            values: dict[str, Any] = {}
+            for key, value in settings.items():
+                if key not in TOOL_KEYS:
+                    raise self.unknown(where, key, TOOL_KEYS)
+                if key == "approval_mode":
+                    values[key] = self.mode(where, key, value)
+                elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise self.error(where, key, "must be an integer >= 1")
+                else:
+                    values[key] = value
+            tools[tool] = ToolConfig(**values)
+        return tools
 
     def headers(self, table: str, raw: Mapping[str, Any]) -> dict[str, str]:
         headers = self.secret_table(table, "http_headers", raw.get("http_headers", {}))

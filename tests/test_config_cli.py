@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from cli_runner import mcpbind
 
-from mcpbind.impl import ConfigError, ConfigWarning, HostConfig
+from mcpbind.impl import ConfigError, ConfigWarning, HostConfig, ToolConfig
 from mcpbind.impl.toml_config import parse_toml
 
 PYTHON = json.dumps(sys.executable)
@@ -128,10 +128,41 @@ def test_bad_configuration_is_a_config_error_naming_file_table_and_key(text, mes
 
 def test_a_codex_key_mcpbind_does_not_act_on_is_accepted_with_a_warning(tmp_path):
     path = tmp_path / "config.toml"
-    path.write_text('[mcp_servers.fs]\ncommand = "x"\ndefault_tools_approval_mode = "prompt"\n')
-    with pytest.warns(ConfigWarning, match="'default_tools_approval_mode' is a Codex setting"):
+    path.write_text('[mcp_servers.fs]\ncommand = "x"\nscopes = ["read"]\n')
+    with pytest.warns(ConfigWarning, match="'scopes' is a Codex setting"):
         config = HostConfig.from_toml(path)
     assert "fs" in config.servers
+
+
+def test_per_tool_settings_and_the_default_approval_mode_are_read(tmp_path):
+    loaded = parse(
+        """
+        [mcp_servers.fs]
+        command = "x"
+        default_tools_approval_mode = "writes"
+        [mcp_servers.fs.tools.read]
+        approval_mode = "approve"
+        output_token_limit = 100
+        """
+    )
+    fs = loaded.config.servers["fs"]
+    assert fs.default_tools_approval_mode == "writes"
+    assert fs.tools["read"] == ToolConfig(approval_mode="approve", output_token_limit=100)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('approval_mode = "sometimes"', "key 'approval_mode': must be one of auto"),
+        ("output_byte_limit = 0", "key 'output_byte_limit': must be an integer >= 1"),
+        ("aproval_mode = 'auto'", "did you mean 'approval_mode'"),
+    ],
+)
+def test_a_bad_per_tool_setting_names_the_tool_table_and_key(line, message):
+    text = f'[mcp_servers.fs]\ncommand = "x"\n[mcp_servers.fs.tools.read]\n{line}\n'
+    with pytest.raises(ConfigError, match=r"\[mcp_servers\.fs\.tools\.read\]") as caught:
+        parse(text)
+    assert message in str(caught.value)
 
 
 def test_secrets_never_appear_in_errors_or_reprs():
