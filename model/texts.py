@@ -49,6 +49,10 @@ NOT_CONNECTED: Final = (
 DISCONNECTED: Final = (
     "server {server!r} disconnected while the call was in flight; its outcome is unknown"
 )
+DENIED: Final = (
+    "call denied: approval to run {name} was not given; nothing was sent; "
+    "ask the user, or change the tool's approval_mode"
+)
 TRANSPORT: Final = "transport error calling {tool!r} on server {server!r}: {why}"
 CANCELLED: Final = "call cancelled by the host"
 MALFORMED_RESULT: Final = (
