@@ -11,13 +11,16 @@ import os
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .contributors import Contributor
 
 __all__ = [
     "APPROVAL_MODES",
@@ -168,6 +171,12 @@ class BuiltinTool:
     read_only: bool = False
 
 
+def _contributors(value: Any) -> tuple[Contributor, ...]:  # converter: checked there
+    from .contributors import check_contributors  # noqa: PLC0415 - contributors imports config
+
+    return check_contributors(value)
+
+
 @attrs.frozen
 class HostConfig:
     servers: Mapping[str, ServerConfig] = attrs.field(factory=dict)
@@ -182,6 +191,9 @@ class HostConfig:
     )
     output_limit: int | None = None
     """Characters of model-visible output per result; longer output is cut with a marker."""
+    contributors: tuple[Contributor, ...] = attrs.field(default=(), converter=_contributors)
+    """Extension contributors, in order (SPEC §11.11): each has a unique ``id`` and one or
+    more of ``tools()``, ``actions()``, ``on_result()``, ``fragments()``."""
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:

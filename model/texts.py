@@ -88,6 +88,17 @@ REJECT_CAP: Final = (
     "tools/list of server {server!r} exceeded a limit: {cap}; the previous catalog stays installed"
 )
 
+# --- extension contributors (SPEC §11.11) ----------------------------------------------
+
+EXT_COLLISION: Final = (
+    "name collision: tool {name} of contributor {contributor!r} belongs to source {owner!r}; "
+    "the contributor's new tools were not installed; rename the tool"
+)
+EXT_INVALID: Final = (
+    "invalid tools from contributor {contributor!r}: {problem}; "
+    "the contributor's new tools were not installed"
+)
+
 # --- typed errors raised to the host (SPEC §9) ------------------------------------------
 
 DUPLICATE_CALL_ID: Final = (
