@@ -97,7 +97,7 @@ def test_every_model_mutant_is_caught_by_the_invariant_it_targets(m: Mutant):
 def test_mutant_names_are_unique_and_each_names_a_known_invariant():
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names))
-    ids = {f"INV-{n}" for n in range(1, 10)} | {"LIVE-1", "LIVE-2"}
+    ids = {f"INV-{n}" for n in range(1, 11)} | {"LIVE-1", "LIVE-2"}
     assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
 
 
@@ -136,7 +136,7 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
     assert set(result) >= {"bound", "states", "transitions", "depth", "seconds", "violations"}
     assert result["violations"] == []
     assert result["bound"]["policies"] == ["frozen"]
-    assert [p["name"] for p in result["bound"]["parts"]] == ["catalogs", "calls"]
+    assert [p["name"] for p in result["bound"]["parts"]] == ["catalogs", "calls", "approval"]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
 
 
