@@ -213,8 +213,9 @@ async def test_equal_scores_are_ranked_by_name_and_the_limit_applies():
     assert found_names(result.output) == ["mcp__big__z0", "mcp__big__z1", "mcp__big__z2"]
 
 
-async def test_a_search_that_matches_nothing_says_so_and_discovers_nothing():
-    async with Host.open(host_config(numbered(101))) as host:
+async def test_a_search_of_stopwords_matches_nothing_says_so_and_discovers_nothing():
+    tools = [*numbered(101), named("common", "The one of the tools, and a few more")]
+    async with Host.open(host_config(tools)) as host:
         snap = host.sample()
         result = await host.call(snap, "s1", TOOL_SEARCH, {"query": "the of and"})
         assert result.status == "ok"
