@@ -13,6 +13,7 @@ import pathlib
 import sys
 from typing import Any
 
+import attrs
 import trio
 
 from mcpbind.impl import (
@@ -52,8 +53,14 @@ def _config_or_exit(args: argparse.Namespace) -> tuple[HostConfig, str] | None:
         return None
 
 
+def _every_tool(config: HostConfig) -> HostConfig:
+    """A person names tools directly: the CLI lists and calls every tool, also above
+    ``defer_threshold`` (deferral is for a model's steps, SPEC §11.9)."""
+    return attrs.evolve(config, defer_threshold=None)
+
+
 async def _catalog(config: HostConfig) -> dict[str, Any]:
-    async with Host.open(config) as host:
+    async with Host.open(_every_tool(config)) as host:
         snap = host.sample()
         statuses = host.server_status()
     parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
@@ -116,7 +123,7 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
 
 
 async def _call(config: HostConfig, name: str, arguments: str, call_id: str) -> dict[str, Any]:
-    async with Host.open(config) as host:
+    async with Host.open(_every_tool(config)) as host:
         result = await host.call(host.sample(), call_id, name, arguments)
     return {"call_id": result.call_id, "status": result.status, "output": result.output}
 

@@ -38,6 +38,7 @@ from .errors import (
     ServerStartupError,
     UnknownServer,
 )
+from .exposure import Exposure
 from .host import Host
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
@@ -55,6 +56,7 @@ __all__ = [
     "ContributorOutcome",
     "ContributorRejected",
     "DuplicateCallId",
+    "Exposure",
     "Fragment",
     "Host",
     "HostClosed",

@@ -18,6 +18,7 @@ import attrs
 from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
 from .errors import ConfigError
+from .exposure import TOOL_SEARCH
 
 if TYPE_CHECKING:
     from .contributors import Contributor
@@ -194,6 +195,12 @@ class HostConfig:
     contributors: tuple[Contributor, ...] = attrs.field(default=(), converter=_contributors)
     """Extension contributors, in order (SPEC §11.11): each has a unique ``id`` and one or
     more of ``tools()``, ``actions()``, ``on_result()``, ``fragments()``."""
+    defer_threshold: int | None = 100
+    """Above this many model-visible tools (builtins and MCP), a step shows the builtins,
+    ``tool_search`` and the MCP tools it discovered only (SPEC §11.9); None: never defer."""
+    schema_limit_bytes: int | None = 5000
+    """An MCP tool whose input schema's compact JSON is longer is shown with a shortened
+    schema (SPEC §11.9); None: never shorten."""
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:
@@ -229,8 +236,23 @@ class HostConfig:
             or self.output_limit < 100
         ):
             raise ConfigError(f"output_limit must be an integer >= 100, got {self.output_limit!r}")
+        for name, value, least in (
+            ("defer_threshold", self.defer_threshold, 0),
+            ("schema_limit_bytes", self.schema_limit_bytes, 1),
+        ):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < least
+            ):
+                raise ConfigError(
+                    f"{name} must be an integer >= {least} or None (off), got {value!r}"
+                )
         seen: set[str] = set()
         for tool in self.builtins:
+            if tool.name == TOOL_SEARCH and self.defer_threshold is not None:
+                raise ConfigError(
+                    f"builtin tool {TOOL_SEARCH!r} is reserved while defer_threshold is set "
+                    "(SPEC §11.9): rename the builtin or set defer_threshold = None"
+                )
             if tool.name in seen:
                 raise ConfigError(f"builtin tool {tool.name!r} is defined twice")
             seen.add(tool.name)

@@ -46,6 +46,7 @@ from .contributors import (
 )
 from .encoding import encode_result, wall_time_header
 from .errors import ContributorRejected, DuplicateCallId, HostClosed, UnknownServer
+from .exposure import MAX_SEARCH_LIMIT, TOOL_SEARCH, Exposer, parse_search_arguments, search_output
 from .recorder import NullRecorder, Recorder
 from .registry import BUILTIN, Binding, ToolRegistry, ToolSpec
 from .runtime import ServerRuntime
@@ -144,12 +145,13 @@ class Host:
         )
         extensions = []
         for contributor in self._tool_contributors:
-            bindings = read_tools(contributor)
+            bindings = self._read_tools(contributor)
             if isinstance(bindings, str):
                 reason = texts.EXT_INVALID.format(contributor=contributor.id, problem=bindings)
                 raise ContributorRejected("invalid", reason)
             extensions.append((ext_source(contributor.id), bindings))
         self.registry = ToolRegistry(builtins, extensions)
+        self._exposer = Exposer(config.defer_threshold, config.schema_limit_bytes)
         self.servers: dict[str, ServerRuntime] = {
             name: ServerRuntime(self, name, server, self._connector)
             for name, server in self._overlay.servers.items()
@@ -223,9 +225,14 @@ class Host:
     # --- steps and refreshes ---------------------------------------------------------
 
     def sample(self) -> StepSnapshot:
-        """The current registry state as one step's plan and router (O(1), INV-2)."""
+        """The current registry state as one step's plan and router (O(1) amortised, INV-2).
+
+        Above ``defer_threshold`` tools the step shows the builtins, ``tool_search`` and
+        the MCP tools a search discovered; oversized input schemas are shown shortened
+        (SPEC §11.9)."""
         self._check_open()
-        snapshot = StepSnapshot(self._steps, self.registry.state)
+        state = self.registry.state
+        snapshot = StepSnapshot(self._steps, state, self._exposer.expose(state))
         self._steps += 1
         return snapshot
 
@@ -265,10 +272,22 @@ class Host:
             outcomes.append(outcome)
         return tuple(outcomes)
 
+    def _read_tools(self, contributor: ToolContributor) -> tuple[Binding, ...] | str:
+        """``read_tools``; while deferral is on, the name ``tool_search`` is the host's
+        (SPEC §11.9), so a list that holds it is invalid."""
+        bindings = read_tools(contributor)
+        if (
+            not isinstance(bindings, str)
+            and self.config.defer_threshold is not None
+            and any(b.name == TOOL_SEARCH for b in bindings)
+        ):
+            return f"the name {TOOL_SEARCH} is reserved while defer_threshold is set"
+        return bindings
+
     def _refresh_contributor(self, contributor: ToolContributor) -> ContributorOutcome:
         cid = contributor.id
         generation = self.registry.state.generation
-        bindings = read_tools(contributor)
+        bindings = self._read_tools(contributor)
         if isinstance(bindings, str):
             reason = texts.EXT_INVALID.format(contributor=cid, problem=bindings)
             return ContributorOutcome(cid, "rejected", generation, "invalid", reason)
@@ -345,6 +364,8 @@ class Host:
             text = texts.BAD_ARGUMENTS.format(name=name, problem=parsed)
             return self._end(call_id, "error", text)
         if binding.server is None:
+            if binding is self._exposer.search_binding:
+                return self._tool_search(call_id, step, parsed)
             return await self._call_local(call_id, binding, parsed)
         server = binding.server
         runtime = self.servers[server]
@@ -482,6 +503,21 @@ class Host:
         return self._end(
             call_id, "ok", f"{wall_time_header(trio.current_time() - started)}\n{output}"
         )
+
+    def _tool_search(
+        self, call_id: str, step: StepSnapshot, arguments: dict[str, Any]
+    ) -> ToolResult:
+        """SPEC §11.9: rank the step's MCP tools, discover the matches for later steps."""
+        started = trio.current_time()
+        parsed = parse_search_arguments(arguments)
+        if isinstance(parsed, str):
+            text = texts.SEARCH_BAD_ARGUMENTS.format(problem=parsed, maximum=MAX_SEARCH_LIMIT)
+            return self._end(call_id, "error", text)
+        query, limit = parsed
+        found = step.exposure.view.search(query, limit)
+        self._exposer.discover(found)
+        header = wall_time_header(trio.current_time() - started)
+        return self._end(call_id, "ok", f"{header}\n{search_output(query, found)}")
 
     def late_answer(self, call_id: str) -> None:
         """A connection reports an answer for a call that already ended (INV-4)."""

@@ -39,6 +39,14 @@ class ToolSpec:
     description: str
     input_schema: Mapping[str, Any]
     annotations: Mapping[str, Any] | None = None
+    shortened_from: Mapping[str, Any] | None = None
+    """The server's full input schema when ``input_schema`` is a shortened view of it
+    (SPEC §11.9); None when ``input_schema`` is the full schema."""
+
+    @property
+    def full_input_schema(self) -> Mapping[str, Any]:
+        """The input schema as the server listed it, shortened or not."""
+        return self.input_schema if self.shortened_from is None else self.shortened_from
 
 
 @attrs.frozen

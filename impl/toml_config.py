@@ -53,7 +53,17 @@ SERVER_KEYS = frozenset(
 TOOL_KEYS = frozenset({"approval_mode", "output_token_limit", "output_byte_limit"})
 #: Codex keys accepted with a warning: mcpbind does not act on them (yet).
 CODEX_ONLY_KEYS = frozenset({"env_vars", "oauth_resource", "scopes", "oauth"})
-MCPBIND_KEYS = frozenset({"max_name_length", "binding_policy", "output_limit"})
+MCPBIND_KEYS = frozenset(
+    {
+        "max_name_length",
+        "binding_policy",
+        "output_limit",
+        "defer_threshold",
+        "schema_limit_bytes",
+    }
+)
+#: ``[mcpbind]`` keys that ``false`` turns off (TOML has no null).
+SWITCHABLE_KEYS = frozenset({"defer_threshold", "schema_limit_bytes"})
 
 
 @attrs.frozen
@@ -241,9 +251,12 @@ class _Reader:
                 if value not in ("frozen", "revalidate"):
                     raise self.error("mcpbind", key, "must be 'frozen' or 'revalidate'")
                 settings[key] = value
+            elif key in SWITCHABLE_KEYS and value is False:
+                settings[key] = None
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise self.error("mcpbind", key, "must be an integer")
+                    off = " or false" if key in SWITCHABLE_KEYS else ""
+                    raise self.error("mcpbind", key, f"must be an integer{off}")
                 settings[key] = value
         try:
             return HostConfig(servers=servers, **settings)

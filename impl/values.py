@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
 from mcpbind.model import texts
 
+from .exposure import Exposer, Exposure
 from .registry import Binding, RegistryState, ToolSpec
 
 __all__ = ["HostStatistics", "RefreshOutcome", "ServerStatus", "StepSnapshot", "ToolResult"]
@@ -33,13 +35,22 @@ class RefreshOutcome:
     reason: str | None = None
 
 
+def _exposure_of(snapshot: StepSnapshot) -> Exposure:
+    return Exposer(None, None).expose(snapshot.state)
+
+
 @attrs.frozen(eq=False)
 class StepSnapshot:
-    """One sampling step: its plan (``specs``) and its router (``binding``) read the same
-    registry state, which nothing changes afterwards (INV-2). Building one is O(1)."""
+    """One sampling step: its plan (``specs``) and its router (``binding``) are the one
+    exposure computed from one registry state, which nothing changes afterwards (INV-2).
+    Building one is O(1) amortised (the host caches the exposure, SPEC §11.9)."""
 
     step: int
     state: RegistryState
+    exposure: Exposure = attrs.field(
+        default=attrs.Factory(_exposure_of, takes_self=True), repr=False
+    )
+    """What the step shows; by default every tool of ``state``, unshortened."""
 
     @property
     def generation(self) -> int:
@@ -48,16 +59,28 @@ class StepSnapshot:
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tool specs shown to the model, sorted by name."""
-        return self.state.specs
+        return self.exposure.specs
 
     @property
     def names(self) -> Mapping[str, Binding]:
         """The router's table: every name this step accepts."""
-        return self.state.by_name
+        return self.exposure.by_name
+
+    @property
+    def deferred(self) -> int:
+        """MCP tools of the registry state this step does not show; ``tool_search`` finds
+        them (SPEC §11.9). 0 when the step shows every tool."""
+        return self.exposure.deferred
 
     def binding(self, name: str) -> Binding | None:
         """What ``name`` executes in this step, or None when the step has no such tool."""
-        return self.state.by_name.get(name)
+        return self.exposure.by_name.get(name)
+
+    def full_input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The full input schema of ``name`` as its server listed it, even when the step
+        shows a shortened one (SPEC §11.9); None when the step has no such tool."""
+        binding = self.exposure.by_name.get(name)
+        return None if binding is None else binding.spec.full_input_schema
 
 
 @attrs.frozen

@@ -111,3 +111,24 @@ STARTUP_FAILED: Final = (
     "required server {server!r} could not be started: {why}; fix its configuration or "
     "mark it required = false to start without it"
 )
+
+# --- deferred tools and tool_search (SPEC §11.9) ----------------------------------------
+
+TOOL_SEARCH_DESCRIPTION: Final = (
+    "Find tools by what they do. This step lists only some of the available tools; the "
+    "others are found here. Give a few words (what you want to do, names, objects); the "
+    "best matches are returned with their input schemas and can be called from your next "
+    "step on."
+)
+SEARCH_FOUND: Final = (
+    "{count} matching tool(s) for {query!r}, best first; they can be called from your next step on"
+)
+SEARCH_NONE: Final = "no tool matches {query!r}; try other words"
+SEARCH_BAD_ARGUMENTS: Final = (
+    "invalid arguments for tool_search: {problem}; pass a non-empty query string and, "
+    "optionally, a limit from 1 to {maximum}"
+)
+SCHEMA_SHORTENED: Final = (
+    "[mcpbind: input schema shortened from {full} to {shown} bytes; nested details are "
+    "omitted, the server checks the full schema]"
+)

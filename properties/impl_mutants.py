@@ -15,6 +15,7 @@ import attrs
 import trio
 
 from mcpbind.impl import catalog, host, registry, runtime, values
+from mcpbind.impl.exposure import Exposure
 from mcpbind.model.naming import hashed_name
 
 __all__ = ["IMPL_MUTANTS", "ImplMutant", "impl_mutant"]
@@ -66,11 +67,16 @@ def _steps_read_the_live_registry() -> Iterator[None]:
     def sample(self: host.Host) -> values.StepSnapshot:
         self._check_open()
         live = self.registry
+        exposer = self._exposer
 
         class Live(values.StepSnapshot):
             @property
             def state(self) -> registry.RegistryState:
                 return live.state
+
+            @property
+            def exposure(self) -> Exposure:  # plan and router follow the live state too
+                return exposer.expose(live.state)
 
         snapshot = Live.__new__(Live)
         object.__setattr__(snapshot, "step", self._steps)
