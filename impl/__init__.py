@@ -41,7 +41,16 @@ from .errors import (
 from .host import Host
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
-from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
+from .values import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    HostStatistics,
+    ImageItem,
+    RefreshOutcome,
+    ServerStatus,
+    StepSnapshot,
+    ToolResult,
+)
 
 __all__ = [
     "Binding",
@@ -55,11 +64,14 @@ __all__ = [
     "ContributorOutcome",
     "ContributorRejected",
     "DuplicateCallId",
+    "ElicitationAnswer",
+    "ElicitationRequest",
     "Fragment",
     "Host",
     "HostClosed",
     "HostConfig",
     "HostStatistics",
+    "ImageItem",
     "LocalError",
     "McpBindError",
     "McpConnector",

@@ -53,7 +53,9 @@ SERVER_KEYS = frozenset(
 TOOL_KEYS = frozenset({"approval_mode", "output_token_limit", "output_byte_limit"})
 #: Codex keys accepted with a warning: mcpbind does not act on them (yet).
 CODEX_ONLY_KEYS = frozenset({"env_vars", "oauth_resource", "scopes", "oauth"})
-MCPBIND_KEYS = frozenset({"max_name_length", "binding_policy", "output_limit"})
+MCPBIND_KEYS = frozenset(
+    {"max_name_length", "binding_policy", "output_limit", "image_capable", "elicitation"}
+)
 
 
 @attrs.frozen
@@ -240,6 +242,21 @@ class _Reader:
             if key == "binding_policy":
                 if value not in ("frozen", "revalidate"):
                     raise self.error("mcpbind", key, "must be 'frozen' or 'revalidate'")
+                settings[key] = value
+            elif key == "image_capable":
+                if not isinstance(value, bool):
+                    raise self.error("mcpbind", key, "must be true or false")
+                settings[key] = value
+            elif key == "elicitation":
+                if value not in ("decline", "never_ask"):
+                    problem = "must be 'decline' or 'never_ask'"
+                    if value == "ask":
+                        problem += (
+                            " in a file ('ask' needs an elicitation_handler, which only the "
+                            "library can give: HostConfig(elicitation='ask', "
+                            "elicitation_handler=...))"
+                        )
+                    raise self.error("mcpbind", key, problem)
                 settings[key] = value
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
