@@ -125,7 +125,16 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
 async def _call(config: HostConfig, name: str, arguments: str, call_id: str) -> dict[str, Any]:
     async with Host.open(_every_tool(config)) as host:
         result = await host.call(host.sample(), call_id, name, arguments)
-    return {"call_id": result.call_id, "status": result.status, "output": result.output}
+    report: dict[str, Any] = {
+        "call_id": result.call_id,
+        "status": result.status,
+        "output": result.output,
+    }
+    if result.items:  # only with image_capable = true (SPEC §8.8)
+        report["items"] = [
+            {"type": "image", "mime_type": i.mime_type, "data": i.data} for i in result.items
+        ]
+    return report
 
 
 def call_main(args: argparse.Namespace) -> int:

@@ -42,7 +42,16 @@ from .exposure import Exposure
 from .host import Host
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
-from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
+from .values import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    HostStatistics,
+    ImageItem,
+    RefreshOutcome,
+    ServerStatus,
+    StepSnapshot,
+    ToolResult,
+)
 
 __all__ = [
     "Binding",
@@ -56,12 +65,15 @@ __all__ = [
     "ContributorOutcome",
     "ContributorRejected",
     "DuplicateCallId",
+    "ElicitationAnswer",
+    "ElicitationRequest",
     "Exposure",
     "Fragment",
     "Host",
     "HostClosed",
     "HostConfig",
     "HostStatistics",
+    "ImageItem",
     "LocalError",
     "McpBindError",
     "McpConnector",

@@ -19,14 +19,18 @@ from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
 from .errors import ConfigError
 from .exposure import TOOL_SEARCH
+from .values import ElicitationAnswer, ElicitationRequest
 
 if TYPE_CHECKING:
     from .contributors import Contributor
 
 __all__ = [
     "APPROVAL_MODES",
+    "ELICITATION_POLICIES",
     "BuiltinTool",
     "ConfigWarning",
+    "ElicitationHandler",
+    "ElicitationPolicy",
     "HostConfig",
     "ServerConfig",
     "ToolConfig",
@@ -38,6 +42,10 @@ class ConfigWarning(UserWarning):
 
 
 BindingPolicy = Literal["frozen", "revalidate"]
+ElicitationPolicy = Literal["decline", "never_ask", "ask"]
+ELICITATION_POLICIES: tuple[ElicitationPolicy, ...] = ("decline", "never_ask", "ask")
+ElicitationHandler = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
+"""Asks the user; see SPEC §11.10."""
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("auto", "prompt", "writes", "approve")
 
@@ -50,12 +58,12 @@ def _approval_mode(name: str) -> Callable[[Any, Any, Any], None]:
     return check
 
 
-def _positive_or_none(name: str) -> Callable[[Any, Any, Any], None]:
+def _at_least_or_none(name: str, least: int) -> Callable[[Any, Any, Any], None]:
     def check(_: Any, __: Any, value: Any) -> None:
         if value is None:
             return
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigError(f"{name} must be an integer >= {least}, got {value!r}")
 
     return check
 
@@ -69,11 +77,14 @@ class ToolConfig:
         default=None, validator=_approval_mode("approval_mode")
     )
     output_token_limit: int | None = attrs.field(
-        default=None, validator=_positive_or_none("output_token_limit")
+        default=None, validator=_at_least_or_none("output_token_limit", 25)
     )
+    """Model-visible output of this tool, in tokens of 4 UTF-8 bytes (SPEC §11.5)."""
     output_byte_limit: int | None = attrs.field(
-        default=None, validator=_positive_or_none("output_byte_limit")
+        default=None, validator=_at_least_or_none("output_byte_limit", 100)
     )
+    """Model-visible output of this tool in UTF-8 bytes; wins over ``output_token_limit``.
+    At least 100, so that the truncation marker always fits."""
 
 
 def _tool_configs(value: Any) -> Mapping[str, ToolConfig]:  # converter: checked here
@@ -191,7 +202,14 @@ class HostConfig:
         default=30.0, validator=_non_negative("reconnect_max_sec")
     )
     output_limit: int | None = None
-    """Characters of model-visible output per result; longer output is cut with a marker."""
+    """Characters of model-visible output per result; longer output is cut with a marker.
+    A tool's own ``output_byte_limit``/``output_token_limit`` wins (SPEC §11.5)."""
+    image_capable: bool = False
+    """The model takes images: image blocks become ``ToolResult.items`` (SPEC §8.8)."""
+    elicitation: ElicitationPolicy = "decline"
+    """What the host answers when a server asks the user for input (SPEC §11.10)."""
+    elicitation_handler: ElicitationHandler | None = attrs.field(default=None, repr=False)
+    """Asks the user when ``elicitation = "ask"``."""
     contributors: tuple[Contributor, ...] = attrs.field(default=(), converter=_contributors)
     """Extension contributors, in order (SPEC §11.11): each has a unique ``id`` and one or
     more of ``tools()``, ``actions()``, ``on_result()``, ``fragments()``."""
@@ -225,6 +243,18 @@ class HostConfig:
                 f"max_name_length must be an integer >= {MIN_MAX_NAME_LENGTH}, "
                 f"got {self.max_name_length!r}"
             )
+        if self.elicitation not in ELICITATION_POLICIES:
+            raise ConfigError(
+                f"elicitation must be one of {', '.join(ELICITATION_POLICIES)}, "
+                f"got {self.elicitation!r}"
+            )
+        if self.elicitation == "ask" and self.elicitation_handler is None:
+            raise ConfigError(
+                "elicitation = 'ask' needs an elicitation_handler to ask the user; "
+                "pass HostConfig(elicitation_handler=...) or use 'decline' or 'never_ask'"
+            )
+        if not isinstance(self.image_capable, bool):
+            raise ConfigError(f"image_capable must be true or false, got {self.image_capable!r}")
         for name, server in self.servers.items():
             if not isinstance(name, str) or not name:
                 raise ConfigError(f"server names must be non-empty strings, got {name!r}")

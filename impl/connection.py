@@ -16,30 +16,38 @@ Facts of ``mcp`` 2.3 this module handles (``../shared/SDK-NOTES.md``):
   ``notifications/cancelled`` over JSON-RPC and cancels the handler directly in-process;
 * a dead session raises ``MCPError(CONNECTION_CLOSED)`` on every request;
 * ``list_changed`` arrives on a ``subscriptions/listen`` stream on 2026-07-28
-  connections and as ``notifications/tools/list_changed`` on handshake-era ones.
+  connections and as ``notifications/tools/list_changed`` on handshake-era ones;
+* a server asks the user for input (elicitation) with an ``elicitation/create`` request
+  mid-call on handshake-era connections (answered by the client's
+  ``elicitation_callback``), and on 2026-07-28 connections by answering ``tools/call``
+  with an ``InputRequiredResult``, which the raw request returns as is: this module
+  answers its requests and resends the call (SPEC §11.10).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import mcp_types as types
 import trio
 from mcp import Client
+from mcp.client import ClientRequestContext
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from .config import ServerConfig
+from .values import ElicitationAnswer
 
 __all__ = [
     "Connection",
     "ConnectionLost",
     "Connector",
+    "Elicit",
     "McpConnection",
     "McpConnector",
     "RequestFailed",
@@ -47,6 +55,11 @@ __all__ = [
 
 logger = logging.getLogger("mcpbind.connection")
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+_INPUT_ROUNDS = 10
+"""Resends of one call for input requests before giving up (the SDK's own default)."""
+
+Elicit = Callable[[str, Mapping[str, Any]], Awaitable[ElicitationAnswer]]
+"""The host's answer to a server's elicitation: ``(message, requested schema)``."""
 
 
 class ConnectionLost(Exception):
@@ -70,12 +83,14 @@ class Connection(Protocol):
         *,
         on_sent: Callable[[], None],
         on_late: Callable[[], None],
+        meta: Mapping[str, Any] | None = None,
     ) -> Any:
         """The raw JSON of a ``tools/call`` result for the raw tool ``name``.
 
         ``on_sent`` is called when the request leaves for the server. Cancelling the
         caller's scope after that cancels the request at the server (INV-7); if the
         server answers anyway, a connection that sees it calls ``on_late`` (INV-4).
+        ``meta`` is sent as the request's ``_meta`` (SPEC §11.10).
         Raises ConnectionLost/RequestFailed."""
 
     async def wait_lost(self) -> None:
@@ -84,10 +99,16 @@ class Connection(Protocol):
 
 class Connector(Protocol):
     def connect(
-        self, server: str, config: ServerConfig, on_list_changed: Callable[[], None]
+        self,
+        server: str,
+        config: ServerConfig,
+        on_list_changed: Callable[[], None],
+        *,
+        on_elicit: Elicit | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         """Open a session; ``on_list_changed`` is called (synchronously) on every
-        ``list_changed`` the server announces while it is open."""
+        ``list_changed`` the server announces while it is open; ``on_elicit`` answers
+        the server's elicitation requests (None: decline them all)."""
 
 
 def _map_error(error: MCPError) -> Exception:
@@ -96,12 +117,26 @@ def _map_error(error: MCPError) -> Exception:
     return RequestFailed(f"{error.message} (code {error.code})")
 
 
+async def _answer_elicitation(
+    on_elicit: Elicit | None, params: types.ElicitRequestParams
+) -> types.ElicitResult:
+    """A form elicitation goes to the host; a URL one is declined (SPEC §11.10)."""
+    if on_elicit is None or not isinstance(params, types.ElicitRequestFormParams):
+        return types.ElicitResult(action="decline")
+    answer = await on_elicit(params.message, params.requested_schema)
+    content = None
+    if answer.action == "accept" and answer.content is not None:
+        content = dict(answer.content)
+    return types.ElicitResult(action=answer.action, content=content)
+
+
 class McpConnection:
     """A :class:`Connection` over an entered ``mcp.Client``."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, on_elicit: Elicit | None = None) -> None:
         self._client = client
         self._lost = trio.Event()
+        self._on_elicit = on_elicit
 
     def mark_lost(self) -> None:
         self._lost.set()
@@ -138,14 +173,48 @@ class McpConnection:
         *,
         on_sent: Callable[[], None],
         on_late: Callable[[], None],
+        meta: Mapping[str, Any] | None = None,
     ) -> Any:
         # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
-        params = types.CallToolRequestParams(name=name, arguments=dict(arguments))
+        # RequestParamsMeta is an open TypedDict: any string key round-trips.
+        wire_meta = None if meta is None else cast("types.RequestParamsMeta", dict(meta))
+        params = types.CallToolRequestParams(name=name, arguments=dict(arguments), _meta=wire_meta)
         request = types.CallToolRequest(params=params)
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
-        return await self._request(request)
+        raw = await self._request(request)
+        rounds = 0
+        while isinstance(raw, dict) and raw.get("resultType") == "input_required":
+            rounds += 1
+            if rounds > _INPUT_ROUNDS:
+                raise RequestFailed(f"the server asked for input more than {_INPUT_ROUNDS} times")
+            params = await self._with_input(params, raw)
+            raw = await self._request(types.CallToolRequest(params=params))
+        return raw
+
+    async def _with_input(
+        self, params: types.CallToolRequestParams, raw: dict[str, Any]
+    ) -> types.CallToolRequestParams:
+        """The call resent with answers to an ``InputRequiredResult`` (2026-07-28)."""
+        try:
+            needed = types.InputRequiredResult.model_validate(raw)
+        except ValidationError as error:
+            raise RequestFailed(
+                f"malformed input request: {error.error_count()} validation error(s)"
+            ) from error
+        responses: dict[str, types.InputResponse] = {}
+        for key, request in (needed.input_requests or {}).items():
+            if not isinstance(request, types.ElicitRequest):
+                raise RequestFailed(
+                    f"the server asked for {request.method}, which mcpbind does not provide"
+                )
+            responses[key] = await _answer_elicitation(self._on_elicit, request.params)
+        if not responses:
+            await trio.sleep(0.05)  # state only: the server is not ready yet; ask again soon
+        return params.model_copy(
+            update={"input_responses": responses or None, "request_state": needed.request_state}
+        )
 
     async def listen(self, on_list_changed: Callable[[], None]) -> None:
         """Deliver ``list_changed`` from a ``subscriptions/listen`` stream (2026-07-28)."""
@@ -173,15 +242,29 @@ class McpConnector:
         self.mode = mode
 
     def connect(
-        self, server: str, config: ServerConfig, on_list_changed: Callable[[], None]
+        self,
+        server: str,
+        config: ServerConfig,
+        on_list_changed: Callable[[], None],
+        *,
+        on_elicit: Elicit | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
-        return self._connect(server, config, on_list_changed)
+        return self._connect(server, config, on_list_changed, on_elicit)
 
     @asynccontextmanager
     async def _connect(
-        self, server: str, config: ServerConfig, on_list_changed: Callable[[], None]
+        self,
+        server: str,
+        config: ServerConfig,
+        on_list_changed: Callable[[], None],
+        on_elicit: Elicit | None,
     ) -> AsyncIterator[Connection]:
         holder: list[McpConnection] = []
+
+        async def on_elicitation(
+            context: ClientRequestContext, params: types.ElicitRequestParams
+        ) -> types.ElicitResult:
+            return await _answer_elicitation(on_elicit, params)
 
         async def on_message(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
@@ -192,9 +275,15 @@ class McpConnector:
         target = config.target
         if isinstance(target, str) and config.headers:
             target = _http_transport(target, config.headers)
-        client = Client(target, cache=None, message_handler=on_message, mode=self.mode)
+        client = Client(
+            target,
+            cache=None,
+            message_handler=on_message,
+            mode=self.mode,
+            elicitation_callback=on_elicitation,
+        )
         async with client:
-            connection = McpConnection(client)
+            connection = McpConnection(client, on_elicit)
             holder.append(connection)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(connection.listen, on_list_changed)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -44,15 +45,28 @@ from .contributors import (
     run_turn_inputs,
     run_turn_items,
 )
-from .encoding import encode_result, wall_time_header
+from .encoding import APPROX_BYTES_PER_TOKEN, OutputLimit, encode_result, wall_time_header
 from .errors import ContributorRejected, DuplicateCallId, HostClosed, UnknownServer
 from .exposure import MAX_SEARCH_LIMIT, TOOL_SEARCH, Exposer, parse_search_arguments, search_output
 from .recorder import NullRecorder, Recorder
 from .registry import BUILTIN, Binding, ToolRegistry, ToolSpec
 from .runtime import ServerRuntime
-from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
+from .values import (
+    ContentItem,
+    HostStatistics,
+    RefreshOutcome,
+    ServerStatus,
+    StepSnapshot,
+    ToolResult,
+)
 
-__all__ = ["Host"]
+__all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Host"]
+
+# SPEC §11.10: request metadata under our own prefix (MCP reserves prefixes whose second
+# label is ``modelcontextprotocol`` or ``mcp``; ``dev.mcpbind/`` is not one of them).
+META_SESSION_ID = "dev.mcpbind/session_id"
+META_STEP = "dev.mcpbind/step"
+META_CALL_ID = "dev.mcpbind/call_id"
 
 logger = logging.getLogger("mcpbind.contributors")
 
@@ -70,6 +84,21 @@ class _Call:
     sent: bool = False
     ended_by: str | None = None
     """Who ended it early: "cancelled" (host.cancel) or "disconnected"; None: deadline."""
+    paused: int = 0
+    """Elicitations of its server being asked now; the deadline waits while > 0."""
+    remaining: float = math.inf
+
+    def pause(self) -> None:
+        """Stop the tool timeout's clock (SPEC §11.10); nests."""
+        if self.paused == 0:
+            self.remaining = self.scope.deadline - trio.current_time()
+            self.scope.deadline = math.inf
+        self.paused += 1
+
+    def resume(self) -> None:
+        self.paused -= 1
+        if self.paused == 0:
+            self.scope.deadline = trio.current_time() + self.remaining
 
     def cancel(self) -> None:
         if self.ended_by is None:
@@ -102,6 +131,14 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | str:
     if arguments is None:
         return {}
     return f"{type(arguments).__name__} where an object is required"
+
+
+def _tool_limit(byte_limit: int | None, token_limit: int | None) -> OutputLimit:
+    """SPEC §11.5: ``output_byte_limit`` wins; tokens count 4 bytes each."""
+    if byte_limit is not None:
+        return OutputLimit("bytes", byte_limit)
+    assert token_limit is not None
+    return OutputLimit("bytes", token_limit * APPROX_BYTES_PER_TOKEN)
 
 
 class Host:
@@ -165,6 +202,22 @@ class Host:
         self._results: Counter[str] = Counter()
         self._late_dropped = 0
         self._open = False
+        self.session_id = uuid.uuid4().hex
+        """This host's id, sent in the ``_meta`` of every ``tools/call`` (SPEC §11.10)."""
+        self._default_limit = (
+            None if config.output_limit is None else OutputLimit("characters", config.output_limit)
+        )
+        # SPEC §11.5: each tool's limit, decided once (server -> raw tool -> limit), for the
+        # servers the host runs (after the contributors' overlay, SPEC §11.11).
+        self._tool_limits: dict[str, dict[str, OutputLimit]] = {}
+        for name, server in self._overlay.servers.items():
+            limits = {
+                tool: _tool_limit(settings.output_byte_limit, settings.output_token_limit)
+                for tool, settings in server.tools.items()
+                if settings.output_byte_limit is not None or settings.output_token_limit is not None
+            }
+            if limits:
+                self._tool_limits[name] = limits
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -328,8 +381,14 @@ class Host:
         if call is not None:
             call.cancel()
 
-    def _end(self, call_id: str, status: texts.CallStatus, output: str) -> ToolResult:
-        result = ToolResult(call_id, status, output)
+    def _end(
+        self,
+        call_id: str,
+        status: texts.CallStatus,
+        output: str,
+        items: tuple[ContentItem, ...] = (),
+    ) -> ToolResult:
+        result = ToolResult(call_id, status, output, items)
         self._results[status] += 1
         self.recorder.result(result)
         return result
@@ -430,6 +489,11 @@ class Host:
                             arguments,
                             on_sent=on_sent,
                             on_late=lambda: self.late_answer(call_id),
+                            meta={
+                                META_SESSION_ID: self.session_id,
+                                META_STEP: step,
+                                META_CALL_ID: call_id,
+                            },
                         )
                 finally:
                     if lane is not None:
@@ -450,10 +514,22 @@ class Host:
         if failure is not None:
             text = texts.TRANSPORT.format(tool=binding.remote_name, server=server, why=failure)
             return self._end(call_id, "failed", text)
-        status, output = encode_result(
-            raw, seconds, server=server, tool=binding.remote_name, limit=self.config.output_limit
+        status, output, items = encode_result(
+            raw,
+            seconds,
+            server=server,
+            tool=binding.remote_name,
+            limit=self._limit(server, binding.remote_name),
+            image_capable=self.config.image_capable,
         )
-        return self._end(call_id, status, output)
+        return self._end(call_id, status, output, items)
+
+    def _limit(self, server: str, tool: str) -> OutputLimit | None:
+        """The tool's own limit, else the host's (SPEC §11.5); no allocation per call."""
+        limits = self._tool_limits.get(server)
+        if limits is None:
+            return self._default_limit
+        return limits.get(tool, self._default_limit)
 
     def _ended_early(self, call: _Call, timeout: float, binding: Binding) -> ToolResult:
         server = call.server

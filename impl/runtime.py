@@ -11,7 +11,9 @@ one runs joins the queued one; a ``list_changed`` does the same.
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,14 +24,17 @@ from mcpbind.model import texts
 from .catalog import build_bindings, read_listing
 from .config import ServerConfig
 from .connection import Connection, ConnectionLost, Connector, RequestFailed
+from .elicitation import DECLINE, answer_problem, decide
 from .errors import CatalogRejected, ServerStartupError
 from .registry import mcp_source
-from .values import RefreshOutcome
+from .values import ElicitationAnswer, ElicitationRequest, RefreshOutcome
 
 if TYPE_CHECKING:
     from .host import Host, _Call
 
 __all__ = ["ServerRuntime"]
+
+logger = logging.getLogger("mcpbind.runtime")
 
 
 @attrs.define(eq=False)
@@ -104,7 +109,7 @@ class ServerRuntime:
         with trio.CancelScope(deadline=deadline) as startup:
             try:
                 async with self._connector.connect(
-                    self.name, self.config, self.on_list_changed
+                    self.name, self.config, self.on_list_changed, on_elicit=self.elicit
                 ) as connection:
                     startup.deadline = math.inf
                     connected = True
@@ -164,6 +169,43 @@ class ServerRuntime:
             self._resolve(current, outcome, record=True)
         if queued is not None:
             self._resolve(queued, outcome, record=False)  # never ran: not a refresh outcome
+
+    # --- elicitation (SPEC §11.10) ----------------------------------------------------
+
+    async def elicit(self, message: str, schema: Mapping[str, Any]) -> ElicitationAnswer:
+        """The host's answer to this server asking the user for input.
+
+        The policy answers first; only ``ask`` reaches the handler. While the handler
+        runs, the tool timeout of every call of this server in flight is paused (the
+        request need not say which call it belongs to), then resumed with the time it
+        had left. A handler that raises or answers something unusable declines."""
+        config = self.host.config
+        request = ElicitationRequest(self.name, message, schema)
+        answer = decide(config.elicitation, request)
+        if answer is not None:
+            return answer
+        handler = config.elicitation_handler
+        assert handler is not None  # HostConfig refuses "ask" without one
+        paused = list(self.calls)
+        for call in paused:
+            call.pause()
+        try:
+            answer = await handler(request)
+        except Exception:
+            logger.exception("elicitation handler failed for server %r; declined", self.name)
+            return DECLINE
+        finally:
+            for call in paused:
+                call.resume()
+        problem = answer_problem(answer)
+        if problem is not None:
+            logger.error(
+                "elicitation handler answer for server %r unusable (%s); declined",
+                self.name,
+                problem,
+            )
+            return DECLINE
+        return answer
 
     # --- refresh ---------------------------------------------------------------------
 

@@ -60,6 +60,8 @@ MCPBIND_KEYS = frozenset(
         "output_limit",
         "defer_threshold",
         "schema_limit_bytes",
+        "image_capable",
+        "elicitation",
     }
 )
 #: ``[mcpbind]`` keys that ``false`` turns off (TOML has no null).
@@ -253,6 +255,21 @@ class _Reader:
                 settings[key] = value
             elif key in SWITCHABLE_KEYS and value is False:
                 settings[key] = None
+            elif key == "image_capable":
+                if not isinstance(value, bool):
+                    raise self.error("mcpbind", key, "must be true or false")
+                settings[key] = value
+            elif key == "elicitation":
+                if value not in ("decline", "never_ask"):
+                    problem = "must be 'decline' or 'never_ask'"
+                    if value == "ask":
+                        problem += (
+                            " in a file ('ask' needs an elicitation_handler, which only the "
+                            "library can give: HostConfig(elicitation='ask', "
+                            "elicitation_handler=...))"
+                        )
+                    raise self.error("mcpbind", key, problem)
+                settings[key] = value
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
                     off = " or false" if key in SWITCHABLE_KEYS else ""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
@@ -12,16 +13,70 @@ from mcpbind.model import texts
 from .exposure import Exposer, Exposure
 from .registry import Binding, RegistryState, ToolSpec
 
-__all__ = ["HostStatistics", "RefreshOutcome", "ServerStatus", "StepSnapshot", "ToolResult"]
+__all__ = [
+    "ContentItem",
+    "ElicitationAnswer",
+    "ElicitationRequest",
+    "HostStatistics",
+    "ImageItem",
+    "RefreshOutcome",
+    "ServerStatus",
+    "StepSnapshot",
+    "ToolResult",
+]
+
+
+@attrs.frozen
+class ImageItem:
+    """An image a server returned, passed to an image-capable model beside the text
+    (SPEC §8.8). ``data`` is the base64 text exactly as the server sent it."""
+
+    mime_type: str
+    data: str = attrs.field(repr=lambda data: f"<{len(data)} base64 characters>")
+
+
+ContentItem: TypeAlias = ImageItem
+"""What a result may carry beside its text (today: images)."""
 
 
 @attrs.frozen
 class ToolResult:
-    """The one terminal result of a call (INV-4). ``output`` is what the model sees."""
+    """The one terminal result of a call (INV-4). ``output`` is what the model sees;
+    ``items`` are the images passed with it (only with ``HostConfig(image_capable=True)``;
+    ``output`` names each one by its 1-based position)."""
 
     call_id: str
     status: texts.CallStatus
     output: str
+    items: tuple[ContentItem, ...] = ()
+
+
+def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
+def _frozen_or_none(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else _frozen(value)
+
+
+@attrs.frozen
+class ElicitationRequest:
+    """A server asks the user for input while one of its calls runs (SPEC §11.10)."""
+
+    server: str
+    message: str
+    requested_schema: Mapping[str, Any] = attrs.field(converter=_frozen)
+    """The JSON Schema of the answer: an object of primitive properties (none: a
+    plain confirmation)."""
+
+
+@attrs.frozen
+class ElicitationAnswer:
+    """The user's answer: ``accept`` with ``content`` matching the requested schema,
+    ``decline`` or ``cancel`` (no content)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] | None = attrs.field(default=None, converter=_frozen_or_none)
 
 
 @attrs.frozen

@@ -63,6 +63,12 @@ TIMED_OUT_QUEUED: Final = (
     "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
 )
 
+# --- parts of an encoded server answer (SPEC §8.8, §11.5) --------------------------------
+
+IMAGE_ATTACHED: Final = "[image {index}: {mime_type}, attached to this result]"
+TRUNCATED_CHARACTERS: Final = "[mcpbind: output truncated: {total} characters, limit {limit}]"
+TRUNCATED_BYTES: Final = "[mcpbind: output truncated: {total} bytes, limit {limit}]"
+
 # --- refresh rejections (SPEC §5.4) -----------------------------------------------------
 
 REJECT_INVALID: Final = (

@@ -21,7 +21,7 @@ import attrs
 import trio
 
 from mcpbind.impl.config import ServerConfig
-from mcpbind.impl.connection import Connection, ConnectionLost, RequestFailed
+from mcpbind.impl.connection import Connection, ConnectionLost, Elicit, RequestFailed
 from mcpbind.model.values import ServerSpec, ToolDef
 
 __all__ = ["PendingCall", "PendingList", "ScriptedConnector", "ScriptedServer", "raw_tool"]
@@ -177,6 +177,7 @@ class _Connection:
         *,
         on_sent: Callable[[], None],
         on_late: Callable[[], None],
+        meta: Mapping[str, Any] | None = None,
     ) -> Any:
         self._check()
         server = self._server
@@ -204,8 +205,14 @@ class ScriptedConnector:
         self.servers = dict(servers)
 
     def connect(
-        self, server: str, config: ServerConfig, on_list_changed: Callable[[], None]
+        self,
+        server: str,
+        config: ServerConfig,
+        on_list_changed: Callable[[], None],
+        *,
+        on_elicit: Elicit | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
+        # Scripted servers never elicit; ``on_elicit`` is unused.
         return self._connect(self.servers[server], on_list_changed)
 
     @asynccontextmanager

@@ -1,0 +1,58 @@
+"""Answers to server-initiated elicitation (SPEC §11.10).
+
+A server may ask the user for input while one of its calls runs (``elicitation/create``
+mid-call on handshake-era connections, an ``InputRequiredResult`` on 2026-07-28 ones).
+The host's policy decides first, synchronously (:func:`decide`); only ``ask`` reaches
+the user, through the host's handler, and while it is asked the tool timeout of that
+server's calls in flight is paused (``ServerRuntime.elicit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .config import ElicitationPolicy
+from .values import ElicitationAnswer, ElicitationRequest
+
+__all__ = ["ACCEPT_EMPTY", "DECLINE", "answer_problem", "decide", "is_confirmation"]
+
+DECLINE = ElicitationAnswer("decline")
+ACCEPT_EMPTY = ElicitationAnswer("accept", {})
+
+
+def is_confirmation(schema: Mapping[str, Any]) -> bool:
+    """A requested schema with no fields: the server only wants a yes."""
+    properties = schema.get("properties")
+    return not properties
+
+
+def decide(policy: ElicitationPolicy, request: ElicitationRequest) -> ElicitationAnswer | None:
+    """The policy's own answer, or None when the user must be asked."""
+    if policy == "decline":
+        return DECLINE
+    if policy == "never_ask":
+        return ACCEPT_EMPTY if is_confirmation(request.requested_schema) else DECLINE
+    return None
+
+
+def _primitive(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, str) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def answer_problem(answer: Any) -> str | None:
+    """Why a handler's answer cannot be sent to the server, or None when it can."""
+    if not isinstance(answer, ElicitationAnswer):
+        return f"expected an ElicitationAnswer, got {type(answer).__name__}"
+    if answer.action not in ("accept", "decline", "cancel"):
+        return f"unknown action {answer.action!r}"
+    if answer.action == "accept":
+        content = answer.content
+        if content is None:
+            return "an accept needs content (an empty mapping for a confirmation)"
+        bad = [k for k, v in content.items() if not isinstance(k, str) or not _primitive(v)]
+        if bad:
+            return f"content values must be strings, numbers, booleans or lists of strings: {bad}"
+    return None
