@@ -20,10 +20,12 @@ from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .catalog_cache import CatalogCache
     from .contributors import Contributor
 
 __all__ = [
     "APPROVAL_MODES",
+    "STARTUP_POLICIES",
     "BuiltinTool",
     "ConfigWarning",
     "HostConfig",
@@ -39,6 +41,13 @@ class ConfigWarning(UserWarning):
 BindingPolicy = Literal["frozen", "revalidate"]
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("auto", "prompt", "writes", "approve")
+StartupPolicy = Literal["eager", "lazy_when_cached"]
+STARTUP_POLICIES: tuple[StartupPolicy, ...] = ("eager", "lazy_when_cached")
+
+
+def _startup_policy(_: Any, __: Any, value: Any) -> None:
+    if value not in STARTUP_POLICIES:
+        raise ConfigError(f"startup must be one of {', '.join(STARTUP_POLICIES)}, got {value!r}")
 
 
 def _approval_mode(name: str) -> Callable[[Any, Any, Any], None]:
@@ -140,6 +149,10 @@ class ServerConfig:
     )
     tools: Mapping[str, ToolConfig] = attrs.field(factory=dict, converter=_tool_configs)
     """Per-tool settings keyed by raw tool name."""
+    startup: StartupPolicy = attrs.field(default="eager", validator=_startup_policy)
+    """``eager``: connect when the host opens. ``lazy_when_cached``: when the catalog
+    cache holds this server's listing, install it at open and connect on first use
+    (SPEC §11.12); without an entry, the same as ``eager``."""
 
     def describe(self) -> str:
         """A safe one-line description of the target (no env, no headers)."""
@@ -194,6 +207,11 @@ class HostConfig:
     contributors: tuple[Contributor, ...] = attrs.field(default=(), converter=_contributors)
     """Extension contributors, in order (SPEC §11.11): each has a unique ``id`` and one or
     more of ``tools()``, ``actions()``, ``on_result()``, ``fragments()``."""
+    optional_startup_grace_sec: float | None = None
+    """How long ``Host.open`` waits for optional servers; later ones start absent and join
+    when they connect (SPEC §11.12). None: wait for each up to its startup_timeout_sec."""
+    catalog_cache: CatalogCache | None = attrs.field(default=None, repr=False)
+    """Where listings are cached (SPEC §11.12); None: the process-level default cache."""
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:
@@ -229,6 +247,21 @@ class HostConfig:
             or self.output_limit < 100
         ):
             raise ConfigError(f"output_limit must be an integer >= 100, got {self.output_limit!r}")
+        grace = self.optional_startup_grace_sec
+        if grace is not None and (
+            isinstance(grace, bool)
+            or not isinstance(grace, int | float)
+            or math.isnan(grace)
+            or grace < 0
+        ):
+            raise ConfigError(f"optional_startup_grace_sec must be a number >= 0, got {grace!r}")
+        if self.catalog_cache is not None:
+            from .catalog_cache import CatalogCache  # noqa: PLC0415 - it imports this module
+
+            if not isinstance(self.catalog_cache, CatalogCache):
+                raise ConfigError(
+                    f"catalog_cache must be a CatalogCache, got {self.catalog_cache!r}"
+                )
         seen: set[str] = set()
         for tool in self.builtins:
             if tool.name in seen:

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 from mcp import StdioServerParameters
 
-from .config import APPROVAL_MODES, HostConfig, ServerConfig, ToolConfig
+from .config import APPROVAL_MODES, STARTUP_POLICIES, HostConfig, ServerConfig, ToolConfig
 from .errors import ConfigError
 
 __all__ = ["SERVER_KEYS", "load_toml", "parse_toml"]
@@ -53,7 +53,17 @@ SERVER_KEYS = frozenset(
 TOOL_KEYS = frozenset({"approval_mode", "output_token_limit", "output_byte_limit"})
 #: Codex keys accepted with a warning: mcpbind does not act on them (yet).
 CODEX_ONLY_KEYS = frozenset({"env_vars", "oauth_resource", "scopes", "oauth"})
-MCPBIND_KEYS = frozenset({"max_name_length", "binding_policy", "output_limit"})
+MCPBIND_KEYS = frozenset(
+    {
+        "max_name_length",
+        "binding_policy",
+        "output_limit",
+        # Fast start (SPEC §11.12): mcpbind's own, so Codex's server tables stay as Codex
+        # defines them; ``[mcpbind.startup]`` maps a server name to its startup policy.
+        "optional_startup_grace_sec",
+        "startup",
+    }
+)
 
 
 @attrs.frozen
@@ -241,6 +251,10 @@ class _Reader:
                 if value not in ("frozen", "revalidate"):
                     raise self.error("mcpbind", key, "must be 'frozen' or 'revalidate'")
                 settings[key] = value
+            elif key == "optional_startup_grace_sec":
+                settings[key] = self.number("mcpbind", key, value)
+            elif key == "startup":
+                servers = self.startup(value, servers)
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise self.error("mcpbind", key, "must be an integer")
@@ -249,6 +263,21 @@ class _Reader:
             return HostConfig(servers=servers, **settings)
         except ConfigError as error:
             raise ConfigError(f"{self.path}: [mcpbind]: {error}") from None
+
+    def startup(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        """``[mcpbind.startup]``: server name -> ``eager`` or ``lazy_when_cached``."""
+        if not isinstance(raw, dict):
+            raise self.error("mcpbind", "startup", "must be a table of server names")
+        updated = dict(servers)
+        for name, policy in raw.items():
+            if name not in servers:
+                raise self.error("mcpbind.startup", name, "names no server of [mcp_servers]")
+            if policy not in STARTUP_POLICIES:
+                raise self.error(
+                    "mcpbind.startup", name, f"must be one of {', '.join(STARTUP_POLICIES)}"
+                )
+            updated[name] = attrs.evolve(servers[name], startup=policy)
+        return updated
 
 
 def parse_toml(
