@@ -340,8 +340,8 @@ class ServerRuntime:
                 self._finish(run, outcome)
 
     async def _wait_turn(self) -> None:
-        if self.turn is not None and not self.turn.is_set():
-            self.awaiting_turn = True
+        if self.turn is not None:
+            self.awaiting_turn = not self.turn.is_set()
             try:
                 await self.turn.wait()
             finally:
