@@ -10,6 +10,7 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 """
 
+from .catalog_cache import CatalogCache, CatalogCacheStatistics
 from .config import BuiltinTool, ConfigWarning, HostConfig, ServerConfig, ToolConfig
 from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
 from .contributors import (
@@ -56,6 +57,8 @@ from .values import (
 __all__ = [
     "Binding",
     "BuiltinTool",
+    "CatalogCache",
+    "CatalogCacheStatistics",
     "CatalogRejected",
     "ConfigError",
     "ConfigWarning",

@@ -22,11 +22,13 @@ from .exposure import TOOL_SEARCH
 from .values import ElicitationAnswer, ElicitationRequest
 
 if TYPE_CHECKING:
+    from .catalog_cache import CatalogCache
     from .contributors import Contributor
 
 __all__ = [
     "APPROVAL_MODES",
     "ELICITATION_POLICIES",
+    "STARTUP_POLICIES",
     "BuiltinTool",
     "ConfigWarning",
     "ElicitationHandler",
@@ -48,6 +50,13 @@ ElicitationHandler = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]
 """Asks the user; see SPEC §11.10."""
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("auto", "prompt", "writes", "approve")
+StartupPolicy = Literal["eager", "lazy_when_cached"]
+STARTUP_POLICIES: tuple[StartupPolicy, ...] = ("eager", "lazy_when_cached")
+
+
+def _startup_policy(_: Any, __: Any, value: Any) -> None:
+    if value not in STARTUP_POLICIES:
+        raise ConfigError(f"startup must be one of {', '.join(STARTUP_POLICIES)}, got {value!r}")
 
 
 def _approval_mode(name: str) -> Callable[[Any, Any, Any], None]:
@@ -152,6 +161,10 @@ class ServerConfig:
     )
     tools: Mapping[str, ToolConfig] = attrs.field(factory=dict, converter=_tool_configs)
     """Per-tool settings keyed by raw tool name."""
+    startup: StartupPolicy = attrs.field(default="eager", validator=_startup_policy)
+    """``eager``: connect when the host opens. ``lazy_when_cached``: when the catalog
+    cache holds this server's listing, install it at open and connect on first use
+    (SPEC §11.12); without an entry, the same as ``eager``."""
 
     def describe(self) -> str:
         """A safe one-line description of the target (no env, no headers)."""
@@ -219,6 +232,11 @@ class HostConfig:
     schema_limit_bytes: int | None = 5000
     """An MCP tool whose input schema's compact JSON is longer is shown with a shortened
     schema (SPEC §11.9); None: never shorten."""
+    optional_startup_grace_sec: float | None = None
+    """How long ``Host.open`` waits for optional servers; later ones start absent and join
+    when they connect (SPEC §11.12). None: wait for each up to its startup_timeout_sec."""
+    catalog_cache: CatalogCache | None = attrs.field(default=None, repr=False)
+    """Where listings are cached (SPEC §11.12); None: the process-level default cache."""
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:
@@ -275,6 +293,21 @@ class HostConfig:
             ):
                 raise ConfigError(
                     f"{name} must be an integer >= {least} or None (off), got {value!r}"
+                )
+        grace = self.optional_startup_grace_sec
+        if grace is not None and (
+            isinstance(grace, bool)
+            or not isinstance(grace, int | float)
+            or math.isnan(grace)
+            or grace < 0
+        ):
+            raise ConfigError(f"optional_startup_grace_sec must be a number >= 0, got {grace!r}")
+        if self.catalog_cache is not None:
+            from .catalog_cache import CatalogCache  # noqa: PLC0415 - it imports this module
+
+            if not isinstance(self.catalog_cache, CatalogCache):
+                raise ConfigError(
+                    f"catalog_cache must be a CatalogCache, got {self.catalog_cache!r}"
                 )
         seen: set[str] = set()
         for tool in self.builtins:

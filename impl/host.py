@@ -28,6 +28,7 @@ import trio
 
 from mcpbind.model import texts
 
+from .catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
 from .config import HostConfig
 from .connection import ConnectionLost, Connector, McpConnector, RequestFailed
 from .contributors import (
@@ -153,6 +154,7 @@ class Host:
     ) -> None:
         self.config = config
         self.recorder: Recorder = recorder or NullRecorder()
+        self.catalog_cache: CatalogCache = config.catalog_cache or DEFAULT_CATALOG_CACHE
         self._connector = connector or McpConnector()
         builtins = [
             Binding(
@@ -235,8 +237,11 @@ class Host:
 
         A ``required`` server that cannot start raises :class:`ServerStartupError` (after
         everything started is closed again); an optional one starts absent and is retried
-        with backoff. With ``wait_ready=False`` the host is yielded at once and servers
-        join as they connect (a step sampled before shows what is installed so far)."""
+        with backoff. With ``optional_startup_grace_sec`` set, optional servers are waited
+        for at most that long and join later. A ``lazy_when_cached`` server with a cached
+        listing is ready at once and connects on first use (SPEC §11.12). With
+        ``wait_ready=False`` the host is yielded at once and servers join as they connect
+        (a step sampled before shows what is installed so far)."""
         host = cls(config, connector=connector, recorder=recorder)
         failure: BaseException | None = None
         if wait_ready:
@@ -244,13 +249,13 @@ class Host:
             # across servers resolve the same way on every start (SPEC §11.3).
             previous: ServerRuntime | None = None
             for runtime in host.servers.values():
-                runtime.turn = previous.ready if previous is not None else None
+                runtime.turn = previous.settled if previous is not None else None
                 previous = runtime
         async with trio.open_nursery() as nursery:
             for runtime in host.servers.values():
                 nursery.start_soon(runtime.run, name=f"mcpbind server {runtime.name}")
-            for runtime in host.servers.values() if wait_ready else ():
-                await runtime.ready.wait()
+            if wait_ready:
+                await host._wait_ready()
             errors = [r.startup_error for r in host.servers.values() if r.startup_error]
             if errors:
                 failure = errors[0]
@@ -264,6 +269,27 @@ class Host:
             nursery.cancel_scope.cancel()
         if failure is not None:
             raise failure
+
+    async def _wait_ready(self) -> None:
+        """Required servers fully; optional ones at most the grace (SPEC §11.12)."""
+        grace = self.config.optional_startup_grace_sec
+        if grace is None:
+            for runtime in self.servers.values():
+                await runtime.ready.wait()
+            return
+        optional = [r for r in self.servers.values() if not r.config.required]
+        with trio.move_on_after(grace):
+            for runtime in optional:
+                await runtime.ready.wait()
+        # A server whose listing is in but waits for its turn made it: it installs as
+        # soon as the servers before it are installed or given up on, which is now.
+        made_it = [r for r in optional if r.awaiting_turn]
+        for runtime in optional:
+            if not runtime.ready.is_set() and not runtime.awaiting_turn:
+                runtime.stop_waiting()  # starts absent; joins when it connects
+        for runtime in self.servers.values():
+            if runtime.config.required or runtime in made_it:
+                await runtime.ready.wait()
 
     def _check_open(self) -> None:
         if not self._open:
@@ -433,8 +459,21 @@ class Host:
             if binding.remote_name not in live:
                 text = texts.UNAVAILABLE.format(name=name, server=server, tool=binding.remote_name)
                 return self._end(call_id, "unavailable", text)
+        started = trio.current_time()
         if runtime.connection is None:
-            return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
+            if runtime.starting is None:
+                return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
+            # SPEC §11.12: a lazily started server is waited for, not failed fast.
+            early = await self._wait_started(call_id, runtime, started)
+            if early is not None:
+                return early
+            if self.config.binding_policy == "revalidate":
+                live = self.registry.state.live_remotes.get(binding.source, frozenset())
+                if binding.remote_name not in live:
+                    text = texts.UNAVAILABLE.format(
+                        name=name, server=server, tool=binding.remote_name
+                    )
+                    return self._end(call_id, "unavailable", text)
         exclusive = not (binding.read_only or runtime.config.supports_parallel_tool_calls)
         return await self._dispatch(
             call_id=call_id,
@@ -443,7 +482,35 @@ class Host:
             arguments=parsed,
             runtime=runtime,
             exclusive=exclusive,
+            started=started,
         )
+
+    async def _wait_started(
+        self, call_id: str, runtime: ServerRuntime, started: float
+    ) -> ToolResult | None:
+        """Wait for a lazy start to settle, under the call's own deadline (LIVE-1) and at
+        most ``startup_timeout_sec``; a result if the call ends here, else None."""
+        server = runtime.name
+        timeout = runtime.config.tool_timeout_sec
+        scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
+        call = _Call(call_id, server, scope)
+        self._active[call_id] = call
+        runtime.calls.add(call)
+        startup = runtime.config.startup_timeout_sec
+        try:
+            with scope, trio.move_on_after(startup if startup > 0 else math.inf):
+                await runtime.wait_started()
+        finally:
+            del self._active[call_id]
+            runtime.calls.discard(call)
+        if call.ended_by == _CANCELLED:
+            return self._end(call_id, "cancelled", texts.CANCELLED)
+        if scope.cancelled_caught and call.ended_by is None:
+            text = texts.TIMED_OUT_STARTING.format(seconds=f"{timeout:g}", server=server)
+            return self._end(call_id, "timed_out", text)
+        if call.ended_by == _DISCONNECTED or runtime.connection is None:
+            return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
+        return None
 
     async def _dispatch(
         self,
@@ -454,10 +521,10 @@ class Host:
         arguments: dict[str, Any],
         runtime: ServerRuntime,
         exclusive: bool,
+        started: float,
     ) -> ToolResult:
         server = runtime.name
         timeout = runtime.config.tool_timeout_sec
-        started = trio.current_time()
         scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
         call = _Call(call_id, server, scope)
         self._active[call_id] = call

@@ -7,6 +7,13 @@ reconnects with exponential backoff, refreshing again once connected.
 
 Refreshes are coalesced (LIVE-2): at most one in flight and one queued. A request while
 one runs joins the queued one; a ``list_changed`` does the same.
+
+Fast start (SPEC §11.12): every refresh that succeeds stores its listing in the catalog
+cache. A ``lazy_when_cached`` server whose listing is cached installs it at open (one
+publication, as a refresh would) and stays *dormant*: unconnected, ``starting`` set, until
+the first call or ``host.refresh`` wakes it. Its first session then runs like an eager
+one; ``starting`` is set once that first attempt settles (first refresh done, or the
+connection failed), and the calls that waited for it continue or fail then.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import trio
 from mcpbind.model import texts
 
 from .catalog import build_bindings, read_listing
+from .catalog_cache import server_identity
 from .config import ServerConfig
 from .connection import Connection, ConnectionLost, Connector, RequestFailed
 from .elicitation import DECLINE, answer_problem, decide
@@ -63,6 +71,17 @@ class ServerRuntime:
         self.connection: Connection | None = None
         self.calls: set[_Call] = set()
         self.ready = trio.Event()
+        self.settled = trio.Event()
+        """Set with ``ready``, or when ``Host.open`` stops waiting for this optional server
+        (the grace of SPEC §11.12): the next server's first install may go ahead."""
+        self.starting: trio.Event | None = None
+        """While a lazily started server is dormant or making its first connection: set
+        when that attempt settles. Calls to it wait for this instead of failing fast."""
+        self.awaiting_turn = False
+        """Its first catalog is decided but waits for the servers before it (§11.3)."""
+        self._wake = trio.Event()
+        self._first_run: RefreshRun | None = None
+        self._identity = server_identity(config)
         self.startup_error: ServerStartupError | None = None
         self.last_error: str | None = None
         """Why the last connection attempt or refresh failed; None after a success."""
@@ -72,7 +91,8 @@ class ServerRuntime:
         self._lost = trio.Event()
         self.turn: trio.Event | None = None
         """Set by the host at open: the first catalog installs only after the servers
-        before this one in the configuration have installed theirs (or failed)."""
+        before this one in the configuration have installed theirs (or failed, or the
+        host stopped waiting for them)."""
 
     @property
     def connected(self) -> bool:
@@ -82,6 +102,14 @@ class ServerRuntime:
 
     async def run(self) -> None:
         """Connect, serve, reconnect with backoff, forever (until the host closes)."""
+        try:
+            await self._run()
+        finally:
+            self._started()  # the host is closing: calls waiting for a lazy start end now
+
+    async def _run(self) -> None:
+        if self.config.startup == "lazy_when_cached" and await self._install_cached():
+            await self._wake.wait()  # dormant until first use
         delay = self.host.config.reconnect_initial_sec
         while True:
             why = await self._session()
@@ -92,14 +120,77 @@ class ServerRuntime:
             elif not self.ready.is_set():
                 if self.config.required:
                     self.startup_error = ServerStartupError(self.name, why)
-                    self.ready.set()
+                    self._set_ready()
                     return
-                self.ready.set()  # optional: start absent, keep trying
+                self._set_ready()  # optional: start absent, keep trying
+            if why is not None:
+                self._start_failed()
             await trio.sleep(delay)
             delay = min(
                 max(delay * 2, self.host.config.reconnect_initial_sec),
                 self.host.config.reconnect_max_sec,
             )
+
+    def _set_ready(self) -> None:
+        self.ready.set()
+        self.settled.set()
+
+    def stop_waiting(self) -> None:
+        """The host opened without this optional server (SPEC §11.12, grace): servers
+        after it install their first catalogs without waiting for it."""
+        self.settled.set()
+
+    async def _install_cached(self) -> bool:
+        """Install the cached listing as this server's first catalog (SPEC §11.12), in
+        its configuration turn; False (connect now) without a usable entry."""
+        host = self.host
+        tools = host.catalog_cache.get(self._identity)
+        if tools is None:
+            return False
+        await self._wait_turn()
+        # Decide and publish with no await in between (INV-3), exactly like a refresh.
+        state = host.registry.state
+        try:
+            bindings = build_bindings(
+                self.name, self.config, tools, state, host.config.max_name_length
+            )
+            published = host.registry.replace_source(self.source, bindings)
+        except CatalogRejected:
+            return False  # e.g. a name now taken by a builtin: let a live refresh decide
+        if published is not None:
+            names = tuple(b.name for b in published.catalog(self.source).bindings)
+            host.recorder.published(published.generation, self.source, names)
+        self.starting = trio.Event()
+        self._set_ready()
+        return True
+
+    def wake(self) -> None:
+        """First use of a dormant server: start connecting (no effect otherwise)."""
+        self._wake.set()
+
+    async def wait_started(self) -> None:
+        """Return once a lazy start has settled (at once when none is pending)."""
+        starting = self.starting
+        if starting is not None:
+            self.wake()
+            await starting.wait()
+
+    def _started(self) -> None:
+        starting, self.starting = self.starting, None
+        if starting is not None:
+            starting.set()
+
+    def _start_failed(self) -> None:
+        """The first connection of a lazy start failed: its refresh and calls learn now."""
+        if self.starting is None:
+            return
+        run, self._first_run = self._first_run, None
+        if run is not None:
+            reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
+            generation = self.host.registry.state.generation
+            outcome = RefreshOutcome(self.name, "rejected", generation, "disconnected", reason)
+            self._resolve(run, outcome, record=True)
+        self._started()
 
     async def _session(self) -> str | None:
         """One connection's life. None once connected and then lost; else why it failed."""
@@ -131,10 +222,12 @@ class ServerRuntime:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             self.connection = connection
-            first = self._start_refresh()
-            if not self.ready.is_set():
+            first = self._start_refresh(self._first_run)
+            self._first_run = None
+            if not self.ready.is_set() or self.starting is not None:
                 await first.done.wait()
-                self.ready.set()
+                self._set_ready()
+                self._started()
             nursery.start_soon(self._watch, connection)
             await self._lost.wait()
             nursery.cancel_scope.cancel()
@@ -216,6 +309,12 @@ class ServerRuntime:
 
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""
+        if self.connection is None and self.starting is not None:
+            # A lazy start: the first refresh of its first session answers (SPEC §11.12).
+            self.wake()
+            if self._first_run is None:
+                self._first_run = RefreshRun()
+            return self._first_run
         if self.connection is None:
             run = RefreshRun()
             reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
@@ -229,10 +328,10 @@ class ServerRuntime:
             self._queued = RefreshRun()
         return self._queued
 
-    def _start_refresh(self) -> RefreshRun:
+    def _start_refresh(self, run: RefreshRun | None = None) -> RefreshRun:
         assert self._nursery is not None
         assert self.connection is not None
-        run = RefreshRun()
+        run = run or RefreshRun()
         self._current = run
         self._nursery.start_soon(self._refresh, run, self.connection)
         return run
@@ -256,14 +355,15 @@ class ServerRuntime:
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 outcome = self._rejected("list_failed", reason)
                 return
-            if self.turn is not None and not self.ready.is_set():
-                await self.turn.wait()  # first catalogs install in configuration order
+            if not self.ready.is_set():
+                await self._wait_turn()  # first catalogs install in configuration order
             # Decide and publish with no await in between (INV-3).
             state = host.registry.state
             bindings = build_bindings(
                 self.name, self.config, tools, state, host.config.max_name_length
             )
             published = host.registry.replace_source(self.source, bindings)
+            host.catalog_cache.put(self._identity, tools)  # SPEC §11.12
             if published is None:
                 outcome = RefreshOutcome(self.name, "unchanged", state.generation)
             else:
@@ -280,6 +380,14 @@ class ServerRuntime:
         finally:
             if outcome is not None and self._current is run:
                 self._finish(run, outcome)
+
+    async def _wait_turn(self) -> None:
+        if self.turn is not None:
+            self.awaiting_turn = not self.turn.is_set()
+            try:
+                await self.turn.wait()
+            finally:
+                self.awaiting_turn = False
 
     def _on_list_request(self, cursor: str | None) -> None:
         self.host.recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")

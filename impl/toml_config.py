@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 from mcp import StdioServerParameters
 
-from .config import APPROVAL_MODES, HostConfig, ServerConfig, ToolConfig
+from .config import APPROVAL_MODES, STARTUP_POLICIES, HostConfig, ServerConfig, ToolConfig
 from .errors import ConfigError
 
 __all__ = ["SERVER_KEYS", "load_toml", "parse_toml"]
@@ -62,6 +62,10 @@ MCPBIND_KEYS = frozenset(
         "schema_limit_bytes",
         "image_capable",
         "elicitation",
+        # Fast start (SPEC §11.12): mcpbind's own, so Codex's server tables stay as Codex
+        # defines them; ``[mcpbind.startup]`` maps a server name to its startup policy.
+        "optional_startup_grace_sec",
+        "startup",
     }
 )
 #: ``[mcpbind]`` keys that ``false`` turns off (TOML has no null).
@@ -270,6 +274,10 @@ class _Reader:
                         )
                     raise self.error("mcpbind", key, problem)
                 settings[key] = value
+            elif key == "optional_startup_grace_sec":
+                settings[key] = self.number("mcpbind", key, value)
+            elif key == "startup":
+                servers = self.startup(value, servers)
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
                     off = " or false" if key in SWITCHABLE_KEYS else ""
@@ -279,6 +287,21 @@ class _Reader:
             return HostConfig(servers=servers, **settings)
         except ConfigError as error:
             raise ConfigError(f"{self.path}: [mcpbind]: {error}") from None
+
+    def startup(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        """``[mcpbind.startup]``: server name -> ``eager`` or ``lazy_when_cached``."""
+        if not isinstance(raw, dict):
+            raise self.error("mcpbind", "startup", "must be a table of server names")
+        updated = dict(servers)
+        for name, policy in raw.items():
+            if name not in servers:
+                raise self.error("mcpbind.startup", name, "names no server of [mcp_servers]")
+            if policy not in STARTUP_POLICIES:
+                raise self.error(
+                    "mcpbind.startup", name, f"must be one of {', '.join(STARTUP_POLICIES)}"
+                )
+            updated[name] = attrs.evolve(servers[name], startup=policy)
+        return updated
 
 
 def parse_toml(

@@ -62,6 +62,10 @@ TIMED_OUT: Final = "call timed out after {seconds} seconds; the server was told 
 TIMED_OUT_QUEUED: Final = (
     "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
 )
+TIMED_OUT_STARTING: Final = (
+    "call timed out after {seconds} seconds while waiting for server {server!r} to start; "
+    "nothing was sent"
+)
 
 # --- parts of an encoded server answer (SPEC §8.8, §11.5) --------------------------------
 
