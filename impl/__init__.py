@@ -10,7 +10,24 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 """
 
-from .config import BuiltinTool, ConfigWarning, HostConfig, ServerConfig, ToolConfig
+from .approval import (
+    APPROVAL_ANSWERS,
+    ApprovalAnswer,
+    ApprovalGate,
+    ApprovalRequest,
+    ApprovalStatistics,
+    Approver,
+    requires_approval,
+)
+from .config import (
+    APPROVAL_MODES,
+    ApprovalMode,
+    BuiltinTool,
+    ConfigWarning,
+    HostConfig,
+    ServerConfig,
+    ToolConfig,
+)
 from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
 from .errors import (
     CatalogRejected,
@@ -29,6 +46,14 @@ from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
 from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
 
 __all__ = [
+    "APPROVAL_ANSWERS",
+    "APPROVAL_MODES",
+    "ApprovalAnswer",
+    "ApprovalGate",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "ApprovalStatistics",
+    "Approver",
     "Binding",
     "BuiltinTool",
     "CatalogRejected",
@@ -60,4 +85,5 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "UnknownServer",
+    "requires_approval",
 ]

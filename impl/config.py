@@ -11,13 +11,16 @@ import os
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .approval import Approver
 
 __all__ = [
     "APPROVAL_MODES",
@@ -182,10 +185,20 @@ class HostConfig:
     )
     output_limit: int | None = None
     """Characters of model-visible output per result; longer output is cut with a marker."""
+    approver: Approver | None = attrs.field(default=None, repr=False)
+    """Answers approval requests (SPEC §11.8); with one, every tool without a configured
+    mode is gated as ``auto``. None: only tools whose server or tool config sets a mode
+    are gated, and those that need asking are denied."""
+    config_path: str | None = None
+    """The file this config was read from (set by ``from_toml``/``load_toml``): where an
+    "allow always" answer is saved. None: such answers hold for the session only."""
 
     @classmethod
-    def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:
-        """Read a Codex-compatible ``config.toml`` (README "Configuration file").
+    def from_toml(
+        cls, path: str | os.PathLike[str], *, approver: Approver | None = None
+    ) -> HostConfig:
+        """Read a Codex-compatible ``config.toml`` (README "Configuration file"); the
+        result remembers ``path`` as its ``config_path``.
 
         Raises ConfigError naming the file, table and key; a Codex key mcpbind does not act
         on is reported as a :class:`ConfigWarning`."""
@@ -194,6 +207,8 @@ class HostConfig:
         loaded = load_toml(path)
         for message in loaded.warnings:
             warnings.warn(message, ConfigWarning, stacklevel=2)
+        if approver is not None:
+            return attrs.evolve(loaded.config, approver=approver)
         return loaded.config
 
     def __attrs_post_init__(self) -> None:
@@ -217,6 +232,8 @@ class HostConfig:
             or self.output_limit < 100
         ):
             raise ConfigError(f"output_limit must be an integer >= 100, got {self.output_limit!r}")
+        if self.approver is not None and not callable(self.approver):
+            raise ConfigError(f"approver must be an async callable, got {self.approver!r}")
         seen: set[str] = set()
         for tool in self.builtins:
             if tool.name in seen:

@@ -59,6 +59,31 @@ TIMED_OUT_QUEUED: Final = (
     "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
 )
 
+# --- approval (SPEC §11.8): status denied, nothing sent -------------------------------
+
+DENIED_DECLINED: Final = (
+    "call to {name} was declined at approval (server {server!r}, tool {tool!r}); "
+    "nothing was sent; do not retry it unless the user asks"
+)
+DENIED_CANCELLED: Final = (
+    "call to {name} was cancelled at approval (server {server!r}, tool {tool!r}); "
+    "nothing was sent; stop and wait for the user"
+)
+DENIED_NO_APPROVER: Final = (
+    "call to {name} needs approval (server {server!r}, tool {tool!r}, approval mode "
+    "{mode!r}) and no approver can answer; nothing was sent; give the host an approver "
+    "(mcpbind call: run it on a terminal or pass --yes) or set the tool's "
+    'approval_mode = "approve"'
+)
+DENIED_APPROVER_FAILED: Final = (
+    "call to {name} needs approval (server {server!r}, tool {tool!r}) and the approver "
+    "failed: {why}; nothing was sent"
+)
+APPROVAL_NOT_SAVED: Final = (
+    'could not save approval_mode = "approve" for tool {tool!r} of server {server!r} '
+    "to {path}: {why}; the approval holds for this session only"
+)
+
 # --- refresh rejections (SPEC §5.4) -----------------------------------------------------
 
 REJECT_INVALID: Final = (
