@@ -13,6 +13,7 @@ def mcpbind(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 600,
+    stdin: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mcpbind.cli", *args],
@@ -22,4 +23,5 @@ def mcpbind(
         timeout=timeout,
         cwd=cwd,
         env=env,
+        stdin=stdin,
     )

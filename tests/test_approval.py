@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
+import os
 import pathlib
 import re
+import subprocess
+import sys
 import textwrap
 import tomllib
 
@@ -14,6 +18,7 @@ import mcp_types as types
 import pytest
 import trio
 import trio.testing
+from cli_runner import mcpbind
 from mcp.server.mcpserver import MCPServer
 
 from mcpbind.impl import (
@@ -549,3 +554,62 @@ def test_from_toml_records_the_config_path(tmp_path):
     path.write_text(textwrap.dedent('[mcp_servers.a]\ncommand = "x"\n'))
     assert HostConfig.from_toml(path).config_path == str(path)
     assert HostConfig().config_path is None
+
+
+# --- the CLI -----------------------------------------------------------------------------
+
+NOTES = f"""\
+# the demo notes server, every call asked about
+[mcp_servers.notes]   # keep this comment
+command = {json.dumps(sys.executable)}
+args = ["-m", "mcpbind.demo.servers", "notes"]
+default_tools_approval_mode = "prompt"
+"""
+
+
+@pytest.mark.slow
+def test_call_without_a_terminal_denies_a_gated_call_and_yes_approves_it(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text(NOTES)
+    args = ("call", "mcp__notes__add", '{"text": "hi"}', "--config", str(path), "--json")
+    denied = mcpbind(*args, stdin=subprocess.DEVNULL)
+    assert denied.returncode == 1, denied.stderr
+    report = json.loads(denied.stdout)
+    assert report["status"] == "denied"
+    assert report["output"] == texts.DENIED_NO_APPROVER.format(
+        name="mcp__notes__add", server="notes", tool="add", mode="prompt"
+    )
+    approved = mcpbind(*args, "--yes", stdin=subprocess.DEVNULL)
+    assert approved.returncode == 0, approved.stderr
+    assert json.loads(approved.stdout)["status"] == "ok"
+    assert path.read_text() == NOTES
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_call_on_a_terminal_asks_and_allow_always_rewrites_the_config(tmp_path):
+    import pty
+
+    path = tmp_path / "mcpbind.toml"  # found in the working directory
+    path.write_text(NOTES.replace('"prompt"', '"auto"'))
+    controller, terminal = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "mcpbind.cli", "call", "mcp__notes__add", '{"text": "hi"}'],
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    ) as process:
+        os.close(terminal)
+        os.write(controller, b"maybe\na\n")  # an unknown answer is asked again
+        out, err = process.communicate(timeout=120)
+    os.close(controller)
+    assert process.returncode == 0, err
+    assert "cli-1: ok" in out
+    assert "approve mcp__notes__add: tool 'add' of server 'notes'" in err
+    assert 'arguments: {"text": "hi"}' in err
+    assert err.count("choice [y/s/a/n/c]: ") == 2
+    assert path.read_text() == NOTES.replace('"prompt"', '"auto"') + (
+        '\n[mcp_servers.notes.tools.add]\napproval_mode = "approve"\n\n'
+    )
