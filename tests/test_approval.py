@@ -572,14 +572,14 @@ def test_call_without_a_terminal_denies_a_gated_call_and_yes_approves_it(tmp_pat
     path = tmp_path / "c.toml"
     path.write_text(NOTES)
     args = ("call", "mcp__notes__add", '{"text": "hi"}', "--config", str(path), "--json")
-    denied = mcpbind(*args, stdin=subprocess.DEVNULL)
+    denied = mcpbind(*args)  # stdin: not a terminal
     assert denied.returncode == 1, denied.stderr
     report = json.loads(denied.stdout)
     assert report["status"] == "denied"
     assert report["output"] == texts.DENIED_NO_APPROVER.format(
         name="mcp__notes__add", server="notes", tool="add", mode="prompt"
     )
-    approved = mcpbind(*args, "--yes", stdin=subprocess.DEVNULL)
+    approved = mcpbind(*args, "--yes")
     assert approved.returncode == 0, approved.stderr
     assert json.loads(approved.stdout)["status"] == "ok"
     assert path.read_text() == NOTES
