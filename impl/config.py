@@ -21,6 +21,7 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .approval import Approver
+    from .contributors import Contributor
 
 __all__ = [
     "APPROVAL_MODES",
@@ -171,6 +172,12 @@ class BuiltinTool:
     read_only: bool = False
 
 
+def _contributors(value: Any) -> tuple[Contributor, ...]:  # converter: checked there
+    from .contributors import check_contributors  # noqa: PLC0415 - contributors imports config
+
+    return check_contributors(value)
+
+
 @attrs.frozen
 class HostConfig:
     servers: Mapping[str, ServerConfig] = attrs.field(factory=dict)
@@ -192,6 +199,9 @@ class HostConfig:
     config_path: str | None = None
     """The file this config was read from (set by ``from_toml``/``load_toml``): where an
     "allow always" answer is saved. None: such answers hold for the session only."""
+    contributors: tuple[Contributor, ...] = attrs.field(default=(), converter=_contributors)
+    """Extension contributors, in order (SPEC §11.11): each has a unique ``id`` and one or
+    more of ``tools()``, ``actions()``, ``on_result()``, ``fragments()``."""
 
     @classmethod
     def from_toml(

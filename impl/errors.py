@@ -8,11 +8,14 @@ except :class:`DuplicateCallId`: every call ends in a ``ToolResult``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from mcpbind.model import texts
 
 __all__ = [
     "CatalogRejected",
     "ConfigError",
+    "ContributorRejected",
     "DuplicateCallId",
     "HostClosed",
     "LocalError",
@@ -41,6 +44,18 @@ class DuplicateCallId(LocalError):
     def __init__(self, call_id: str) -> None:
         super().__init__(texts.DUPLICATE_CALL_ID.format(call_id=call_id))
         self.call_id = call_id
+
+
+class ContributorRejected(LocalError):
+    """A tool contributor's tool list was refused (SPEC §11.11): ``invalid`` (a bad entry, a
+    name listed twice, ``tools()`` raised) or ``collision`` (a name another source holds,
+    INV-5). ``Host.open`` raises it; ``Host.refresh_contributors`` reports it as a rejected
+    outcome and keeps the contributor's previous tools."""
+
+    def __init__(self, kind: Literal["invalid", "collision"], reason: str) -> None:
+        super().__init__(reason)
+        self.kind: Literal["invalid", "collision"] = kind
+        self.reason = reason
 
 
 class UnknownServer(LocalError, KeyError):

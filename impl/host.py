@@ -16,6 +16,7 @@ escapes.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
@@ -30,14 +31,31 @@ from mcpbind.model import texts
 from .approval import ApprovalGate, ApprovalRequest
 from .config import HostConfig
 from .connection import ConnectionLost, Connector, McpConnector, RequestFailed
+from .contributors import (
+    ContributorOutcome,
+    McpServerContributor,
+    ServerProvenance,
+    ToolContributor,
+    TurnContext,
+    TurnInput,
+    TurnInputContributor,
+    TurnItemContributor,
+    apply_overlays,
+    ext_source,
+    read_tools,
+    run_turn_inputs,
+    run_turn_items,
+)
 from .encoding import encode_result, wall_time_header
-from .errors import DuplicateCallId, HostClosed, UnknownServer
+from .errors import ContributorRejected, DuplicateCallId, HostClosed, UnknownServer
 from .recorder import NullRecorder, Recorder
 from .registry import BUILTIN, Binding, ToolRegistry, ToolSpec
 from .runtime import ServerRuntime
 from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
 
 __all__ = ["Host"]
+
+logger = logging.getLogger("mcpbind.contributors")
 
 _CANCELLED = "cancelled"
 _DISCONNECTED = "disconnected"
@@ -109,18 +127,39 @@ class Host:
                 ToolSpec(t.name, t.description, t.input_schema),
                 0,
                 t.read_only,
+                t.handler,
             )
             for t in config.builtins
         ]
-        self._builtins = {t.name: t for t in config.builtins}
+        # SPEC §11.11: the overlay and the contributors' first tools are decided before
+        # anything starts; their tools are part of the initial registry state (G = 0).
+        contributors = config.contributors
+        self._overlay = apply_overlays(
+            config.servers, [c for c in contributors if isinstance(c, McpServerContributor)]
+        )
+        self._tool_contributors = tuple(c for c in contributors if isinstance(c, ToolContributor))
+        self._item_contributors = tuple(
+            c for c in contributors if isinstance(c, TurnItemContributor)
+        )
+        self._input_contributors = tuple(
+            c for c in contributors if isinstance(c, TurnInputContributor)
+        )
+        extensions = []
+        for contributor in self._tool_contributors:
+            bindings = read_tools(contributor)
+            if isinstance(bindings, str):
+                reason = texts.EXT_INVALID.format(contributor=contributor.id, problem=bindings)
+                raise ContributorRejected("invalid", reason)
+            extensions.append((ext_source(contributor.id), bindings))
+        self.registry = ToolRegistry(builtins, extensions)
         self.approvals = ApprovalGate(config.approver, config.config_path)
         """The approval gate (SPEC §11.8); ``approvals.statistics()`` reports it."""
-        self.registry = ToolRegistry(builtins)
         self.servers: dict[str, ServerRuntime] = {
             name: ServerRuntime(self, name, server, self._connector)
-            for name, server in config.servers.items()
+            for name, server in self._overlay.servers.items()
             if server.enabled
         }
+        self._turns = 0
         self._steps = 0
         self._ids: set[str] = set()
         self._active: dict[str, _Call] = {}
@@ -210,6 +249,53 @@ class Host:
             for name, r in self.servers.items()
         ]
 
+    def server_provenance(self) -> ServerProvenance:
+        """The servers this host runs from, with every MCP server contributor's action in
+        order and, per name it touched, the action that won (SPEC §11.11)."""
+        return self._overlay
+
+    def refresh_contributors(self) -> tuple[ContributorOutcome, ...]:
+        """Re-read every tool contributor's tools, in order (SPEC §11.11).
+
+        Each changed list is one publication (INV-1) of the whole list (INV-3); an invalid
+        list, or one taking a name another source holds (INV-5), is ``rejected`` and the
+        contributor keeps its previous tools. Steps already sampled keep their handlers."""
+        self._check_open()
+        outcomes: list[ContributorOutcome] = []
+        for contributor in self._tool_contributors:
+            outcome = self._refresh_contributor(contributor)
+            if outcome.status == "rejected":
+                logger.warning("%s", outcome.reason)
+            outcomes.append(outcome)
+        return tuple(outcomes)
+
+    def _refresh_contributor(self, contributor: ToolContributor) -> ContributorOutcome:
+        cid = contributor.id
+        generation = self.registry.state.generation
+        bindings = read_tools(contributor)
+        if isinstance(bindings, str):
+            reason = texts.EXT_INVALID.format(contributor=cid, problem=bindings)
+            return ContributorOutcome(cid, "rejected", generation, "invalid", reason)
+        source = ext_source(cid)
+        try:
+            published = self.registry.replace_source(source, bindings)
+        except ContributorRejected as rejected:
+            return ContributorOutcome(cid, "rejected", generation, rejected.kind, rejected.reason)
+        if published is None:
+            return ContributorOutcome(cid, "unchanged", generation)
+        names = tuple(b.name for b in published.catalog(source).bindings)
+        self.recorder.published(published.generation, source, names)
+        return ContributorOutcome(cid, "installed", published.generation)
+
+    async def turn_input(self, user_input: str) -> TurnInput:
+        """The user's input, unchanged, and every turn-input contributor's fragments in
+        contributor order (SPEC §11.11). A contributor that fails adds nothing; the others
+        still run."""
+        self._check_open()
+        context = TurnContext(self._turns, user_input, tuple(self.servers))
+        self._turns += 1
+        return await run_turn_inputs(self._input_contributors, context)
+
     def statistics(self) -> HostStatistics:
         return HostStatistics(
             generation=self.registry.state.generation,
@@ -239,7 +325,16 @@ class Host:
         """Route one call of ``step`` and return its terminal result (SPEC §8.2).
 
         ``arguments``: a mapping, or JSON text of an object (empty text means ``{}``).
-        Raises :class:`DuplicateCallId` if ``call_id`` was used before on this host."""
+        Raises :class:`DuplicateCallId` if ``call_id`` was used before on this host.
+        Turn-item contributors then rewrite the result's output, in order (SPEC §11.11)."""
+        result = await self._route(step, call_id, name, arguments)
+        if self._item_contributors:
+            result = await run_turn_items(self._item_contributors, result)
+        return result
+
+    async def _route(
+        self, step: StepSnapshot, call_id: str, name: str, arguments: Any
+    ) -> ToolResult:
         self._check_open()
         if call_id in self._ids:
             error = DuplicateCallId(call_id)
@@ -255,7 +350,7 @@ class Host:
             text = texts.BAD_ARGUMENTS.format(name=name, problem=parsed)
             return self._end(call_id, "error", text)
         if binding.server is None:
-            return await self._call_builtin(call_id, binding, parsed)
+            return await self._call_local(call_id, binding, parsed)
         server = binding.server
         runtime = self.servers[server]
         verdict = self.approvals.decide(
@@ -405,18 +500,20 @@ class Host:
         if not lane.locked() and lane.statistics().tasks_waiting == 0:
             self._lanes.pop(step, None)
 
-    async def _call_builtin(
+    async def _call_local(
         self, call_id: str, binding: Binding, arguments: dict[str, Any]
     ) -> ToolResult:
-        tool = self._builtins[binding.remote_name]
+        """A builtin or extension tool: the handler captured in the step's binding (INV-2)."""
+        handler = binding.handler
+        assert handler is not None, "a non-MCP binding carries its handler"
         started = trio.current_time()
         scope = trio.CancelScope()
-        call = _Call(call_id, BUILTIN, scope)
+        call = _Call(call_id, binding.source, scope)
         self._active[call_id] = call
         output: str | None = None
         try:
             with scope:
-                output = await tool.handler(arguments)
+                output = await handler(arguments)
         except Exception as error:
             text = f"{wall_time_header(trio.current_time() - started)}\n{error}"
             return self._end(call_id, "error", text)

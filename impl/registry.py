@@ -9,7 +9,7 @@ publication, so sampling a step is O(1) (SPEC §7.1).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -18,11 +18,12 @@ import attrs
 from mcpbind.model import texts
 from mcpbind.model.naming import Identity, NameCollision, assign_names
 
-from .errors import CatalogRejected
+from .errors import CatalogRejected, ContributorRejected
 
 __all__ = ["BUILTIN", "Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]
 
 BUILTIN = "builtin"
+EXT_PREFIX = "ext:"
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
@@ -52,6 +53,11 @@ class Binding:
     spec: ToolSpec
     source_generation: int
     read_only: bool = False
+    handler: Callable[[dict[str, Any]], Awaitable[str]] | None = attrs.field(
+        default=None, repr=False
+    )
+    """The code a non-MCP binding runs (None for MCP). Part of the binding, so a step runs
+    the handler of the registry state it was sampled from (INV-2, SPEC §11.11)."""
 
     @property
     def identity(self) -> Identity:
@@ -132,10 +138,24 @@ class RegistryState:
 class ToolRegistry:
     """Holds the current :class:`RegistryState`; publishes new ones atomically."""
 
-    def __init__(self, builtins: Iterable[Binding] = ()) -> None:
+    def __init__(
+        self,
+        builtins: Iterable[Binding] = (),
+        extensions: Iterable[tuple[str, Iterable[Binding]]] = (),
+    ) -> None:
+        """The initial state (``G = 0``): the builtins, then each extension source in order.
+
+        Raises :class:`ContributorRejected` (``collision``) when an extension's tool takes a
+        name a builtin or an earlier extension holds: the later source is refused (INV-5)."""
         builtin = SourceCatalog(BUILTIN, 0, tuple(sorted(builtins, key=lambda b: b.name)))
         catalogs = {BUILTIN: builtin} if builtin.bindings else {}
         self._state = RegistryState.build(0, catalogs, _EMPTY)
+        for source, bindings in extensions:
+            new = tuple(sorted(bindings, key=lambda b: b.name))
+            _check_collisions(self._state, source, new)
+            if new:
+                catalogs[source] = SourceCatalog(source, 0, new)
+                self._state = RegistryState.build(0, catalogs, _EMPTY)
 
     @property
     def state(self) -> RegistryState:
@@ -144,20 +164,13 @@ class ToolRegistry:
     def replace_source(self, source: str, bindings: Iterable[Binding]) -> RegistryState | None:
         """Replace ``source``'s catalog in one publication; None when unchanged.
 
-        Raises :class:`CatalogRejected` (``collision``) when a name is held by another
-        source (INV-5); the registry is then exactly as it was.
+        Raises :class:`CatalogRejected` (``collision``; :class:`ContributorRejected` for an
+        extension source) when a name is held by another source (INV-5): the incumbent
+        keeps it, and the registry is then exactly as it was.
         """
         state = self._state
         new = tuple(sorted(bindings, key=lambda b: b.name))
-        for b in new:
-            owner = state.by_name.get(b.name)
-            if owner is not None and owner.source != source:
-                raise CatalogRejected(
-                    "collision",
-                    texts.REJECT_COLLISION.format(
-                        tool=b.remote_name, server=b.server, name=b.name, owner=owner.source
-                    ),
-                )
+        _check_collisions(state, source, new)
         old = state.catalog(source)
         if _same(old.bindings, new):
             return None
@@ -175,8 +188,30 @@ class ToolRegistry:
         return self._state
 
 
+def _check_collisions(state: RegistryState, source: str, new: tuple[Binding, ...]) -> None:
+    """INV-5: every name of ``new`` is free or already ``source``'s own."""
+    for b in new:
+        owner = state.by_name.get(b.name)
+        if owner is None or owner.source == source:
+            continue
+        if source.startswith(EXT_PREFIX):
+            raise ContributorRejected(
+                "collision",
+                texts.EXT_COLLISION.format(
+                    name=b.name, contributor=source.removeprefix(EXT_PREFIX), owner=owner.source
+                ),
+            )
+        raise CatalogRejected(
+            "collision",
+            texts.REJECT_COLLISION.format(
+                tool=b.remote_name, server=b.server, name=b.name, owner=owner.source
+            ),
+        )
+
+
 def _same(old: tuple[Binding, ...], new: tuple[Binding, ...]) -> bool:
     return len(old) == len(new) and all(
         (a.name, a.remote_name, a.spec, a.read_only) == (b.name, b.remote_name, b.spec, b.read_only)
+        and a.handler is b.handler
         for a, b in zip(old, new, strict=True)
     )

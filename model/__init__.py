@@ -13,6 +13,7 @@ from .invariants import INVARIANTS, Invariant, check_state, check_transition
 from .naming import NameCollision, assign_names, natural_name, sanitize
 from .rules import EventNotEnabled, Rules, enabled, initial, step
 from .values import (
+    Approve,
     Binding,
     Bound,
     Call,
@@ -20,6 +21,7 @@ from .values import (
     CallRecord,
     CallResponded,
     Cancel,
+    Deny,
     Disconnect,
     Event,
     LateDropped,
@@ -46,6 +48,7 @@ from .values import (
 
 __all__ = [
     "INVARIANTS",
+    "Approve",
     "Binding",
     "Bound",
     "Call",
@@ -53,6 +56,7 @@ __all__ = [
     "CallRecord",
     "CallResponded",
     "Cancel",
+    "Deny",
     "Disconnect",
     "Event",
     "EventNotEnabled",

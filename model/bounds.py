@@ -54,6 +54,10 @@ CALLS_ENVIRONMENT = frozenset(
 )
 
 
+#: The ``approval`` part: the calls environment plus the approver's answers (SPEC §10.2).
+APPROVAL_ENVIRONMENT = CALLS_ENVIRONMENT | {"approve", "deny"}
+
+
 def installable(spec: ServerSpec) -> ServerSpec:
     """The versions of ``spec`` that can install, each as a single page (SPEC §10.2).
 
@@ -85,11 +89,12 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the two parts of SPEC §10.2.
+    """The standard bound, as the three parts of SPEC §10.2.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
-    ``steps``/``calls`` override both parts.
+    ``approval``: as ``calls`` with gating active (every MCP call waits for approve or
+    deny); 2 steps, 2 calls. ``steps``/``calls`` override every part.
     """
     specs = (SERVER_A_SPEC, SERVER_B_SPEC)
     if not 1 <= servers <= len(specs):
@@ -110,7 +115,17 @@ def standard_suite(
         bad_arguments=False,
         environment=CALLS_ENVIRONMENT,
     )
-    return (Part("catalogs", catalogs), Part("calls", call_part))
+    approval_part = attrs.evolve(
+        call_part,
+        max_calls=2 if calls is None else calls,
+        environment=APPROVAL_ENVIRONMENT,
+        approval=True,
+    )
+    return (
+        Part("catalogs", catalogs),
+        Part("calls", call_part),
+        Part("approval", approval_part),
+    )
 
 
 def standard_bound(
@@ -146,4 +161,5 @@ def describe(bound: Bound) -> dict[str, object]:
         "max_name_length": bound.max_name_length,
         "bad_arguments": bound.bad_arguments,
         "environment": environment,
+        "approval": bound.approval,
     }

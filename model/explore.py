@@ -7,7 +7,7 @@ shortest event trace.
 
 Liveness is checked on the graph afterwards, over the *drain* events: what happens
 with no new input from the host or the environment (pages and answers arrive, calls
-fail or time out, lost servers come back):
+fail or time out, lost servers come back, the approver answers):
 
 * LIVE-1: every maximal drain ends with every accepted call terminal;
 * LIVE-2: every maximal drain ends with every ``list_changed`` answered by a refresh
@@ -30,9 +30,11 @@ import attrs
 from .invariants import check_state, check_transition
 from .rules import STANDARD, Rules
 from .values import (
+    Approve,
     Bound,
     CallFailed,
     CallResponded,
+    Deny,
     Event,
     ListDone,
     ListFailed,
@@ -59,6 +61,8 @@ __all__ = [
 ]
 
 DRAIN_EVENTS: tuple[type, ...] = (
+    Approve,  # the approver answers every request (allowing or denying), SPEC §3.4
+    Deny,
     ListPage,
     ListDone,
     ListFailed,

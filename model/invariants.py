@@ -1,4 +1,4 @@
-"""One predicate per invariant of SPEC §4 (INV-1..INV-9), over states and transitions.
+"""One predicate per invariant of SPEC §4 (INV-1..INV-10), over states and transitions.
 
 A state predicate sees one reachable state; a transition predicate sees the state
 before, the event and the transition. Each returns ``None`` when the invariant holds
@@ -16,8 +16,10 @@ import attrs
 from .rules import STANDARD
 from .values import (
     BUILTIN,
+    Approve,
     Bound,
     Call,
+    Deny,
     Disconnect,
     Event,
     ListDone,
@@ -302,7 +304,8 @@ def inv_7_transition(before: State, event: Event, t: Transition) -> str | None:
 
 
 def inv_8_state(state: State) -> str | None:
-    """INV-8: nothing of a disconnected server is in flight."""
+    """INV-8: nothing of a disconnected server is in flight (a call still waiting for its
+    approval has sent nothing and is checked again once approved)."""
     for spec, server in zip(state.bound.servers, state.servers, strict=True):
         if server.connected:
             continue
@@ -311,7 +314,7 @@ def inv_8_state(state: State) -> str | None:
         for record in state.calls:
             if record.binding is None or record.binding.server != spec.name:
                 continue
-            if record.phase != "done":
+            if record.phase in ("queued", "sent"):
                 return f"{record.call_id} to disconnected {spec.name} is still {record.phase}"
             if record.late:
                 return f"{record.call_id} awaits a late answer from disconnected {spec.name}"
@@ -343,6 +346,37 @@ def inv_9_state(state: State) -> str | None:
             other = busy.setdefault(record.step, record.call_id)
             if other != record.call_id:
                 return f"exclusive calls {other} and {record.call_id} in flight together"
+    return None
+
+
+# --- INV-10 approval gates sending ------------------------------------------------------
+
+
+def inv_10_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-10: with gating active, a call leaves approval only by approve (then the usual
+    checks), deny (``denied``, nothing sent) or cancel; nothing times out while waiting."""
+    gated = before.bound.approval
+    approving = event.call_id if isinstance(event, Approve) else None
+    for record in t.state.calls:
+        old = before.call(record.call_id)
+        old_phase = None if old is None else old.phase
+        if old_phase not in (None, "approval") or record.phase in ("approval", "done"):
+            continue
+        if gated and record.call_id != approving:
+            return f"{record.call_id} became {record.phase} without an approval ({event.kind})"
+    for out in t.outputs:
+        if not isinstance(out, Result):
+            continue
+        old = before.call(out.call_id)
+        waiting = old is not None and old.phase == "approval"
+        if out.status == "denied" and not (waiting and isinstance(event, Deny)):
+            return f"{out.call_id} ended denied without waiting for approval and a deny"
+        if waiting and out.status not in ("denied", "cancelled") and not isinstance(event, Approve):
+            return f"{out.call_id} ended {out.status} while it waited for approval"
+    if isinstance(event, Deny) and any(
+        isinstance(out, Sent) and out.method == "tools/call" for out in t.outputs
+    ):
+        return f"deny of {event.call_id} sent tools/call"
     return None
 
 
@@ -394,6 +428,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         frozenset({"disconnect", "sent"}),
     ),
     Invariant("INV-9", "one exclusive call per step in flight", inv_9_state, None),
+    Invariant(
+        "INV-10",
+        "approval gates sending",
+        None,
+        inv_10_transition,
+        frozenset({"call", "approve", "deny", "result", "sent"}),
+    ),
 )
 _STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)
 _TRANSITION_CHECKS = tuple(
@@ -418,7 +459,7 @@ def triggers_of(before: State, event: Event, t: Transition) -> set[str]:
         found.add("registry")
     if t.state.steps is not before.steps:
         found.add("steps")
-    if isinstance(event, (Call, Disconnect)):
+    if isinstance(event, (Call, Disconnect, Approve, Deny)):
         found.add(event.kind)
     return found
 

@@ -14,6 +14,7 @@ from .values import (
     Binding,
     Call,
     CallRecord,
+    Deny,
     Event,
     ListPage,
     Output,
@@ -236,6 +237,39 @@ class ForgetQueuedRefresh(Mutant):
         return Transition(_with_server(state, i, evolve(server, refresh=refresh)))
 
 
+class SkipApproval(Mutant):
+    name = "skip_approval"
+    target = "INV-10"
+    description = "sends a gated call at once instead of waiting for its approval"
+    part = "approval"
+
+    def needs_approval(self, state: State, binding: Binding) -> bool:
+        return False
+
+
+class DenySends(Mutant):
+    name = "deny_sends"
+    target = "INV-10"
+    description = "treats a deny like an approval: the declined call is sent"
+    part = "approval"
+
+    def _on_deny(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Deny)
+        record = state.call(event.call_id)
+        assert record is not None
+        return self.dispatch(state, record)
+
+
+class TimeOutWhileApproving(Mutant):
+    name = "time_out_while_approving"
+    target = "INV-10"
+    description = "runs the tool timeout while the call waits for its approval"
+    part = "approval"
+
+    def can_time_out(self, record: CallRecord) -> bool:
+        return True
+
+
 MUTANTS: tuple[Mutant, ...] = (
     BumpGenerationWhenUnchanged(),
     ResolveThroughLiveRegistry(),
@@ -251,6 +285,9 @@ MUTANTS: tuple[Mutant, ...] = (
     IgnoreExclusiveLane(),
     StuckLane(),
     ForgetQueuedRefresh(),
+    SkipApproval(),
+    DenySends(),
+    TimeOutWhileApproving(),
 )
 
 

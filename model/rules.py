@@ -39,6 +39,7 @@ from .naming import NameCollision, assign_names
 from .values import (
     BUILTIN,
     UNKNOWN_TOOL,
+    Approve,
     Binding,
     Bound,
     Call,
@@ -46,6 +47,7 @@ from .values import (
     CallRecord,
     CallResponded,
     Cancel,
+    Deny,
     Disconnect,
     Event,
     LateDropped,
@@ -159,21 +161,32 @@ class Rules:
                 first = state.calls[0]
                 events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
         for record in state.calls:
-            call_id = record.call_id
-            if record.phase == "sent":
-                if allowed is None or "call_responded" in allowed:
-                    events.append(CallResponded(call_id))
-                if allowed is None or "call_error" in allowed:
-                    events.append(CallResponded(call_id, is_error=True))
-                if allowed is None or "call_failed" in allowed:
-                    events.append(CallFailed(call_id))
-            elif record.late and (allowed is None or "late_answer" in allowed):
+            events.extend(self.call_events(record, allowed))
+        return events
+
+    def call_events(self, record: CallRecord, allowed: frozenset[str] | None) -> list[Event]:
+        """What may happen to one accepted call next (answers, approver, host, deadline)."""
+        call_id = record.call_id
+        events: list[Event] = []
+        if record.phase == "sent":
+            if allowed is None or "call_responded" in allowed:
                 events.append(CallResponded(call_id))
-            if record.phase != "done":
-                if allowed is None or "cancel" in allowed:
-                    events.append(Cancel(call_id))
-                if self.can_time_out(record) and (allowed is None or "timeout" in allowed):
-                    events.append(Timeout(call_id))
+            if allowed is None or "call_error" in allowed:
+                events.append(CallResponded(call_id, is_error=True))
+            if allowed is None or "call_failed" in allowed:
+                events.append(CallFailed(call_id))
+        elif record.phase == "approval":
+            if allowed is None or "approve" in allowed:
+                events.append(Approve(call_id))
+            if allowed is None or "deny" in allowed:
+                events.append(Deny(call_id))
+        elif record.late and (allowed is None or "late_answer" in allowed):
+            events.append(CallResponded(call_id))
+        if record.phase != "done":
+            if allowed is None or "cancel" in allowed:
+                events.append(Cancel(call_id))
+            if self.can_time_out(record) and (allowed is None or "timeout" in allowed):
+                events.append(Timeout(call_id))
         return events
 
     def step(self, state: State, event: Event) -> Transition:
@@ -433,25 +446,54 @@ class Rules:
         if not event.arguments_ok:
             text = texts.BAD_ARGUMENTS.format(name=event.name, problem="not a JSON object")
             return self.finish_new(state, record, "error", text)
+        if self.needs_approval(state, binding):
+            return Transition(_replace_call(state, evolve(record, phase="approval")))
+        return self.dispatch(state, record)
+
+    def needs_approval(self, state: State, binding: Binding) -> bool:
+        """SPEC §3.4 (INV-10): with gating active, an MCP call waits for its approval."""
+        return state.bound.approval and binding.server is not None
+
+    def dispatch(self, state: State, record: CallRecord) -> Transition:
+        """An accepted (and approved) call: the binding policy, the connection, the lane."""
+        binding = record.binding
+        assert binding is not None
         server = binding.server
         assert server is not None
         i = state.bound.index(server)
         live = state.registry.catalog(binding.source)
         if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
-            text = texts.UNAVAILABLE.format(name=event.name, server=server, tool=binding.remote)
+            text = texts.UNAVAILABLE.format(name=record.name, server=server, tool=binding.remote)
             return self.finish_new(state, record, "unavailable", text)
         if not state.servers[i].connected:
             text = texts.NOT_CONNECTED.format(server=server)
             return self.finish_new(state, record, "failed", text)
         exclusive = not (binding.read_only or state.bound.servers[i].parallel)
         record = evolve(record, exclusive=exclusive)
-        if exclusive and self.lane_busy(state, event.step):
+        if exclusive and self.lane_busy(state, record.step):
             record = evolve(record, phase="queued")
             return Transition(_replace_call(state, record))
         record = evolve(record, phase="sent")
         return Transition(
             _replace_call(state, record), (Sent(server, "tools/call", binding.remote),)
         )
+
+    def _on_approve(self, state: State, event: Event) -> Transition:
+        """INV-10: only an approval moves a gated call on; the checks of SPEC §8.2 that
+        follow it run now, against the state at the time of the answer."""
+        assert isinstance(event, Approve)
+        record = state.call(event.call_id)
+        assert record is not None
+        return self.dispatch(state, record)
+
+    def _on_deny(self, state: State, event: Event) -> Transition:
+        """INV-10: a denied call ends ``denied`` and nothing is sent."""
+        assert isinstance(event, Deny)
+        record = state.call(event.call_id)
+        assert record is not None
+        assert record.binding is not None
+        text = texts.DENIED.format(name=record.name)
+        return self.end_call(state, record, "denied", text)
 
     def accept_reused_id(self, event: Call) -> bool:
         """INV-4: a reused call_id is refused."""
@@ -513,8 +555,9 @@ class Rules:
         return self.end_call(state, record, "timed_out", template.format(seconds=f"{seconds:g}"))
 
     def can_time_out(self, record: CallRecord) -> bool:
-        """LIVE-1: the deadline runs from acceptance, queued or sent."""
-        return True
+        """LIVE-1: the deadline runs from dispatch, queued or sent; waiting for approval
+        does not count against it (INV-10)."""
+        return record.phase != "approval"
 
     def end_call(
         self, state: State, record: CallRecord, status: texts.CallStatus, text: str | None
@@ -581,6 +624,9 @@ class Rules:
                 continue
             if record.phase == "done":
                 calls.append(retired(evolve(record, late=False)) if record.late else record)
+                continue
+            if record.phase == "approval":
+                calls.append(record)  # nothing sent yet: checked again once approved
                 continue
             template = texts.DISCONNECTED if record.phase == "sent" else texts.NOT_CONNECTED
             outputs.append(Result(record.call_id, "failed", template.format(server=server)))
@@ -694,8 +740,10 @@ EVENT_GUARDS: dict[str, str] = {
     "call": "a step exists and fewer calls than the bound's (or: a reused call_id)",
     "call_responded": "the call is in flight, or ended with a late answer still possible",
     "call_failed": "the call is in flight",
-    "cancel": "the call is queued or in flight",
-    "timeout": "the call is queued or in flight",
+    "cancel": "the call waits for approval, is queued or is in flight",
+    "timeout": "the call is queued or in flight (not while it waits for approval)",
+    "approve": "the call waits for approval",
+    "deny": "the call waits for approval",
     "disconnect": "the server is connected",
     "reconnect": "the server is disconnected",
 }

@@ -49,6 +49,10 @@ NOT_CONNECTED: Final = (
 DISCONNECTED: Final = (
     "server {server!r} disconnected while the call was in flight; its outcome is unknown"
 )
+DENIED: Final = (
+    "call denied: approval to run {name} was not given; nothing was sent; "
+    "ask the user, or change the tool's approval_mode"
+)
 TRANSPORT: Final = "transport error calling {tool!r} on server {server!r}: {why}"
 CANCELLED: Final = "call cancelled by the host"
 MALFORMED_RESULT: Final = (
@@ -107,6 +111,17 @@ REJECT_LIST_FAILED: Final = (
 )
 REJECT_CAP: Final = (
     "tools/list of server {server!r} exceeded a limit: {cap}; the previous catalog stays installed"
+)
+
+# --- extension contributors (SPEC §11.11) ----------------------------------------------
+
+EXT_COLLISION: Final = (
+    "name collision: tool {name} of contributor {contributor!r} belongs to source {owner!r}; "
+    "the contributor's new tools were not installed; rename the tool"
+)
+EXT_INVALID: Final = (
+    "invalid tools from contributor {contributor!r}: {problem}; "
+    "the contributor's new tools were not installed"
 )
 
 # --- typed errors raised to the host (SPEC §9) ------------------------------------------

@@ -15,6 +15,7 @@ from .texts import CallStatus, OutcomeStatus, RejectKind
 __all__ = [
     "BUILTIN",
     "UNKNOWN_TOOL",
+    "Approve",
     "Binding",
     "Bound",
     "Call",
@@ -22,6 +23,7 @@ __all__ = [
     "CallRecord",
     "CallResponded",
     "Cancel",
+    "Deny",
     "Disconnect",
     "Event",
     "LateDropped",
@@ -123,6 +125,9 @@ class Bound:
     environment: frozenset[str] | None = None
     """What the environment may do (None: everything): event kinds, plus ``call_error``
     (an ``isError`` answer) and ``late_answer`` (an answer after the call ended)."""
+    approval: bool = False
+    """Gating is active and every MCP tool needs approval (SPEC §3.4): a call waits in
+    phase ``approval`` until ``approve`` or ``deny``."""
 
     def server(self, name: str) -> ServerSpec:
         for spec in self.servers:
@@ -217,7 +222,7 @@ class ServerState:
     """A ``list_changed`` arrived that no completed refresh has answered yet (LIVE-2)."""
 
 
-Phase = Literal["queued", "sent", "done"]
+Phase = Literal["approval", "queued", "sent", "done"]
 
 
 @attrs.frozen(cache_hash=True)
@@ -336,6 +341,23 @@ class Timeout:
 
 
 @attrs.frozen
+class Approve:
+    """The approver allows a call waiting for approval (once, for the session or always:
+    the same for this call)."""
+
+    kind: ClassVar[str] = "approve"
+    call_id: str
+
+
+@attrs.frozen
+class Deny:
+    """The approver declines or cancels a call waiting for approval, or none can answer."""
+
+    kind: ClassVar[str] = "deny"
+    call_id: str
+
+
+@attrs.frozen
 class Disconnect:
     kind: ClassVar[str] = "disconnect"
     server: str
@@ -358,6 +380,8 @@ Event = (
     | CallResponded
     | CallFailed
     | Cancel
+    | Approve
+    | Deny
     | Timeout
     | Disconnect
     | Reconnect

@@ -9,11 +9,13 @@ import attrs
 import pytest
 
 from mcpbind.model import (
+    Approve,
     Bound,
     Call,
     CallFailed,
     CallResponded,
     Cancel,
+    Deny,
     Disconnect,
     EventNotEnabled,
     LateDropped,
@@ -328,3 +330,27 @@ def test_states_are_canonical_values():
     assert first == second
     assert hash(first) == hash(second)
     assert attrs.evolve(first, bound=bound(ONE, policy="frozen")) == first  # config, not state
+
+
+def test_a_gated_call_sends_nothing_until_approved_and_a_deny_ends_it_denied():
+    """INV-10 (SPEC §3.4): approve dispatches, deny ends denied, nothing times out while
+    waiting, cancel sends no cancellation, a disconnect meanwhile does not fail it."""
+    plain, prefix = installed()
+    b = attrs.evolve(plain, approval=True)
+    call = Call(0, "c1", "mcp__fs__search")
+    state, outputs = run(b, *prefix, call)
+    assert outputs == []
+    assert state.call("c1").phase == "approval"
+    assert Timeout("c1") not in enabled(state)
+    _, outputs = run(b, *prefix, call, Approve("c1"))
+    assert outputs == [Sent("fs", "tools/call", "search")]
+    _, outputs = run(b, *prefix, call, Deny("c1"))
+    assert outputs == [Result("c1", "denied", texts.DENIED.format(name="mcp__fs__search"))]
+    _, outputs = run(b, *prefix, call, Cancel("c1"))
+    assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
+    state, outputs = run(b, *prefix, call, Disconnect("fs"))
+    assert outputs == []
+    _, outputs = run(b, *prefix, call, Disconnect("fs"), Approve("c1"))
+    assert outputs == [Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs"))]
+    _, outputs = run(plain, *prefix, call)
+    assert outputs == [Sent("fs", "tools/call", "search")]  # gating inactive: no wait

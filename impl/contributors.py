@@ -1,0 +1,385 @@
+"""Extension contributors: four ways host code plugs into a host (SPEC §11.11).
+
+Theory of operation. A contributor is an object with a stable ``id`` and one or more of
+four methods; the host classifies it by the methods it has:
+
+* ``tools()`` (:class:`ToolContributor`): the tools it owns, installed under source
+  ``ext:<id>``. A non-MCP source like ``builtin``: an MCP server can never take one of its
+  names (INV-5). Read at open (part of the initial registry state, ``G = 0``) and again at
+  ``Host.refresh_contributors()``, where each changed contributor is one publication
+  (INV-1) of its whole, validated tool list (INV-3). The handler is part of the binding,
+  so a step calls the handler of the registry state it was sampled from (INV-2).
+* ``actions(servers)`` (:class:`McpServerContributor`): ordered ``SetServer`` /
+  ``RemoveServer`` actions over the configured servers, applied once at open before any
+  server starts; each carries its provenance, and the later action wins for one name.
+* ``on_result(result)`` (:class:`TurnItemContributor`): runs after each terminal result,
+  in order, and may rewrite its output; a failure is a warning and the rest still run.
+* ``fragments(turn)`` (:class:`TurnInputContributor`): context fragments for a turn from
+  the contributor's own state; it sees the user's input as an immutable value and cannot
+  change it.
+
+Everything here that decides is a pure function (:func:`apply_overlays`,
+:func:`ext_bindings`); the host acts on what they return.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+from mcpbind.model import texts
+
+from .config import BuiltinTool, ServerConfig
+from .errors import ConfigError
+from .registry import EXT_PREFIX, Binding, ToolSpec
+from .values import ToolResult
+
+__all__ = [
+    "Contributor",
+    "ContributorOutcome",
+    "Fragment",
+    "McpServerContributor",
+    "OverlayRecord",
+    "RemoveServer",
+    "ServerProvenance",
+    "SetServer",
+    "ToolContributor",
+    "TurnContext",
+    "TurnInput",
+    "TurnInputContributor",
+    "TurnItemContributor",
+    "apply_overlays",
+    "ext_bindings",
+    "ext_source",
+]
+
+logger = logging.getLogger("mcpbind.contributors")
+
+_ID = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
+
+
+def ext_source(contributor_id: str) -> str:
+    return f"{EXT_PREFIX}{contributor_id}"
+
+
+# --- the four kinds ---------------------------------------------------------------------
+
+
+@runtime_checkable
+class ToolContributor(Protocol):
+    """Owns tools: source ``ext:<id>``, protected from MCP names like builtins (INV-5)."""
+
+    id: str
+
+    def tools(self) -> Sequence[BuiltinTool]:
+        """The contributor's whole tool list now; read at open and at each
+        ``Host.refresh_contributors()``. Must not block."""
+        ...
+
+
+@attrs.frozen
+class SetServer:
+    """Add ``name`` to the servers, or replace its configuration."""
+
+    name: str
+    config: ServerConfig
+
+
+@attrs.frozen
+class RemoveServer:
+    """Take ``name`` out of the servers (it is not started); no effect if absent."""
+
+    name: str
+
+
+OverlayAction = SetServer | RemoveServer
+
+
+@runtime_checkable
+class McpServerContributor(Protocol):
+    """Adds, replaces or removes MCP servers before the host starts any."""
+
+    id: str
+
+    def actions(self, servers: Mapping[str, ServerConfig]) -> Sequence[SetServer | RemoveServer]:
+        """Actions over ``servers`` (read-only: the configured servers after the actions of
+        the contributors before this one). Called once, at ``Host.open``."""
+        ...
+
+
+@runtime_checkable
+class TurnItemContributor(Protocol):
+    """Post-processes every terminal result, in contributor order."""
+
+    id: str
+
+    async def on_result(self, result: ToolResult) -> ToolResult | None:
+        """A result with a rewritten ``output`` (same call_id and status), or None to keep
+        it as it is. Raising is a warning: the next contributor gets the last good value."""
+        ...
+
+
+@attrs.frozen
+class TurnContext:
+    """What a turn-input contributor is told about a turn. Immutable: a contributor can read
+    the user's input but has no way to change what the host hands on."""
+
+    turn: int
+    """Numbered from 0 per host, in the order of ``Host.turn_input`` calls."""
+    user_input: str
+    servers: tuple[str, ...]
+    """The enabled servers (after the overlay), in configuration order."""
+
+
+@runtime_checkable
+class TurnInputContributor(Protocol):
+    """Adds context fragments to a turn's model input from its own state."""
+
+    id: str
+
+    async def fragments(self, turn: TurnContext) -> Sequence[str]:
+        """Text fragments for this turn (possibly none)."""
+        ...
+
+
+Contributor = ToolContributor | McpServerContributor | TurnItemContributor | TurnInputContributor
+_KINDS = (ToolContributor, McpServerContributor, TurnItemContributor, TurnInputContributor)
+
+
+def check_contributors(contributors: Any) -> tuple[Contributor, ...]:
+    """``HostConfig.contributors``: a tuple of contributors with valid, unique ids."""
+    if isinstance(contributors, str | bytes | Mapping) or not isinstance(contributors, Sequence):
+        raise ConfigError(f"contributors must be a tuple of contributors, got {contributors!r}")
+    seen: set[str] = set()
+    for contributor in contributors:
+        cid = getattr(contributor, "id", None)
+        if not isinstance(cid, str) or not _ID.fullmatch(cid):
+            raise ConfigError(
+                f"contributor {contributor!r}: id must be a non-empty string of "
+                f"[A-Za-z0-9_.-], got {cid!r}"
+            )
+        if cid in seen:
+            raise ConfigError(f"contributor id {cid!r} is used twice")
+        seen.add(cid)
+        if not isinstance(contributor, _KINDS):
+            raise ConfigError(
+                f"contributor {cid!r} has none of tools(), actions(), on_result(), fragments()"
+            )
+    return tuple(contributors)
+
+
+# --- tool contributors --------------------------------------------------------------------
+
+
+@attrs.frozen
+class ContributorOutcome:
+    """How re-reading one tool contributor ended (``Host.refresh_contributors``)."""
+
+    contributor: str
+    status: texts.OutcomeStatus
+    generation: int
+    kind: Literal["invalid", "collision"] | None = None
+    reason: str | None = None
+
+
+def ext_bindings(contributor_id: str, tools: Any) -> tuple[Binding, ...] | str:
+    """The bindings of a contributor's whole tool list, or why it is invalid (INV-3: one bad
+    entry rejects the whole list). Collisions with other sources are the registry's check."""
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+        return f"tools() must return a sequence of BuiltinTool, got {type(tools).__name__}"
+    source = ext_source(contributor_id)
+    bindings: list[Binding] = []
+    names: set[str] = set()
+    for tool in tools:
+        if not isinstance(tool, BuiltinTool):
+            return f"expected a BuiltinTool, got {type(tool).__name__}"
+        if not isinstance(tool.name, str) or not tool.name:
+            return f"a tool name must be a non-empty string, got {tool.name!r}"
+        if tool.name in names:
+            return f"tool {tool.name} is listed twice"
+        names.add(tool.name)
+        spec = ToolSpec(tool.name, tool.description, tool.input_schema)
+        bindings.append(
+            Binding(tool.name, source, None, tool.name, spec, 0, tool.read_only, tool.handler)
+        )
+    return tuple(bindings)
+
+
+def read_tools(contributor: ToolContributor) -> tuple[Binding, ...] | str:
+    """Call ``tools()`` and build its bindings; an exception is a problem, not a crash."""
+    try:
+        tools = contributor.tools()
+    except Exception as error:
+        return f"tools() raised {type(error).__name__}: {error}"
+    return ext_bindings(contributor.id, tools)
+
+
+# --- MCP server contributors --------------------------------------------------------------
+
+
+@attrs.frozen
+class OverlayRecord:
+    """One applied action and where it came from."""
+
+    order: int
+    """Global contribution order: 0, 1, ... over every action of every contributor."""
+    contributor: str
+    action: SetServer | RemoveServer
+
+
+@attrs.frozen
+class ServerProvenance:
+    """The result of the MCP server overlay (``Host.server_provenance()``)."""
+
+    servers: Mapping[str, ServerConfig]
+    """The servers the host runs from: the configuration with every action applied."""
+    actions: tuple[OverlayRecord, ...]
+    """Every action, in the order applied."""
+    decided_by: Mapping[str, OverlayRecord]
+    """Per server name touched by an action: the last action on it (the one that won)."""
+
+
+def apply_overlays(
+    base: Mapping[str, ServerConfig], contributors: Sequence[McpServerContributor]
+) -> ServerProvenance:
+    """Apply every contributor's actions in order; the later action wins for one name.
+
+    Raises :class:`ConfigError` naming the contributor for an action that is not a
+    ``SetServer``/``RemoveServer`` with a non-empty name and a ``ServerConfig``. An
+    exception from ``actions()`` propagates: the host does not open on a half overlay."""
+    servers = dict(base)
+    records: list[OverlayRecord] = []
+    decided: dict[str, OverlayRecord] = {}
+    for contributor in contributors:
+        actions = contributor.actions(MappingProxyType(dict(servers)))
+        if isinstance(actions, str | bytes | Mapping) or not isinstance(actions, Sequence):
+            raise ConfigError(
+                f"contributor {contributor.id!r}: actions() must return a sequence of "
+                f"SetServer/RemoveServer, got {type(actions).__name__}"
+            )
+        for action in actions:
+            if not isinstance(action, SetServer | RemoveServer):
+                raise ConfigError(
+                    f"contributor {contributor.id!r}: expected SetServer or RemoveServer, "
+                    f"got {action!r}"
+                )
+            if not isinstance(action.name, str) or not action.name:
+                raise ConfigError(
+                    f"contributor {contributor.id!r}: server names must be non-empty strings, "
+                    f"got {action.name!r}"
+                )
+            if isinstance(action, SetServer):
+                if not isinstance(action.config, ServerConfig):
+                    raise ConfigError(
+                        f"contributor {contributor.id!r}: server {action.name!r}: expected a "
+                        f"ServerConfig, got {action.config!r}"
+                    )
+                servers[action.name] = action.config
+            else:
+                servers.pop(action.name, None)
+            record = OverlayRecord(len(records), contributor.id, action)
+            records.append(record)
+            decided[action.name] = record
+    return ServerProvenance(
+        servers=MappingProxyType(servers),
+        actions=tuple(records),
+        decided_by=MappingProxyType(decided),
+    )
+
+
+# --- turn-item contributors ---------------------------------------------------------------
+
+
+async def run_turn_items(
+    contributors: Sequence[TurnItemContributor], result: ToolResult
+) -> ToolResult:
+    """Each contributor in order on the last good value. A contributor that raises, or
+    returns anything but a result with the same call_id and status, is skipped with a
+    warning naming it (INV-4: the one terminal result keeps its identity and status)."""
+    for contributor in contributors:
+        try:
+            changed = await contributor.on_result(result)
+        except Exception as error:
+            logger.warning(
+                "turn-item contributor %r failed on call %r: %s: %s",
+                contributor.id,
+                result.call_id,
+                type(error).__name__,
+                error,
+            )
+            continue
+        if changed is None:
+            continue
+        if (
+            not isinstance(changed, ToolResult)
+            or changed.call_id != result.call_id
+            or changed.status != result.status
+            or not isinstance(changed.output, str)
+        ):
+            logger.warning(
+                "turn-item contributor %r failed on call %r: it may change only the output "
+                "of the result, got %r",
+                contributor.id,
+                result.call_id,
+                changed,
+            )
+            continue
+        result = changed
+    return result
+
+
+# --- turn-input contributors --------------------------------------------------------------
+
+
+@attrs.frozen
+class Fragment:
+    """One context fragment and the contributor that owns it."""
+
+    contributor: str
+    text: str
+
+
+@attrs.frozen
+class TurnInput:
+    """A turn's model input: the user's text exactly as given, then the fragments."""
+
+    turn: int
+    user_input: str
+    fragments: tuple[Fragment, ...]
+
+
+def _texts(value: Any) -> tuple[str, ...] | str:
+    """The fragments of one contributor, or why its answer is not a sequence of str."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        return f"fragments() must return a sequence of str, got {value!r}"
+    own = tuple(value)
+    for text in own:
+        if not isinstance(text, str):
+            return f"a fragment must be a str, got {text!r}"
+    return own
+
+
+async def run_turn_inputs(
+    contributors: Sequence[TurnInputContributor], context: TurnContext
+) -> TurnInput:
+    """Every contributor's fragments in contributor order. One that raises or returns
+    anything but a sequence of strings contributes nothing (all or none of its fragments)
+    and a warning names it; the others still run."""
+    fragments: list[Fragment] = []
+    for contributor in contributors:
+        try:
+            own = _texts(await contributor.fragments(context))
+        except Exception as error:
+            own = f"{type(error).__name__}: {error}"
+        if isinstance(own, str):
+            logger.warning(
+                "turn-input contributor %r failed on turn %d: %s", contributor.id, context.turn, own
+            )
+            continue
+        fragments.extend(Fragment(contributor.id, text) for text in own)
+    return TurnInput(context.turn, context.user_input, tuple(fragments))
