@@ -3,6 +3,10 @@
 Configuration lookup: ``--config PATH``, else ``./mcpbind.toml``, else the embedded demo.
 Exit status: 0 (``catalog``: every server up; ``call``: ``ok``), 1 (a server failed; a call
 ended in any other status), 2 (usage or configuration error).
+
+``call`` approves calls (SPEC §11.8) by asking on the terminal: stdin a terminal, the
+question on stderr. ``--yes`` answers "allow" without asking; with neither, the host has no
+approver, and a call that needs approval ends ``denied``.
 """
 
 from __future__ import annotations
@@ -11,12 +15,16 @@ import argparse
 import json
 import pathlib
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import attrs
 import trio
 
 from mcpbind.impl import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    Approver,
     ConfigError,
     DuplicateCallId,
     Host,
@@ -25,7 +33,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.toml_config import load_toml, parse_toml
 
-__all__ = ["add_parsers", "load_config"]
+__all__ = ["add_parsers", "load_config", "terminal_approver"]
 
 USAGE = 2
 
@@ -122,6 +130,60 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
             print(f"      {t['description']}")
 
 
+CHOICES: dict[str, ApprovalAnswer] = {
+    "y": "allow",
+    "s": "allow_session",
+    "a": "allow_always",
+    "n": "decline",
+    "c": "cancel",
+}
+
+
+def _question(request: ApprovalRequest) -> str:
+    arguments = json.dumps(dict(request.arguments), ensure_ascii=False)
+    return (
+        f"mcpbind: approve {request.name}: tool {request.tool!r} of server "
+        f"{request.server!r} (approval mode {request.mode!r})?\n"
+        f"  arguments: {arguments}\n"
+        "  y = allow, s = allow for this session, a = allow always, n = decline, c = cancel\n"
+    )
+
+
+def terminal_approver(stdin: TextIO, stderr: TextIO) -> Approver:
+    """Asks on ``stderr`` and reads the answer from ``stdin`` (a line: y, s, a, n or c;
+    anything else asks again; end of input cancels)."""
+
+    def read(question: str) -> ApprovalAnswer:
+        stderr.write(question)
+        while True:
+            stderr.write("choice [y/s/a/n/c]: ")
+            stderr.flush()
+            line = stdin.readline()
+            if not line:
+                stderr.write("\n")
+                return "cancel"
+            choice = CHOICES.get(line.strip().lower()[:1])
+            if choice is not None:
+                return choice
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        return await trio.to_thread.run_sync(read, _question(request), abandon_on_cancel=True)
+
+    return approve
+
+
+async def _always_allow(request: ApprovalRequest) -> ApprovalAnswer:
+    return "allow"
+
+
+def _approver(yes: bool, isatty: Callable[[], bool]) -> Approver | None:
+    if yes:
+        return _always_allow
+    if isatty():
+        return terminal_approver(sys.stdin, sys.stderr)
+    return None
+
+
 async def _call(config: HostConfig, name: str, arguments: str, call_id: str) -> dict[str, Any]:
     async with Host.open(_every_tool(config)) as host:
         result = await host.call(host.sample(), call_id, name, arguments)
@@ -142,6 +204,9 @@ def call_main(args: argparse.Namespace) -> int:
     if found is None:
         return USAGE
     config, _ = found
+    approver = _approver(args.yes, sys.stdin.isatty)
+    if approver is not None:
+        config = attrs.evolve(config, approver=approver)
     try:
         report = trio.run(_call, config, args.name, args.arguments, args.call_id)
     except ServerStartupError as error:
@@ -183,5 +248,11 @@ def add_parsers(commands: Any) -> None:
         "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
     )
     call.add_argument("--call-id", default="cli-1", help="the call_id (default cli-1)")
+    call.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve the call without asking (default: ask on a terminal, else deny "
+        "a call that needs approval)",
+    )
     call.add_argument("--json", action="store_true", help="print one JSON object")
     call.set_defaults(handler=call_main)

@@ -10,8 +10,25 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 """
 
+from .approval import (
+    APPROVAL_ANSWERS,
+    ApprovalAnswer,
+    ApprovalGate,
+    ApprovalRequest,
+    ApprovalStatistics,
+    Approver,
+    requires_approval,
+)
 from .catalog_cache import CatalogCache, CatalogCacheStatistics
-from .config import BuiltinTool, ConfigWarning, HostConfig, ServerConfig, ToolConfig
+from .config import (
+    APPROVAL_MODES,
+    ApprovalMode,
+    BuiltinTool,
+    ConfigWarning,
+    HostConfig,
+    ServerConfig,
+    ToolConfig,
+)
 from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
 from .contributors import (
     ContributorOutcome,
@@ -55,6 +72,14 @@ from .values import (
 )
 
 __all__ = [
+    "APPROVAL_ANSWERS",
+    "APPROVAL_MODES",
+    "ApprovalAnswer",
+    "ApprovalGate",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "ApprovalStatistics",
+    "Approver",
     "Binding",
     "BuiltinTool",
     "CatalogCache",
@@ -105,4 +130,5 @@ __all__ = [
     "TurnInputContributor",
     "TurnItemContributor",
     "UnknownServer",
+    "requires_approval",
 ]

@@ -22,6 +22,7 @@ from .exposure import TOOL_SEARCH
 from .values import ElicitationAnswer, ElicitationRequest
 
 if TYPE_CHECKING:
+    from .approval import Approver
     from .catalog_cache import CatalogCache
     from .contributors import Contributor
 
@@ -223,6 +224,13 @@ class HostConfig:
     """What the host answers when a server asks the user for input (SPEC §11.10)."""
     elicitation_handler: ElicitationHandler | None = attrs.field(default=None, repr=False)
     """Asks the user when ``elicitation = "ask"``."""
+    approver: Approver | None = attrs.field(default=None, repr=False)
+    """Answers approval requests (SPEC §11.8); with one, every tool without a configured
+    mode is gated as ``auto``. None: only tools whose server or tool config sets a mode
+    are gated, and those that need asking are denied."""
+    config_path: str | None = None
+    """The file this config was read from (set by ``from_toml``/``load_toml``): where an
+    "allow always" answer is saved. None: such answers hold for the session only."""
     contributors: tuple[Contributor, ...] = attrs.field(default=(), converter=_contributors)
     """Extension contributors, in order (SPEC §11.11): each has a unique ``id`` and one or
     more of ``tools()``, ``actions()``, ``on_result()``, ``fragments()``."""
@@ -239,8 +247,11 @@ class HostConfig:
     """Where listings are cached (SPEC §11.12); None: the process-level default cache."""
 
     @classmethod
-    def from_toml(cls, path: str | os.PathLike[str]) -> HostConfig:
-        """Read a Codex-compatible ``config.toml`` (README "Configuration file").
+    def from_toml(
+        cls, path: str | os.PathLike[str], *, approver: Approver | None = None
+    ) -> HostConfig:
+        """Read a Codex-compatible ``config.toml`` (README "Configuration file"); the
+        result remembers ``path`` as its ``config_path``.
 
         Raises ConfigError naming the file, table and key; a Codex key mcpbind does not act
         on is reported as a :class:`ConfigWarning`."""
@@ -249,6 +260,8 @@ class HostConfig:
         loaded = load_toml(path)
         for message in loaded.warnings:
             warnings.warn(message, ConfigWarning, stacklevel=2)
+        if approver is not None:
+            return attrs.evolve(loaded.config, approver=approver)
         return loaded.config
 
     def __attrs_post_init__(self) -> None:
@@ -309,6 +322,8 @@ class HostConfig:
                 raise ConfigError(
                     f"catalog_cache must be a CatalogCache, got {self.catalog_cache!r}"
                 )
+        if self.approver is not None and not callable(self.approver):
+            raise ConfigError(f"approver must be an async callable, got {self.approver!r}")
         seen: set[str] = set()
         for tool in self.builtins:
             if tool.name == TOOL_SEARCH and self.defer_threshold is not None:

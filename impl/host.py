@@ -7,9 +7,10 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 
 The router lives here: the call_id table (INV-4), resolution through the step's snapshot
-(INV-2), the binding policy (SPEC §7), the exclusive lane (INV-9), timeouts and
-cancellation (INV-7) and fail-fast on disconnect (INV-8). Exceptions are translated into
-results exactly once, in :meth:`Host.call`; only :class:`DuplicateCallId` escapes.
+(INV-2), approval (SPEC §11.8), the binding policy (SPEC §7), the exclusive lane (INV-9),
+timeouts and cancellation (INV-7) and fail-fast on disconnect (INV-8). Exceptions are
+translated into results exactly once, in :meth:`Host.call`; only :class:`DuplicateCallId`
+escapes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import trio
 
 from mcpbind.model import texts
 
+from .approval import ApprovalGate, ApprovalRequest
 from .catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
 from .config import HostConfig
 from .connection import ConnectionLost, Connector, McpConnector, RequestFailed
@@ -191,6 +193,8 @@ class Host:
             extensions.append((ext_source(contributor.id), bindings))
         self.registry = ToolRegistry(builtins, extensions)
         self._exposer = Exposer(config.defer_threshold, config.schema_limit_bytes)
+        self.approvals = ApprovalGate(config.approver, config.config_path)
+        """The approval gate (SPEC §11.8); ``approvals.statistics()`` reports it."""
         self.servers: dict[str, ServerRuntime] = {
             name: ServerRuntime(self, name, server, self._connector)
             for name, server in self._overlay.servers.items()
@@ -441,6 +445,7 @@ class Host:
             self.recorder.refused(call_id, str(error))
             raise error
         self._ids.add(call_id)
+        accepted = trio.current_time()
         binding = step.binding(name)
         if binding is None:
             return self._end(call_id, "unsupported", texts.UNSUPPORTED.format(name=name))
@@ -454,6 +459,21 @@ class Host:
             return await self._call_local(call_id, binding, parsed)
         server = binding.server
         runtime = self.servers[server]
+        verdict = self.approvals.decide(
+            call_id=call_id,
+            server=server,
+            tool=binding.remote_name,
+            name=name,
+            arguments=parsed,
+            annotations=binding.spec.annotations,
+            config=runtime.config,
+        )
+        if isinstance(verdict, str):
+            return self._end(call_id, "denied", verdict)
+        if verdict is not None:
+            refused = await self._await_approval(verdict)
+            if refused is not None:
+                return refused
         if self.config.binding_policy == "revalidate":
             live = self.registry.state.live_remotes.get(binding.source, frozenset())
             if binding.remote_name not in live:
@@ -482,6 +502,7 @@ class Host:
             arguments=parsed,
             runtime=runtime,
             exclusive=exclusive,
+            accepted=accepted,
             started=started,
         )
 
@@ -512,6 +533,24 @@ class Host:
             return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
         return None
 
+    async def _await_approval(self, request: ApprovalRequest) -> ToolResult | None:
+        """Ask the approver; None when allowed, else the call's terminal result. The call
+        is pending meanwhile, so ``cancel`` ends it ``cancelled`` (nothing is sent)."""
+        scope = trio.CancelScope()
+        call = _Call(request.call_id, request.server, scope)
+        self._active[request.call_id] = call
+        denial: str | None = None
+        try:
+            with scope:
+                denial = await self.approvals.ask(request)
+        finally:
+            del self._active[request.call_id]
+        if call.ended_by == _CANCELLED:
+            return self._end(request.call_id, "cancelled", texts.CANCELLED)
+        if denial is not None:
+            return self._end(request.call_id, "denied", denial)
+        return None
+
     async def _dispatch(
         self,
         *,
@@ -521,10 +560,14 @@ class Host:
         arguments: dict[str, Any],
         runtime: ServerRuntime,
         exclusive: bool,
+        accepted: float,
         started: float,
     ) -> ToolResult:
         server = runtime.name
         timeout = runtime.config.tool_timeout_sec
+        # The tool timeout runs from ``started`` (after any approval, before any wait for a
+        # lazy start); the wall time from acceptance, so it includes the wait for approval
+        # (SPEC §8.4, §11.8, §11.12).
         scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
         call = _Call(call_id, server, scope)
         self._active[call_id] = call
@@ -575,7 +618,7 @@ class Host:
         finally:
             del self._active[call_id]
             runtime.calls.discard(call)
-        seconds = trio.current_time() - started
+        seconds = trio.current_time() - accepted
         if scope.cancelled_caught or call.ended_by == _DISCONNECTED:
             return self._ended_early(call, timeout, binding)
         if failure is not None:

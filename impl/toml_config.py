@@ -324,4 +324,7 @@ def load_toml(path: str | os.PathLike[str], environ: Mapping[str, str] | None = 
         text = location.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{location}: cannot read: {error.strerror}") from None
-    return parse_toml(text, path=str(location), environ=environ)
+    loaded = parse_toml(text, path=str(location), environ=environ)
+    # Remembered for "allow always" (SPEC §11.8), absolute so a later chdir cannot move it.
+    config = attrs.evolve(loaded.config, config_path=os.path.abspath(location))
+    return Loaded(config, loaded.warnings)

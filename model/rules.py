@@ -492,7 +492,10 @@ class Rules:
         record = state.call(event.call_id)
         assert record is not None
         assert record.binding is not None
-        text = texts.DENIED.format(name=record.name)
+        template = texts.DENIED_CANCELLED if event.answer == "cancel" else texts.DENIED_DECLINED
+        text = template.format(
+            name=record.name, server=record.binding.server, tool=record.binding.remote
+        )
         return self.end_call(state, record, "denied", text)
 
     def accept_reused_id(self, event: Call) -> bool:
@@ -662,6 +665,8 @@ def _guard_key(event: Event) -> Event:
     if isinstance(event, (ListFailed, CallFailed)):
         default = attrs.fields(type(event)).why.default
         return evolve(event, why=default)
+    if isinstance(event, Deny):
+        return evolve(event, answer="decline")
     return event
 
 

@@ -49,10 +49,6 @@ NOT_CONNECTED: Final = (
 DISCONNECTED: Final = (
     "server {server!r} disconnected while the call was in flight; its outcome is unknown"
 )
-DENIED: Final = (
-    "call denied: approval to run {name} was not given; nothing was sent; "
-    "ask the user, or change the tool's approval_mode"
-)
 TRANSPORT: Final = "transport error calling {tool!r} on server {server!r}: {why}"
 CANCELLED: Final = "call cancelled by the host"
 MALFORMED_RESULT: Final = (
@@ -72,6 +68,31 @@ TIMED_OUT_STARTING: Final = (
 IMAGE_ATTACHED: Final = "[image {index}: {mime_type}, attached to this result]"
 TRUNCATED_CHARACTERS: Final = "[mcpbind: output truncated: {total} characters, limit {limit}]"
 TRUNCATED_BYTES: Final = "[mcpbind: output truncated: {total} bytes, limit {limit}]"
+
+# --- approval (SPEC §11.8): status denied, nothing sent -------------------------------
+
+DENIED_DECLINED: Final = (
+    "call to {name} was declined at approval (server {server!r}, tool {tool!r}); "
+    "nothing was sent; do not retry it unless the user asks"
+)
+DENIED_CANCELLED: Final = (
+    "call to {name} was cancelled at approval (server {server!r}, tool {tool!r}); "
+    "nothing was sent; stop and wait for the user"
+)
+DENIED_NO_APPROVER: Final = (
+    "call to {name} needs approval (server {server!r}, tool {tool!r}, approval mode "
+    "{mode!r}) and no approver can answer; nothing was sent; give the host an approver "
+    "(mcpbind call: run it on a terminal or pass --yes) or set the tool's "
+    'approval_mode = "approve"'
+)
+DENIED_APPROVER_FAILED: Final = (
+    "call to {name} needs approval (server {server!r}, tool {tool!r}) and the approver "
+    "failed: {why}; nothing was sent"
+)
+APPROVAL_NOT_SAVED: Final = (
+    'could not save approval_mode = "approve" for tool {tool!r} of server {server!r} '
+    "to {path}: {why}; the approval holds for this session only"
+)
 
 # --- refresh rejections (SPEC §5.4) -----------------------------------------------------
 

@@ -355,6 +355,8 @@ class Deny:
 
     kind: ClassVar[str] = "deny"
     call_id: str
+    answer: Literal["decline", "cancel"] = "decline"
+    """What the approver said (the runtime also denies when no approver can answer)."""
 
 
 @attrs.frozen

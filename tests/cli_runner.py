@@ -13,7 +13,10 @@ def mcpbind(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 600,
+    stdin: int | None = subprocess.DEVNULL,
 ) -> subprocess.CompletedProcess[str]:
+    """``stdin`` is not a terminal by default, as in a script: ``mcpbind call`` then never
+    stops to ask for approval, even when pytest itself runs on a terminal."""
     return subprocess.run(
         [sys.executable, "-m", "mcpbind.cli", *args],
         capture_output=True,
@@ -22,4 +25,5 @@ def mcpbind(
         timeout=timeout,
         cwd=cwd,
         env=env,
+        stdin=stdin,
     )

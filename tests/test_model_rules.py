@@ -344,8 +344,11 @@ def test_a_gated_call_sends_nothing_until_approved_and_a_deny_ends_it_denied():
     assert Timeout("c1") not in enabled(state)
     _, outputs = run(b, *prefix, call, Approve("c1"))
     assert outputs == [Sent("fs", "tools/call", "search")]
+    where = {"name": "mcp__fs__search", "server": "fs", "tool": "search"}
     _, outputs = run(b, *prefix, call, Deny("c1"))
-    assert outputs == [Result("c1", "denied", texts.DENIED.format(name="mcp__fs__search"))]
+    assert outputs == [Result("c1", "denied", texts.DENIED_DECLINED.format(**where))]
+    _, outputs = run(b, *prefix, call, Deny("c1", answer="cancel"))
+    assert outputs == [Result("c1", "denied", texts.DENIED_CANCELLED.format(**where))]
     _, outputs = run(b, *prefix, call, Cancel("c1"))
     assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
     state, outputs = run(b, *prefix, call, Disconnect("fs"))
