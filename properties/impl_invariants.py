@@ -144,6 +144,17 @@ def inv_9_one_exclusive_call_per_step(run: _Run) -> str | None:
     return f"steps {crowded} have two exclusive calls out" if crowded else None
 
 
+def inv_10_nothing_sent_before_approval(run: _Run) -> str | None:
+    """INV-10: a call waiting for its approval is at no server and has no result."""
+    for call_id in run.approvals:
+        if call_id in run.results:
+            return f"{call_id} has a result while it waits for approval"
+        for name, server in run.servers.items():
+            if call_id in server.calls or call_id in server.late:
+                return f"{call_id} reached {name} while it waits for approval"
+    return None
+
+
 CHECKS = (
     inv_1_one_generation_per_install,
     inv_2_steps_never_change,
@@ -154,4 +165,5 @@ CHECKS = (
     inv_7_cancellation_once,
     inv_8_nothing_in_flight_to_a_disconnected_server,
     inv_9_one_exclusive_call_per_step,
+    inv_10_nothing_sent_before_approval,
 )

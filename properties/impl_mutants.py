@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import trio
 
-from mcpbind.impl import catalog, host, registry, runtime, values
+from mcpbind.impl import approval, catalog, host, registry, runtime, values
 from mcpbind.impl.exposure import Exposure
 from mcpbind.model.naming import hashed_name
 
@@ -27,6 +27,8 @@ class ImplMutant:
     target: str
     description: str
     patch: Callable[[], contextlib.AbstractContextManager[None]]
+    approval: bool = False
+    """Killed by the machine with approval gating on (SPEC §3.4)."""
 
 
 @contextlib.contextmanager
@@ -269,6 +271,18 @@ def _drop_notifications_during_a_refresh() -> Iterator[None]:
         yield
 
 
+# --- INV-10 ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _allow_without_asking() -> Iterator[None]:
+    def decide(self: approval.ApprovalGate, **_: Any) -> None:
+        return None  # every call goes ahead as if approved
+
+    with _replace(approval.ApprovalGate, "decide", decide):
+        yield
+
+
 IMPL_MUTANTS: tuple[ImplMutant, ...] = (
     ImplMutant(
         "bump_generation_when_unchanged",
@@ -335,6 +349,13 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "LIVE-2",
         "a list_changed that arrives while a refresh runs is ignored",
         _drop_notifications_during_a_refresh,
+    ),
+    ImplMutant(
+        "allow_without_asking",
+        "INV-10",
+        "the approval gate lets every call through without asking the approver",
+        _allow_without_asking,
+        approval=True,
     ),
 )
 

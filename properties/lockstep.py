@@ -35,7 +35,14 @@ import attrs
 import trio
 import trio.testing
 
-from mcpbind.impl import BuiltinTool, DuplicateCallId, Host, HostConfig, ServerConfig
+from mcpbind.impl import (
+    ApprovalRequest,
+    BuiltinTool,
+    DuplicateCallId,
+    Host,
+    HostConfig,
+    ServerConfig,
+)
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import StepSnapshot, ToolResult
 from mcpbind.model import texts
@@ -43,11 +50,13 @@ from mcpbind.model.explore import format_event
 from mcpbind.model.rules import STANDARD
 from mcpbind.model.values import (
     BUILTIN,
+    Approve,
     Bound,
     Call,
     CallFailed,
     CallResponded,
     Cancel,
+    Deny,
     Disconnect,
     Event,
     LateDropped,
@@ -80,7 +89,9 @@ KIND_ORDER = (
     "list_done",
     "list_page",
     "call_responded",
+    "approve",
     "cancel",
+    "deny",
     "timeout",
     "list_changed",
     "refresh_requested",
@@ -191,7 +202,10 @@ async def _builtin(arguments: dict[str, Any]) -> str:
     return "builtin"
 
 
-def host_config(bound: Bound) -> HostConfig:
+def host_config(bound: Bound, approver: Any = None) -> HostConfig:
+    """The runtime's configuration for ``bound``. With gating (``bound.approval``) every
+    server's tools are in mode ``prompt``, so every MCP call asks, as in the model (§3.4)."""
+    gating: dict[str, Any] = {"default_tools_approval_mode": "prompt"} if bound.approval else {}
     servers = {
         spec.name: ServerConfig(
             target=spec,  # ignored by the scripted connector
@@ -201,6 +215,7 @@ def host_config(bound: Bound) -> HostConfig:
             supports_parallel_tool_calls=spec.parallel,
             enabled_tools=spec.enabled_tools,
             disabled_tools=spec.disabled_tools,
+            **gating,
         )
         for spec in bound.servers
     }
@@ -214,6 +229,7 @@ def host_config(bound: Bound) -> HostConfig:
         builtins=builtins,
         reconnect_initial_sec=0,
         reconnect_max_sec=0,
+        approver=approver if bound.approval else None,
     )
 
 
@@ -238,6 +254,25 @@ class _Run:
     nursery: trio.Nursery | None = None
     previous_names: dict[tuple[str, str], str] | None = None
     call_events: int = 0
+    approvals: dict[str, tuple[trio.Event, list[str]]] = attrs.field(factory=dict)
+    """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
+
+    async def approver(self, request: ApprovalRequest) -> str:
+        """The approver of a gated run: parks each request until a rule answers it."""
+        answered, answer = trio.Event(), ["cancel"]
+        self.approvals[request.call_id] = (answered, answer)
+        try:
+            await answered.wait()
+        finally:
+            del self.approvals[request.call_id]
+        return answer[0]
+
+    def answer_approval(self, call_id: str, answer: str) -> None:
+        pending = self.approvals.get(call_id)
+        if pending is None:
+            raise self.fail("machine", f"{call_id} is not waiting for approval")
+        pending[1][0] = answer
+        pending[0].set()
 
     def fail(self, check: str, detail: str) -> MachineFailure:
         return MachineFailure(check, detail, self.trace)
@@ -251,7 +286,7 @@ class _Run:
         self.state = initial.state
         async with (
             self.host_factory(
-                host_config(self.bound),
+                host_config(self.bound, self.approver),
                 connector=connector,
                 recorder=self.observation,
                 wait_ready=False,
@@ -273,7 +308,8 @@ class _Run:
     def options(self) -> list[Event]:
         assert self.state is not None
         events = STANDARD.enabled(self.state)
-        open_calls = [c for c in self.state.calls if c.phase != "done"]
+        # A call waiting for approval has no deadline yet (SPEC §3.4, INV-10).
+        open_calls = [c for c in self.state.calls if c.phase not in ("done", "approval")]
         earliest = min(open_calls, key=lambda c: self.deadlines[c.call_id], default=None)
         return [
             e
@@ -345,6 +381,14 @@ class _Run:
             self._server_of(event.call_id).fail_call(event.call_id, event.why)
         elif isinstance(event, Cancel):
             host.cancel(event.call_id)
+        elif isinstance(event, Approve):
+            # The tool timeout starts now (dispatch); the same geometric spacing as calls.
+            self.call_events += 1
+            self.clock.jump(2.0**-self.call_events)
+            self.deadlines[event.call_id] = trio.current_time() + TOOL_TIMEOUT
+            self.answer_approval(event.call_id, "allow")
+        elif isinstance(event, Deny):
+            self.answer_approval(event.call_id, event.answer)
         elif isinstance(event, Timeout):
             self.clock.jump(max(0.0, self.deadlines[event.call_id] - trio.current_time()))
         elif isinstance(event, Disconnect):
@@ -452,6 +496,9 @@ class _Run:
         for _ in range(100):
             await self.settle()
             progressed = False
+            for call_id in list(self.approvals):
+                self.answer_approval(call_id, "allow")
+                progressed = True
             for server in self.servers.values():
                 for call_id in list(server.calls):
                     server.answer(call_id, is_error=False)

@@ -35,9 +35,10 @@ Policy = Literal["frozen", "revalidate"]
 STEPS = 30
 
 
-def lockstep_bound(policy: Policy, *, calls: int = 3) -> Bound:
-    """The machine's bound: every scripted version, page and event; 2 steps, 3 calls."""
-    return attrs.evolve(standard_suite(policy)[0].bound, max_calls=calls)
+def lockstep_bound(policy: Policy, *, calls: int = 3, approval: bool = False) -> Bound:
+    """The machine's bound: every scripted version, page and event; 2 steps, 3 calls; with
+    ``approval``, every MCP call also waits for the machine's approver (SPEC §3.4)."""
+    return attrs.evolve(standard_suite(policy)[0].bound, max_calls=calls, approval=approval)
 
 
 def lockstep_property(
@@ -46,9 +47,10 @@ def lockstep_property(
     steps: int = STEPS,
     host_factory: Callable[..., Any] = Host.open,
     on_example: Callable[[], None] | None = None,
+    approval: bool = False,
 ) -> Callable[[], None]:
     """A Hypothesis test: random interleavings, model and runtime in lockstep."""
-    bound = lockstep_bound(policy)
+    bound = lockstep_bound(policy, approval=approval)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
@@ -57,7 +59,7 @@ def lockstep_property(
         trace = run_machine(bound, DrawChooser(data), steps=steps, host_factory=host_factory)
         note(f"{len(trace)} events")
 
-    lockstep.__name__ = f"lockstep_{policy}"
+    lockstep.__name__ = f"lockstep_{policy}" + ("_approval" if approval else "")
     return lockstep
 
 
@@ -84,7 +86,11 @@ def run_replay(path: pathlib.Path, *, host_factory: Callable[..., Any] = Host.op
     """Run one replay file (SPEC §12.3) against the model and the runtime."""
     data = json.loads(path.read_text(encoding="utf-8"))
     events = list(data["events"])
-    bound = lockstep_bound(data.get("policy", "revalidate"), calls=int(data.get("calls", 3)))
+    bound = lockstep_bound(
+        data.get("policy", "revalidate"),
+        calls=int(data.get("calls", 3)),
+        approval=bool(data.get("approval", False)),
+    )
     return run_machine(bound, ReplayChooser(events), steps=len(events), host_factory=host_factory)
 
 
@@ -119,9 +125,12 @@ def kill_impl_mutant(name: str) -> KillReport:
     with mutant.patch():
         for policy in ("revalidate", "frozen"):
             try:
-                generate_only(lockstep_property(policy, on_example=hook))()
+                generate_only(
+                    lockstep_property(policy, on_example=hook, approval=mutant.approval)
+                )()
             except MachineFailure as error:
-                return KillReport(True, error.check, f"hypothesis ({policy})", count[0])
+                gated = ", approval" if mutant.approval else ""
+                return KillReport(True, error.check, f"hypothesis ({policy}{gated})", count[0])
         try:
             report = run_odometer("revalidate", 4)
         except MachineFailure as error:
