@@ -61,19 +61,21 @@ def _config_or_exit(args: argparse.Namespace) -> tuple[HostConfig, str] | None:
         return None
 
 
-def _every_tool(config: HostConfig) -> HostConfig:
+def _every_tool(config: HostConfig, as_model: bool = False) -> HostConfig:
     """A person names tools directly: the CLI lists and calls every tool, also above
-    ``defer_threshold`` (deferral is for a model's steps, SPEC §11.9)."""
-    return attrs.evolve(config, defer_threshold=None)
+    ``defer_threshold`` (deferral is for a model's steps, SPEC §11.9), unless asked to
+    act as a model would (``--as-model``)."""
+    return config if as_model else attrs.evolve(config, defer_threshold=None)
 
 
-async def _catalog(config: HostConfig) -> dict[str, Any]:
-    async with Host.open(_every_tool(config)) as host:
+async def _catalog(config: HostConfig, as_model: bool = False) -> dict[str, Any]:
+    async with Host.open(_every_tool(config, as_model)) as host:
         snap = host.sample()
         statuses = host.server_status()
     parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
     return {
         "generation": snap.generation,
+        "deferred": snap.deferred,
         "servers": [
             {
                 "name": s.name,
@@ -104,7 +106,7 @@ def catalog_main(args: argparse.Namespace) -> int:
         return USAGE
     config, source = found
     try:
-        report = trio.run(_catalog, config)
+        report = trio.run(_catalog, config, args.as_model)
     except ServerStartupError as error:
         print(f"mcpbind: {error}", file=sys.stderr)
         return 1
@@ -116,7 +118,9 @@ def catalog_main(args: argparse.Namespace) -> int:
 
 
 def _print_catalog(report: dict[str, Any], source: str) -> None:
-    print(f"catalog from {source}: generation {report['generation']}")
+    deferred = report["deferred"]
+    more = f"; {deferred} MCP tool(s) deferred until tool_search finds them" if deferred else ""
+    print(f"catalog from {source}: generation {report['generation']}{more}")
     print()
     print(f"  {'server':<16} {'status':<12} {'tools':>5}  error")
     for s in report["servers"]:
@@ -184,8 +188,10 @@ def _approver(yes: bool, isatty: Callable[[], bool]) -> Approver | None:
     return None
 
 
-async def _call(config: HostConfig, name: str, arguments: str, call_id: str) -> dict[str, Any]:
-    async with Host.open(_every_tool(config)) as host:
+async def _call(
+    config: HostConfig, name: str, arguments: str, call_id: str, as_model: bool = False
+) -> dict[str, Any]:
+    async with Host.open(_every_tool(config, as_model)) as host:
         result = await host.call(host.sample(), call_id, name, arguments)
     report: dict[str, Any] = {
         "call_id": result.call_id,
@@ -208,7 +214,7 @@ def call_main(args: argparse.Namespace) -> int:
     if approver is not None:
         config = attrs.evolve(config, approver=approver)
     try:
-        report = trio.run(_call, config, args.name, args.arguments, args.call_id)
+        report = trio.run(_call, config, args.name, args.arguments, args.call_id, args.as_model)
     except ServerStartupError as error:
         print(f"mcpbind: {error}", file=sys.stderr)
         return 1
@@ -233,6 +239,12 @@ def add_parsers(commands: Any) -> None:
         "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
     )
     catalog.add_argument("--json", action="store_true", help="print one JSON object")
+    catalog.add_argument(
+        "--as-model",
+        action="store_true",
+        help="show the step exactly as a model sees it: above defer_threshold, MCP tools "
+        "are deferred behind tool_search (default: every tool)",
+    )
     catalog.set_defaults(handler=catalog_main)
 
     call = commands.add_parser(
@@ -255,4 +267,10 @@ def add_parsers(commands: Any) -> None:
         "a call that needs approval)",
     )
     call.add_argument("--json", action="store_true", help="print one JSON object")
+    call.add_argument(
+        "--as-model",
+        action="store_true",
+        help="route the call in a step as a model sees it (tool_search is callable above "
+        "defer_threshold; deferred tools are unsupported)",
+    )
     call.set_defaults(handler=call_main)

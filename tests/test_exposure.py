@@ -475,7 +475,7 @@ async def test_an_mcpserver_with_many_decorated_tools_is_deferred_and_searchable
 
 
 @pytest.mark.slow
-def test_the_cli_lists_and_calls_every_tool_even_when_a_model_step_would_defer(tmp_path):
+def test_the_cli_lists_and_calls_every_tool_and_as_model_shows_the_deferred_step(tmp_path):
     import sys
 
     from cli_runner import mcpbind
@@ -494,6 +494,18 @@ def test_the_cli_lists_and_calls_every_tool_even_when_a_model_step_would_defer(t
     called = mcpbind("call", "mcp__notes__add", '{"text": "hi"}', "--config", str(config))
     assert called.returncode == 0, called.stdout + called.stderr
     assert "cli-1: ok" in called.stdout
+    seen = mcpbind("catalog", "--json", "--as-model", "--config", str(config))
+    assert seen.returncode == 0, seen.stderr
+    as_model = json.loads(seen.stdout)
+    assert [t["name"] for t in as_model["tools"]] == [TOOL_SEARCH]
+    assert as_model["deferred"] == len(names)
+    search = ["call", TOOL_SEARCH, '{"query": "add a note"}', "--as-model", "--json"]
+    found = mcpbind(*search, "--config", str(config))
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "mcp__notes__add" in json.loads(found.stdout)["output"]
+    hidden = mcpbind("call", "mcp__notes__add", "{}", "--as-model", "--config", str(config))
+    assert hidden.returncode == 1
+    assert "unsupported" in hidden.stdout
 
 
 class SearchContributor:
