@@ -99,9 +99,10 @@ async def call_overhead(target: Any, *, rounds: int, per_round: int) -> dict[str
         return await compare(routed, raw, rounds=rounds, per_round=per_round, warmup=50)
 
 
-async def refresh_ratio(tools: int, *, rounds: int) -> dict[str, Any]:
-    """``host.refresh`` of a large server vs the raw paginated ``list_tools``."""
-    server = echo_server(tools)
+async def refresh_ratio(tools: int, *, rounds: int, stdio: bool = False) -> dict[str, Any]:
+    """``host.refresh`` of a large server vs the raw paginated ``list_tools`` (in-process,
+    or with ``stdio`` one subprocess server per side)."""
+    server: Any = stdio_target(tools) if stdio else echo_server(tools)
     async with (
         Host.open(HostConfig(servers={"big": ServerConfig(target=server)})) as host,
         Client(server, cache=None) as client,
@@ -256,8 +257,10 @@ async def peer_session_group(*, rounds: int, per_round: int) -> dict[str, Any]:
         return result
 
 
-def stdio_target() -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "benchmarks.echo_stdio"])
+def stdio_target(tools: int = 1) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "benchmarks.echo_stdio", str(tools)]
+    )
 
 
 SIZES = {
