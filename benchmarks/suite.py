@@ -103,8 +103,10 @@ async def refresh_ratio(tools: int, *, rounds: int, stdio: bool = False) -> dict
     """``host.refresh`` of a large server vs the raw paginated ``list_tools`` (in-process,
     or with ``stdio`` one subprocess server per side)."""
     server: Any = stdio_target(tools) if stdio else echo_server(tools)
+    # a loaded machine may take longer than the default 30 s to start and list a big server
+    big = ServerConfig(target=server, startup_timeout_sec=600, list_timeout_sec=600)
     async with (
-        Host.open(HostConfig(servers={"big": ServerConfig(target=server)})) as host,
+        Host.open(HostConfig(servers={"big": big})) as host,
         Client(server, cache=None) as client,
     ):
 
@@ -119,6 +121,8 @@ async def refresh_ratio(tools: int, *, rounds: int, stdio: bool = False) -> dict
                 if cursor is None:
                     break
 
+        if len(host.sample().specs) != tools:  # a figure for a failed server is no figure
+            raise RuntimeError(f"the big server did not connect: {host.server_status()}")
         result = await compare(refresh, raw, rounds=rounds, per_round=1, warmup=2)
         result["tools"] = len(host.sample().specs)
         return result
