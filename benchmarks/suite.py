@@ -99,11 +99,14 @@ async def call_overhead(target: Any, *, rounds: int, per_round: int) -> dict[str
         return await compare(routed, raw, rounds=rounds, per_round=per_round, warmup=50)
 
 
-async def refresh_ratio(tools: int, *, rounds: int) -> dict[str, Any]:
-    """``host.refresh`` of a large server vs the raw paginated ``list_tools``."""
-    server = echo_server(tools)
+async def refresh_ratio(tools: int, *, rounds: int, stdio: bool = False) -> dict[str, Any]:
+    """``host.refresh`` of a large server vs the raw paginated ``list_tools`` (in-process,
+    or with ``stdio`` one subprocess server per side)."""
+    server: Any = stdio_target(tools) if stdio else echo_server(tools)
+    # a loaded machine may take longer than the default 30 s to start and list a big server
+    big = ServerConfig(target=server, startup_timeout_sec=600, list_timeout_sec=600)
     async with (
-        Host.open(HostConfig(servers={"big": ServerConfig(target=server)})) as host,
+        Host.open(HostConfig(servers={"big": big})) as host,
         Client(server, cache=None) as client,
     ):
 
@@ -118,6 +121,8 @@ async def refresh_ratio(tools: int, *, rounds: int) -> dict[str, Any]:
                 if cursor is None:
                     break
 
+        if len(host.sample().specs) != tools:  # a figure for a failed server is no figure
+            raise RuntimeError(f"the big server did not connect: {host.server_status()}")
         result = await compare(refresh, raw, rounds=rounds, per_round=1, warmup=2)
         result["tools"] = len(host.registry.state.specs)
         return result
@@ -257,8 +262,10 @@ async def peer_session_group(*, rounds: int, per_round: int) -> dict[str, Any]:
         return result
 
 
-def stdio_target() -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "benchmarks.echo_stdio"])
+def stdio_target(tools: int = 1) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "benchmarks.echo_stdio", str(tools)]
+    )
 
 
 SIZES = {
