@@ -506,6 +506,17 @@ class Host:
             started=started,
         )
 
+    def _pending(self, call_id: str, runtime: ServerRuntime, started: float) -> _Call:
+        """Register a call of ``runtime`` as pending under its tool timeout, which runs from
+        ``started`` (after any approval; a wait for a lazy start counts): SPEC §8.4, §11.8,
+        §11.12. The wall time runs from acceptance, so it includes the approval wait."""
+        timeout = runtime.config.tool_timeout_sec
+        scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
+        call = _Call(call_id, runtime.name, scope)
+        self._active[call_id] = call
+        runtime.calls.add(call)
+        return call
+
     async def _wait_started(
         self, call_id: str, runtime: ServerRuntime, started: float
     ) -> ToolResult | None:
@@ -513,10 +524,8 @@ class Host:
         most ``startup_timeout_sec``; a result if the call ends here, else None."""
         server = runtime.name
         timeout = runtime.config.tool_timeout_sec
-        scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
-        call = _Call(call_id, server, scope)
-        self._active[call_id] = call
-        runtime.calls.add(call)
+        call = self._pending(call_id, runtime, started)
+        scope = call.scope
         startup = runtime.config.startup_timeout_sec
         try:
             with scope, trio.move_on_after(startup if startup > 0 else math.inf):
@@ -565,13 +574,8 @@ class Host:
     ) -> ToolResult:
         server = runtime.name
         timeout = runtime.config.tool_timeout_sec
-        # The tool timeout runs from ``started`` (after any approval, before any wait for a
-        # lazy start); the wall time from acceptance, so it includes the wait for approval
-        # (SPEC §8.4, §11.8, §11.12).
-        scope = trio.CancelScope(deadline=started + timeout if timeout > 0 else math.inf)
-        call = _Call(call_id, server, scope)
-        self._active[call_id] = call
-        runtime.calls.add(call)
+        call = self._pending(call_id, runtime, started)
+        scope = call.scope
         lane = self._lane(step) if exclusive else None
         raw: Any = None
         failure: str | None = None

@@ -2,7 +2,8 @@
 
 Two servers whose names sanitise to the same namespace (``git.hub`` and ``git_hub``,
 both ``mcp__git_hub__...``), so whichever installs ``search`` second is renamed; a
-builtin that owns a name in that namespace, so one listing collides with it; a listing
+builtin, and an extension contributor's tool that owns a name in that namespace, so one
+listing collides with it; a listing
 split over two pages; an invalid listing; a version in which a tool leaves; a read-only
 tool (parallel lane) next to exclusive ones.
 """
@@ -43,7 +44,11 @@ SERVER_B_SPEC = ServerSpec(
         ((SEARCH, ADMIN),),  # v1: admin would take the builtin's name
     ),
 )
-BUILTINS = ("shell", "mcp__git_hub__admin")
+BUILTINS = ("shell",)
+#: An extension contributor (SPEC §11.11) whose tool takes ``git_hub`` v1's natural name
+#: ``mcp__git_hub__admin``: a non-MCP source that INV-5 protects like a builtin.
+EXTENSIONS = (("admin", ("mcp__git_hub__admin",)),)
+RESERVED = BUILTINS + tuple(name for _, names in EXTENSIONS for name in names)
 
 
 #: What the environment may do in the ``calls`` part: the catalog machinery reduced to
@@ -68,7 +73,7 @@ def installable(spec: ServerSpec) -> ServerSpec:
     for version in range(len(spec.versions)):
         tools = STANDARD.listed_tools(spec, version)
         if all(t.valid for t in tools) and not any(
-            natural_name(spec.name, t.name) in BUILTINS for t in tools
+            natural_name(spec.name, t.name) in RESERVED for t in tools
         ):
             versions.append((tools,))
     return attrs.evolve(spec, versions=tuple(versions))
@@ -102,6 +107,7 @@ def standard_suite(
     catalogs = Bound(
         servers=specs[:servers],
         builtins=BUILTINS,
+        extensions=EXTENSIONS,
         policy=policy,
         max_steps=2 if steps is None else steps,
         max_calls=1 if calls is None else calls,
@@ -109,6 +115,7 @@ def standard_suite(
     call_part = Bound(
         servers=tuple(installable(s) for s in specs[:servers]),
         builtins=BUILTINS,
+        extensions=EXTENSIONS,
         policy=policy,
         max_steps=2 if steps is None else steps,
         max_calls=3 if calls is None else calls,
@@ -155,6 +162,7 @@ def describe(bound: Bound) -> dict[str, object]:
             for s in bound.servers
         ],
         "builtins": list(bound.builtins),
+        "extensions": {contributor: list(names) for contributor, names in bound.extensions},
         "policy": bound.policy,
         "steps": bound.max_steps,
         "calls": bound.max_calls,

@@ -15,7 +15,6 @@ import attrs
 
 from .rules import STANDARD
 from .values import (
-    BUILTIN,
     Approve,
     Bound,
     Call,
@@ -29,6 +28,7 @@ from .values import (
     Sent,
     State,
     Transition,
+    is_mcp_source,
 )
 
 __all__ = ["INVARIANTS", "Invariant", "check_state", "check_transition"]
@@ -156,7 +156,7 @@ def inv_3_state(state: State) -> str | None:
     """INV-3: each source's catalog is exactly one whole validated listing."""
     allowed = complete_catalogs(state.bound)
     for catalog in state.registry.catalogs:
-        if catalog.source == BUILTIN:
+        if not is_mcp_source(catalog.source):
             continue
         remotes = catalog.remotes()
         if remotes not in allowed[catalog.source]:
@@ -171,7 +171,7 @@ def inv_3_state(state: State) -> str | None:
 def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
     """INV-3: a publication installs the whole validated listing its refresh read."""
     for out in t.outputs:
-        if not isinstance(out, Published) or out.source == BUILTIN:
+        if not isinstance(out, Published) or not is_mcp_source(out.source):
             continue
         server = out.source.removeprefix("mcp:")
         i = before.bound.index(server)
@@ -249,8 +249,8 @@ def inv_5_transition(before: State, event: Event, t: Transition) -> str | None:
     for old, new in zip(before.registry.catalogs, t.state.registry.catalogs, strict=True):
         if old != new and old.source not in published:
             return f"{old.source} changed although only {sorted(published)} was replaced"
-        if old.source == BUILTIN and old != new:
-            return "the builtin source changed"
+        if not is_mcp_source(old.source) and old != new:
+            return f"the non-MCP source {old.source} changed"
     return None
 
 

@@ -130,7 +130,7 @@ class AcceptReusedCallId(Mutant):
 class ShadowBuiltin(Mutant):
     name = "shadow_builtin"
     target = "INV-5"
-    description = "lets an MCP tool take a name that a builtin tool owns"
+    description = "lets an MCP tool take a name that a builtin or extension tool owns"
 
     def assign(
         self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int

@@ -74,6 +74,7 @@ from .values import (
     ToolDef,
     Transition,
     evolve,
+    ext_source,
     mcp_source,
 )
 
@@ -103,16 +104,22 @@ class Rules:
     # --- public API ------------------------------------------------------------------
 
     def initial(self, bound: Bound) -> Transition:
-        """Every server connected, the builtin source installed, each first refresh sent."""
-        builtin = SourceCatalog(
-            source=BUILTIN,
-            generation=0,
-            bindings=tuple(
-                Binding(name, BUILTIN, None, name, read_only=False, source_generation=0)
-                for name in sorted(bound.builtins)
-            ),
+        """Every server connected, the builtin and extension sources installed (non-MCP
+        sources, fixed from the start), each first refresh sent."""
+        fixed = [(BUILTIN, bound.builtins)]
+        fixed += [(ext_source(contributor), names) for contributor, names in bound.extensions]
+        local = tuple(
+            SourceCatalog(
+                source=source,
+                generation=0,
+                bindings=tuple(
+                    Binding(name, source, None, name, read_only=False, source_generation=0)
+                    for name in sorted(names)
+                ),
+            )
+            for source, names in fixed
         )
-        catalogs = (builtin, *(SourceCatalog(s.source, 0, ()) for s in bound.servers))
+        catalogs = (*local, *(SourceCatalog(s.source, 0, ()) for s in bound.servers))
         servers = tuple(
             ServerState(connected=True, version=0, refresh=RefreshState(version=0))
             for _ in bound.servers
@@ -728,7 +735,7 @@ def _replace_call(state: State, record: CallRecord) -> State:
 
 def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
     return tuple(
-        sorted(b.name for c in snapshot.catalogs if c.source != BUILTIN for b in c.bindings)
+        sorted(b.name for c in snapshot.catalogs for b in c.bindings if b.server is not None)
     )
 
 

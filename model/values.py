@@ -57,6 +57,15 @@ UNKNOWN_TOOL = "no_such_tool"
 """A name no catalog of the bound produces: calls to it end ``unsupported``."""
 
 
+def ext_source(contributor: str) -> str:
+    """The source of an extension contributor's tools (SPEC §2.1, §11.11)."""
+    return f"ext:{contributor}"
+
+
+def is_mcp_source(source: str) -> bool:
+    return source.startswith("mcp:")
+
+
 def mcp_source(server: str) -> str:
     return f"mcp:{server}"
 
@@ -116,6 +125,9 @@ class Bound:
 
     servers: tuple[ServerSpec, ...]
     builtins: tuple[str, ...] = ()
+    extensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Extension contributors' tools: ``(contributor id, names)``, installed at the start
+    under source ``ext:<id>`` and protected like builtins (SPEC §2.1, INV-5)."""
     policy: Policy = "revalidate"
     max_steps: int = 2
     max_calls: int = 3

@@ -71,16 +71,17 @@ def inv_4_one_result_per_call(run: _Run) -> str | None:
 
 
 def inv_5_names_unique_and_builtins_kept(run: _Run) -> str | None:
-    """INV-5: names are unique and every builtin still owns its name."""
+    """INV-5: names are unique and every builtin and extension tool still owns its name."""
     assert run.host is not None
     state = run.host.registry.state
     names = [b.name for c in state.catalogs.values() for b in c.bindings]
     if len(names) != len(set(names)):
         return "a public name is held twice"
-    for builtin in run.bound.builtins:
+    local = [*run.bound.builtins, *(n for _, names in run.bound.extensions for n in names)]
+    for builtin in local:
         binding = state.by_name.get(builtin)
         if binding is None or binding.server is not None:
-            return f"builtin {builtin} lost its name"
+            return f"non-MCP tool {builtin} lost its name"
     return None
 
 

@@ -144,7 +144,7 @@ def _shadow_builtins() -> Iterator[None]:
     ) -> Any:
         hidden = registry.RegistryState.build(
             self.generation,
-            {s: c for s, c in self.catalogs.items() if s != registry.BUILTIN},
+            {s: c for s, c in self.catalogs.items() if s.startswith("mcp:")},
             self.remembered,
         )
         return name_tools(hidden, server, raw, max_length)
@@ -153,15 +153,14 @@ def _shadow_builtins() -> Iterator[None]:
 
     def replace_source(self: registry.ToolRegistry, source: str, bindings: Any) -> Any:
         state = self._state
-        builtin = state.catalogs.get(registry.BUILTIN)
-        if builtin is None:
-            return original(self, source, bindings)
         names = {b.name for b in bindings}
-        kept = attrs.evolve(
-            builtin, bindings=tuple(b for b in builtin.bindings if b.name not in names)
-        )
+        kept = {
+            s: attrs.evolve(c, bindings=tuple(b for b in c.bindings if b.name not in names))
+            for s, c in state.catalogs.items()
+            if not s.startswith("mcp:")
+        }
         self._state = registry.RegistryState.build(
-            state.generation, {**state.catalogs, registry.BUILTIN: kept}, state.remembered
+            state.generation, {**state.catalogs, **kept}, state.remembered
         )
         published = original(self, source, bindings)
         if published is None:
@@ -317,7 +316,7 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
     ImplMutant(
         "shadow_builtins",
         "INV-5",
-        "naming and the registry let an MCP tool take a builtin's name",
+        "naming and the registry let an MCP tool take a builtin or extension tool's name",
         _shadow_builtins,
     ),
     ImplMutant(

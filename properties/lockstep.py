@@ -222,6 +222,7 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
     builtins = tuple(
         BuiltinTool(name, "a host tool", {"type": "object"}, _builtin) for name in bound.builtins
     )
+    contributors = tuple(_Extension(contributor, names) for contributor, names in bound.extensions)
     return HostConfig(
         servers=servers,
         max_name_length=bound.max_name_length,
@@ -230,7 +231,22 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
         reconnect_initial_sec=0,
         reconnect_max_sec=0,
         approver=approver if bound.approval else None,
+        contributors=contributors,
     )
+
+
+@attrs.frozen
+class _Extension:
+    """A tool contributor with a fixed tool list: the model's ``ext:<id>`` source."""
+
+    id: str
+    names: tuple[str, ...]
+
+    def tools(self) -> list[BuiltinTool]:
+        return [
+            BuiltinTool(name, "an extension tool", {"type": "object"}, _builtin)
+            for name in self.names
+        ]
 
 
 @attrs.define(eq=False)
