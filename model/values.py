@@ -411,6 +411,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     CallResponded,
     CallFailed,
     Cancel,
+    Approve,
+    Deny,
     Timeout,
     Disconnect,
     Reconnect,

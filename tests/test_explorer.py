@@ -60,6 +60,9 @@ def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[
     ):
         assert wanted in effects, wanted
     assert ("call_responded", "result ok, send tools/call") in seen  # the lane hands off
+    assert ("deny", "result denied") in seen  # INV-10: the approval part
+    assert ("approve", "send tools/call") in seen
+    assert ("approve", "result failed") in seen  # approved after a disconnect
     assert ("disconnect", "refresh rejected (disconnected), result failed") in seen
 
 
