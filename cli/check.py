@@ -52,7 +52,8 @@ def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{stage}-{policy}-{int(time.time())}.json"
-    path.write_text(replay_file(trace, policy=policy), encoding="utf-8")
+    gated = stage.endswith("approval")
+    path.write_text(replay_file(trace, policy=policy, approval=gated), encoding="utf-8")
     return str(path)
 
 
@@ -207,6 +208,16 @@ def _machine_stage(
     machines: list[tuple[str, str, Callable[..., Callable[[], None]]]] = [
         ("lockstep", "revalidate", lambda hook: lockstep_property("revalidate", on_example=hook)),
         ("lockstep", "frozen", lambda hook: lockstep_property("frozen", on_example=hook)),
+        (
+            "lockstep-approval",
+            "revalidate",
+            lambda hook: lockstep_property("revalidate", on_example=hook, approval=True),
+        ),
+        (
+            "lockstep-approval",
+            "frozen",
+            lambda hook: lockstep_property("frozen", on_example=hook, approval=True),
+        ),
         ("real-servers", "revalidate", lambda hook: _counting(real_servers_property(), hook)),
     ]
     for name, policy, build in machines:

@@ -565,9 +565,15 @@ def _first(group: BaseExceptionGroup[Any]) -> Exception | None:
     return None
 
 
-def replay_file(trace: Sequence[str], *, policy: str, seed: object = None) -> str:
-    """A replay file: JSON with the policy and the event trace (SPEC §12.3)."""
-    return json.dumps({"policy": policy, "events": list(trace), "seed": seed}, indent=2) + "\n"
+def replay_file(
+    trace: Sequence[str], *, policy: str, seed: object = None, approval: bool = False
+) -> str:
+    """A replay file: JSON with the policy and the event trace (SPEC §12.3), and
+    ``"approval": true`` for a run with approval gating."""
+    data: dict[str, Any] = {"policy": policy, "events": list(trace), "seed": seed}
+    if approval:
+        data["approval"] = True
+    return json.dumps(data, indent=2) + "\n"
 
 
 _ = (BUILTIN, texts)
