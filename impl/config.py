@@ -97,6 +97,18 @@ class ToolConfig:
     At least 100, so that the truncation marker always fits."""
 
 
+def _approval_modes(value: Any) -> Mapping[str, ApprovalMode]:  # converter: checked here
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"tool_approval_modes must map raw tool names to modes, got {value!r}")
+    for tool, mode in value.items():
+        if not isinstance(tool, str) or mode not in APPROVAL_MODES:
+            raise ConfigError(
+                f"tool_approval_modes: {tool!r} must map to one of "
+                f"{', '.join(APPROVAL_MODES)}, got {mode!r}"
+            )
+    return MappingProxyType(dict(value))
+
+
 def _tool_configs(value: Any) -> Mapping[str, ToolConfig]:  # converter: checked here
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, ToolConfig) for k, v in value.items()
@@ -162,6 +174,11 @@ class ServerConfig:
     )
     tools: Mapping[str, ToolConfig] = attrs.field(factory=dict, converter=_tool_configs)
     """Per-tool settings keyed by raw tool name."""
+    tool_approval_modes: Mapping[str, ApprovalMode] = attrs.field(
+        factory=dict, converter=_approval_modes, repr=False
+    )
+    """A shorthand: ``{raw tool name: mode}`` is folded into ``tools`` (as each tool's
+    ``approval_mode``) when the config is built; a mode set both ways must agree."""
     startup: StartupPolicy = attrs.field(default="eager", validator=_startup_policy)
     """``eager``: connect when the host opens. ``lazy_when_cached``: when the catalog
     cache holds this server's listing, install it at open and connect on first use
@@ -179,6 +196,18 @@ class ServerConfig:
         return f"in-process {type(target).__name__}"
 
     def __attrs_post_init__(self) -> None:
+        if self.tool_approval_modes:
+            tools = dict(self.tools)
+            for tool, mode in self.tool_approval_modes.items():
+                current = tools.get(tool, ToolConfig())
+                if current.approval_mode not in (None, mode):
+                    raise ConfigError(
+                        f"tool {tool!r}: approval_mode {current.approval_mode!r} in tools and "
+                        f"{mode!r} in tool_approval_modes; set it once"
+                    )
+                tools[tool] = attrs.evolve(current, approval_mode=mode)
+            object.__setattr__(self, "tools", _tool_configs(tools))  # frozen: built once here
+            object.__setattr__(self, "tool_approval_modes", MappingProxyType({}))
         target = self.target
         if isinstance(target, str) and not target.startswith(("http://", "https://")):
             raise ConfigError(f"a URL target must start with http:// or https://, got {target!r}")

@@ -25,6 +25,7 @@ from mcpbind.impl import (
     APPROVAL_MODES,
     ApprovalRequest,
     BuiltinTool,
+    ConfigError,
     DuplicateCallId,
     Host,
     HostConfig,
@@ -204,6 +205,30 @@ async def test_the_tool_mode_wins_over_the_server_default():
             assert (await host.call(snap, f"c{i}", f"mcp__a__{tool}")).status == "ok"
     assert approver.asked == ["look"]
     assert approver.requests[0].mode == "prompt"
+
+
+async def test_tool_approval_modes_is_a_shorthand_for_each_tools_approval_mode():
+    seen, approver = Seen(), Approver()
+    config = host_config(
+        seen,
+        approver,
+        default_tools_approval_mode="approve",
+        tool_approval_modes={"look": "prompt"},
+    )
+    assert config.servers["a"].tools["look"] == ToolConfig(approval_mode="prompt")
+    async with Host.open(config) as host:
+        snap = host.sample()
+        for i, tool in enumerate(("erase", "look")):
+            assert (await host.call(snap, f"c{i}", f"mcp__a__{tool}")).status == "ok"
+    assert approver.asked == ["look"]
+    with pytest.raises(ConfigError, match="tool_approval_modes"):
+        ServerConfig(target="http://h/mcp", tool_approval_modes={"look": "sometimes"})
+    with pytest.raises(ConfigError, match="set it once"):
+        ServerConfig(
+            target="http://h/mcp",
+            tools={"look": ToolConfig(approval_mode="approve")},
+            tool_approval_modes={"look": "prompt"},
+        )
 
 
 async def test_builtin_tools_are_not_gated():
