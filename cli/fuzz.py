@@ -36,6 +36,16 @@ def _database(spec: str) -> Any:
     return DirectoryBasedExampleDatabase(spec)
 
 
+#: What one round runs, in order (SPEC §12.6).
+MACHINES = (
+    "lockstep-revalidate",
+    "lockstep-frozen",
+    "lockstep-approval-revalidate",
+    "lockstep-approval-frozen",
+    "real-servers",
+)
+
+
 def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -> dict[str, Any]:
     """One shard: run the machines with fresh seeds until the deadline."""
     import contextlib  # noqa: PLC0415
@@ -61,14 +71,21 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
 
     round_ = 0
     with patch:
-        while time.time() < deadline and not failures:
-            for name in ("lockstep-revalidate", "lockstep-frozen", "real-servers"):
-                if time.time() >= deadline:
+        # The first round always runs whole, so that a short run on a slow machine still
+        # checks something; later rounds stop at the deadline.
+        while (round_ == 0 or time.time() < deadline) and not failures:
+            for name in MACHINES:
+                if round_ > 0 and time.time() >= deadline:
                     break
+                gated = "-approval-" in name
                 if name == "real-servers":
                     test = real_servers_property()
                 else:
-                    test = lockstep_property(name.split("-")[1], on_example=hook)  # type: ignore[arg-type]
+                    test = lockstep_property(
+                        name.rsplit("-", 1)[1],  # type: ignore[arg-type]
+                        on_example=hook,
+                        approval=gated,
+                    )
                 budget = settings(max_examples=50, print_blob=True)
                 try:
                     # No @seed: it would turn the shared database off. Each worker process
@@ -86,7 +103,8 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                     if name != "real-servers":
                         path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
                         path.parent.mkdir(parents=True, exist_ok=True)
-                        path.write_text(replay_file(error.trace, policy=policy), encoding="utf-8")
+                        text = replay_file(error.trace, policy=policy, approval=gated)
+                        path.write_text(text, encoding="utf-8")
                         entry["replay_file"] = str(path)
                     failures.append(entry)
                     break
