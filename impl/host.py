@@ -474,11 +474,9 @@ class Host:
             refused = await self._await_approval(verdict)
             if refused is not None:
                 return refused
-        if self.config.binding_policy == "revalidate":
-            live = self.registry.state.live_remotes.get(binding.source, frozenset())
-            if binding.remote_name not in live:
-                text = texts.UNAVAILABLE.format(name=name, server=server, tool=binding.remote_name)
-                return self._end(call_id, "unavailable", text)
+        gone = self._revalidated(call_id, binding, name)
+        if gone is not None:
+            return gone
         started = trio.current_time()
         if runtime.connection is None:
             if runtime.starting is None:
@@ -487,13 +485,9 @@ class Host:
             early = await self._wait_started(call_id, runtime, started)
             if early is not None:
                 return early
-            if self.config.binding_policy == "revalidate":
-                live = self.registry.state.live_remotes.get(binding.source, frozenset())
-                if binding.remote_name not in live:
-                    text = texts.UNAVAILABLE.format(
-                        name=name, server=server, tool=binding.remote_name
-                    )
-                    return self._end(call_id, "unavailable", text)
+            gone = self._revalidated(call_id, binding, name)  # against the live catalog
+            if gone is not None:
+                return gone
         exclusive = not (binding.read_only or runtime.config.supports_parallel_tool_calls)
         return await self._dispatch(
             call_id=call_id,
@@ -505,6 +499,17 @@ class Host:
             accepted=accepted,
             started=started,
         )
+
+    def _revalidated(self, call_id: str, binding: Binding, name: str) -> ToolResult | None:
+        """SPEC §7.3: under ``revalidate``, a tool its server no longer lists ends
+        ``unavailable`` with nothing sent; None when the call may go on."""
+        if self.config.binding_policy != "revalidate":
+            return None
+        live = self.registry.state.live_remotes.get(binding.source, frozenset())
+        if binding.remote_name in live:
+            return None
+        text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
+        return self._end(call_id, "unavailable", text)
 
     def _pending(self, call_id: str, runtime: ServerRuntime, started: float) -> _Call:
         """Register a call of ``runtime`` as pending under its tool timeout, which runs from
