@@ -269,7 +269,10 @@ class HostConfig:
     schema_limit_bytes: int | None = 5000
     """An MCP tool whose input schema's compact JSON is longer is shown with a shortened
     schema (SPEC §11.9); None: never shorten."""
-    optional_startup_grace_sec: float | None = None
+    optional_startup_grace_sec: float | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(_non_negative("optional_startup_grace_sec")),
+    )
     """How long ``Host.open`` waits for optional servers; later ones start absent and join
     when they connect (SPEC §11.12). None: wait for each up to its startup_timeout_sec."""
     catalog_cache: CatalogCache | None = attrs.field(default=None, repr=False)
@@ -336,14 +339,6 @@ class HostConfig:
                 raise ConfigError(
                     f"{name} must be an integer >= {least} or None (off), got {value!r}"
                 )
-        grace = self.optional_startup_grace_sec
-        if grace is not None and (
-            isinstance(grace, bool)
-            or not isinstance(grace, int | float)
-            or math.isnan(grace)
-            or grace < 0
-        ):
-            raise ConfigError(f"optional_startup_grace_sec must be a number >= 0, got {grace!r}")
         if self.catalog_cache is not None:
             from .catalog_cache import CatalogCache  # noqa: PLC0415 - it imports this module
 
