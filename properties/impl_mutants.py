@@ -135,6 +135,11 @@ def _late_answer_becomes_a_result() -> Iterator[None]:
 # --- INV-5 ----------------------------------------------------------------------------
 
 
+def _is_mcp(source: str) -> bool:
+    """An MCP server's source; builtins and extension tools (``ext:<id>``) are not."""
+    return source.startswith("mcp:")
+
+
 @contextlib.contextmanager
 def _shadow_builtins() -> Iterator[None]:
     name_tools = registry.RegistryState.name_tools
@@ -144,7 +149,7 @@ def _shadow_builtins() -> Iterator[None]:
     ) -> Any:
         hidden = registry.RegistryState.build(
             self.generation,
-            {s: c for s, c in self.catalogs.items() if s.startswith("mcp:")},
+            {s: c for s, c in self.catalogs.items() if _is_mcp(s)},
             self.remembered,
         )
         return name_tools(hidden, server, raw, max_length)
@@ -157,7 +162,7 @@ def _shadow_builtins() -> Iterator[None]:
         kept = {
             s: attrs.evolve(c, bindings=tuple(b for b in c.bindings if b.name not in names))
             for s, c in state.catalogs.items()
-            if not s.startswith("mcp:")
+            if not _is_mcp(s)
         }
         self._state = registry.RegistryState.build(
             state.generation, {**state.catalogs, **kept}, state.remembered
@@ -185,7 +190,7 @@ def _rename_incumbent_on_collision() -> Iterator[None]:
         mine = registry.mcp_source(server)
         alone = registry.RegistryState.build(
             self.generation,
-            {s: c for s, c in self.catalogs.items() if s in (mine, registry.BUILTIN)},
+            {s: c for s, c in self.catalogs.items() if s == mine or not _is_mcp(s)},
             self.remembered,
         )
         return name_tools(alone, server, raw, max_length)
@@ -198,7 +203,7 @@ def _rename_incumbent_on_collision() -> Iterator[None]:
         state = self._state
         catalogs = dict(state.catalogs)
         for other, other_catalog in state.catalogs.items():
-            if other in (source, registry.BUILTIN):
+            if other == source or not _is_mcp(other):
                 continue
             renamed = tuple(
                 attrs.evolve(b, name=hashed_name(b.server or "", b.remote_name, 64))
