@@ -445,6 +445,7 @@ class Host:
             self.recorder.refused(call_id, str(error))
             raise error
         self._ids.add(call_id)
+        order = len(self._ids)  # acceptance order: calls that wait for a start keep it
         accepted = trio.current_time()
         binding = step.binding(name)
         if binding is None:
@@ -478,16 +479,17 @@ class Host:
         if gone is not None:
             return gone
         started = trio.current_time()
-        if runtime.connection is None:
-            if runtime.starting is None:
-                return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
-            # SPEC §11.12: a lazily started server is waited for, not failed fast.
-            early = await self._wait_started(call_id, runtime, started)
+        if runtime.starting is not None:
+            # SPEC §11.12 (INV-11): a server started lazily is waited for, dormant or
+            # connected, until its first refresh has ended; not failed fast, not sent to.
+            early = await self._wait_started(call_id, runtime, started, order)
             if early is not None:
                 return early
             gone = self._revalidated(call_id, binding, name)  # against the live catalog
             if gone is not None:
                 return gone
+        elif runtime.connection is None:
+            return self._end(call_id, "failed", texts.NOT_CONNECTED.format(server=server))
         exclusive = not (binding.read_only or runtime.config.supports_parallel_tool_calls)
         return await self._dispatch(
             call_id=call_id,
@@ -523,18 +525,19 @@ class Host:
         return call
 
     async def _wait_started(
-        self, call_id: str, runtime: ServerRuntime, started: float
+        self, call_id: str, runtime: ServerRuntime, started: float, order: int
     ) -> ToolResult | None:
-        """Wait for a lazy start to settle, under the call's own deadline (LIVE-1) and at
-        most ``startup_timeout_sec``; a result if the call ends here, else None."""
+        """Wait for a lazy start to settle, under the call's own deadline (LIVE-1); a
+        result if the call ends here, else None. The start itself is bounded by the
+        server's ``startup_timeout_sec`` (connecting) and ``list_timeout_sec`` (its first
+        listing). Waiting calls go on in acceptance ``order`` (SPEC §11.12, INV-11)."""
         server = runtime.name
         timeout = runtime.config.tool_timeout_sec
         call = self._pending(call_id, runtime, started)
         scope = call.scope
-        startup = runtime.config.startup_timeout_sec
         try:
-            with scope, trio.move_on_after(startup if startup > 0 else math.inf):
-                await runtime.wait_started()
+            with scope:
+                await runtime.wait_started(order)
         finally:
             del self._active[call_id]
             runtime.calls.discard(call)

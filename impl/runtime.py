@@ -18,6 +18,7 @@ connection failed), and the calls that waited for it continue or fail then.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 from collections.abc import Mapping
@@ -80,6 +81,8 @@ class ServerRuntime:
         self.awaiting_turn = False
         """Its first catalog is decided but waits for the servers before it (§11.3)."""
         self._wake = trio.Event()
+        self._waiters: list[tuple[int, trio.Event]] = []
+        """Calls waiting for the lazy start, by acceptance order, each with its turn."""
         self._first_run: RefreshRun | None = None
         self._identity = server_identity(config)
         self.startup_error: ServerStartupError | None = None
@@ -168,17 +171,31 @@ class ServerRuntime:
         """First use of a dormant server: start connecting (no effect otherwise)."""
         self._wake.set()
 
-    async def wait_started(self) -> None:
-        """Return once a lazy start has settled (at once when none is pending)."""
-        starting = self.starting
-        if starting is not None:
-            self.wake()
-            await starting.wait()
+    async def wait_started(self, order: int) -> None:
+        """Return once a lazy start has settled (at once when none is pending).
+
+        The calls that waited leave in acceptance ``order``, one scheduler pass apart:
+        each passes the turn on only once it resumes, and it reaches the exclusive lane
+        (SPEC §8.3) before its next checkpoint, so the lane serves them in that order,
+        as the model's ``settle_start`` does (SPEC §11.12)."""
+        if self.starting is None:
+            return
+        self.wake()
+        entry = (order, trio.Event())
+        bisect.insort(self._waiters, entry, key=lambda waiter: waiter[0])
+        try:
+            await entry[1].wait()
+        finally:
+            self._waiters.remove(entry)
+            if entry[1].is_set() and self._waiters:
+                self._waiters[0][1].set()
 
     def _started(self) -> None:
         starting, self.starting = self.starting, None
         if starting is not None:
             starting.set()
+            if self._waiters:
+                self._waiters[0][1].set()
 
     def _start_failed(self) -> None:
         """The first connection of a lazy start failed: its refresh and calls learn now."""

@@ -267,6 +267,34 @@ async def test_calls_that_arrive_while_a_lazy_server_starts_all_wait_for_it():
         assert sorted((r.call_id, r.status) for r in results) == [("c1", "ok"), ("c2", "ok")]
 
 
+async def test_a_call_during_the_first_refresh_of_a_lazy_server_waits_for_it():
+    """INV-11: once connected, a lazily started server still gets no tools/call until its
+    first refresh has ended; the calls that waited then go out in acceptance order."""
+    cache = CatalogCache()
+    counting = Counting(["first", "second"])
+    await warm(cache, s=lazy(counting))
+    counting.gate = trio.Event()
+    async with Host.open(HostConfig(servers={"s": lazy(counting)}, catalog_cache=cache)) as host:
+        snap = host.sample()
+        results: list[Any] = []
+
+        async def call(call_id: str, name: str) -> None:
+            results.append(await host.call(snap, call_id, name, {}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, "c1", "mcp__s__first")
+            await trio.testing.wait_all_tasks_blocked()
+            assert counting.listings == 2  # connected: its first listing is held
+            assert host.statistics().connected == {"s": True}
+            nursery.start_soon(call, "c2", "mcp__s__second")
+            await trio.testing.wait_all_tasks_blocked()
+            assert counting.calls == []  # c2 waits too, although the server is connected
+            assert host.statistics().calls_in_flight == 2
+            counting.gate.set()
+        assert counting.calls == ["first", "second"]  # exclusive: one lane, in order
+        assert sorted((r.call_id, r.status) for r in results) == [("c1", "ok"), ("c2", "ok")]
+
+
 async def test_a_waiting_call_to_a_lazy_server_can_be_cancelled():
     cache = CatalogCache()
     counting = Counting(["read"])
