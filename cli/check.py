@@ -52,8 +52,8 @@ def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{stage}-{policy}-{int(time.time())}.json"
-    gated = stage.endswith("approval")
-    path.write_text(replay_file(trace, policy=policy, approval=gated), encoding="utf-8")
+    variant = {"approval": stage.endswith("approval"), "lazy": stage.endswith("lazy")}
+    path.write_text(replay_file(trace, policy=policy, **variant), encoding="utf-8")
     return str(path)
 
 
@@ -218,6 +218,16 @@ def _machine_stage(
             "frozen",
             lambda hook: lockstep_property("frozen", on_example=hook, approval=True),
         ),
+        (
+            "lockstep-lazy",
+            "revalidate",
+            lambda hook: lockstep_property("revalidate", on_example=hook, lazy=True),
+        ),
+        (
+            "lockstep-lazy",
+            "frozen",
+            lambda hook: lockstep_property("frozen", on_example=hook, lazy=True),
+        ),
         ("real-servers", "revalidate", lambda hook: _counting(real_servers_property(), hook)),
     ]
     for name, policy, build in machines:
@@ -374,7 +384,7 @@ def _print_summary(report: dict[str, Any]) -> None:
     for m in report.get("mutants", []):
         state = "killed" if m["killed"] else "SURVIVED"
         print(f"  mutant:     {m['kind']} {m['name']}: {state} ({m['invariant']})")
-    print("  invariants: INV-1..INV-10 and LIVE-1, LIVE-2")
+    print("  invariants: INV-1..INV-11 and LIVE-1, LIVE-2")
     if report["failures"]:
         print(f"FAILED: {len(report['failures'])} check(s); traces above")
         for f in report["failures"]:

@@ -42,6 +42,8 @@ MACHINES = (
     "lockstep-frozen",
     "lockstep-approval-revalidate",
     "lockstep-approval-frozen",
+    "lockstep-lazy-revalidate",
+    "lockstep-lazy-frozen",
     "real-servers",
 )
 
@@ -77,7 +79,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
             for name in MACHINES:
                 if round_ > 0 and time.time() >= deadline:
                     break
-                gated = "-approval-" in name
+                gated, lazy = "-approval-" in name, "-lazy-" in name
                 if name == "real-servers":
                     test = real_servers_property()
                 else:
@@ -85,6 +87,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                         name.rsplit("-", 1)[1],  # type: ignore[arg-type]
                         on_example=hook,
                         approval=gated,
+                        lazy=lazy,
                     )
                 budget = settings(max_examples=50, print_blob=True)
                 try:
@@ -103,7 +106,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                     if name != "real-servers":
                         path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
                         path.parent.mkdir(parents=True, exist_ok=True)
-                        text = replay_file(error.trace, policy=policy, approval=gated)
+                        text = replay_file(error.trace, policy=policy, approval=gated, lazy=lazy)
                         path.write_text(text, encoding="utf-8")
                         entry["replay_file"] = str(path)
                     failures.append(entry)

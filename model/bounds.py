@@ -18,7 +18,15 @@ from .naming import natural_name
 from .rules import STANDARD
 from .values import Bound, ServerSpec, ToolDef
 
-__all__ = ["SERVER_A", "SERVER_B", "Part", "installable", "standard_bound", "standard_suite"]
+__all__ = [
+    "LAZY_SERVERS",
+    "SERVER_A",
+    "SERVER_B",
+    "Part",
+    "installable",
+    "standard_bound",
+    "standard_suite",
+]
 
 SERVER_A = "git.hub"
 SERVER_B = "git_hub"
@@ -62,6 +70,13 @@ CALLS_ENVIRONMENT = frozenset(
 #: The ``approval`` part: the calls environment plus the approver's answers (SPEC §10.2).
 APPROVAL_ENVIRONMENT = CALLS_ENVIRONMENT | {"approve", "deny"}
 
+#: The ``lazy`` part: the calls environment plus a host refresh (which wakes a dormant
+#: server) and a failed listing (a first refresh that fails still settles the start).
+LAZY_ENVIRONMENT = CALLS_ENVIRONMENT | {"refresh_requested", "list_failed"}
+
+#: The server the ``lazy`` part starts ``lazy_when_cached`` with a cached catalog.
+LAZY_SERVERS = (SERVER_A,)
+
 
 def installable(spec: ServerSpec) -> ServerSpec:
     """The versions of ``spec`` that can install, each as a single page (SPEC §10.2).
@@ -99,7 +114,10 @@ def standard_suite(
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
     ``approval``: as ``calls`` with gating active (every MCP call waits for approve or
-    deny); 2 steps, 2 calls. ``steps``/``calls`` override every part.
+    deny); 2 steps, 2 calls.
+    ``lazy``: as ``calls`` with ``git.hub`` started lazily from a cached catalog (SPEC
+    §3.5), plus host refreshes and failed listings; 2 steps, 2 calls.
+    ``steps``/``calls`` override every part.
     """
     specs = (SERVER_A_SPEC, SERVER_B_SPEC)
     if not 1 <= servers <= len(specs):
@@ -128,10 +146,17 @@ def standard_suite(
         environment=APPROVAL_ENVIRONMENT,
         approval=True,
     )
+    lazy_part = attrs.evolve(
+        call_part,
+        max_calls=2 if calls is None else calls,
+        environment=LAZY_ENVIRONMENT,
+        lazy=tuple(s.name for s in specs[:servers] if s.name in LAZY_SERVERS),
+    )
     return (
         Part("catalogs", catalogs),
         Part("calls", call_part),
         Part("approval", approval_part),
+        Part("lazy", lazy_part),
     )
 
 
@@ -170,4 +195,5 @@ def describe(bound: Bound) -> dict[str, object]:
         "bad_arguments": bound.bad_arguments,
         "environment": environment,
         "approval": bound.approval,
+        "lazy": list(bound.lazy),
     }

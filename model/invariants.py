@@ -1,4 +1,4 @@
-"""One predicate per invariant of SPEC §4 (INV-1..INV-10), over states and transitions.
+"""One predicate per invariant of SPEC §4 (INV-1..INV-11), over states and transitions.
 
 A state predicate sees one reachable state; a transition predicate sees the state
 before, the event and the transition. Each returns ``None`` when the invariant holds
@@ -13,20 +13,24 @@ from collections.abc import Callable
 
 import attrs
 
+from . import texts
 from .rules import STANDARD
 from .values import (
     Approve,
     Bound,
     Call,
+    Cancel,
     Deny,
     Disconnect,
     Event,
     ListDone,
+    ListFailed,
     Published,
     RefreshOutcome,
     Result,
     Sent,
     State,
+    Timeout,
     Transition,
     is_mcp_source,
 )
@@ -380,6 +384,91 @@ def inv_10_transition(before: State, event: Event, t: Transition) -> str | None:
     return None
 
 
+# --- INV-11 a lazy start is waited for ---------------------------------------------------
+
+
+def inv_11_state(state: State) -> str | None:
+    """INV-11: a dormant server is unconnected with nothing in flight; a starting one is
+    connected with its first refresh in flight; a call waits only for a start under way."""
+    for spec, server in zip(state.bound.servers, state.servers, strict=True):
+        if server.start == "dormant" and (server.connected or server.refresh is not None):
+            return f"dormant {spec.name} is connected or refreshing"
+        if server.start == "starting" and not (server.connected and server.refresh):
+            return f"{spec.name} is starting without a connection and its first refresh"
+    for record in state.calls:
+        if record.phase != "starting":
+            continue
+        assert record.binding is not None
+        assert record.binding.server is not None
+        i = state.bound.index(record.binding.server)
+        if state.servers[i].start != "starting":
+            return (
+                f"{record.call_id} waits for {record.binding.server} to start, which is "
+                f"{state.servers[i].start or 'not starting'}"
+            )
+    return None
+
+
+def _settles(event: Event, server: str) -> bool:
+    """The event ends ``server``'s first refresh, settling a lazy start."""
+    return isinstance(event, ListDone | ListFailed) and event.server == server
+
+
+def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-11: nothing but the waking ``tools/list`` reaches a dormant server; no
+    ``tools/call`` reaches a server before its first refresh ended; a call to a dormant or
+    starting server waits (never fails fast); a waiting call ends only when the start
+    settles, by its own cancel or timeout (``TIMED_OUT_STARTING``), or ``NOT_CONNECTED``
+    when the connection is lost first, with nothing sent for it."""
+    bound = before.bound
+    for i, (spec, old) in enumerate(zip(bound.servers, before.servers, strict=True)):
+        if old.start is None:
+            continue
+        new = t.state.servers[i]
+        sent = [o for o in t.outputs if isinstance(o, Sent) and o.server == spec.name]
+        if old.start == "dormant":
+            if new.start == "dormant" and sent:
+                return f"{sent[0].method} sent to dormant {spec.name}"
+            if new.start not in ("dormant", "starting"):
+                return f"dormant {spec.name} became {new.start} without starting"
+        if new.start is not None and any(o.method == "tools/call" for o in sent):
+            return f"tools/call sent to {spec.name} before its first refresh ended"
+    waiting = {c.call_id: c for c in before.calls if c.phase == "starting"}
+    for out in t.outputs:
+        cancelling = isinstance(out, Sent) and out.method == "notifications/cancelled"
+        if cancelling and isinstance(out, Sent) and out.detail in waiting:
+            return f"cancellation sent for {out.detail}, which was never sent"
+        if not isinstance(out, Result):
+            continue
+        record = waiting.get(out.call_id)
+        if record is None:
+            if isinstance(event, Call) and out.call_id == event.call_id and out.status == "failed":
+                snapshot = before.steps[event.step]
+                binding = None if snapshot is None else snapshot.lookup(event.name)
+                server = None if binding is None else binding.server
+                if server is not None and before.servers[bound.index(server)].start is not None:
+                    return f"{out.call_id} to lazy {server} failed fast"
+            continue
+        assert record.binding is not None
+        assert record.binding.server is not None
+        server = record.binding.server
+        if isinstance(event, Cancel) and out.status == "cancelled":
+            continue
+        if isinstance(event, Timeout) and out.status == "timed_out":
+            seconds = f"{bound.server(server).tool_timeout_sec:g}"
+            if out.text != texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server):
+                return f"{out.call_id} timed out waiting for {server} as {out.text!r}"
+            continue
+        if isinstance(event, Disconnect) and event.server == server:
+            if out.status != "failed" or out.text != texts.NOT_CONNECTED.format(server=server):
+                return f"{out.call_id} ended {out.status} when {server}'s start failed"
+            continue
+        if _settles(event, server) and out.status == "unavailable":
+            continue  # revalidated against the live catalog once started (SPEC §7.3)
+        return f"{out.call_id} ended {out.status} by {event.kind} while waiting for {server}"
+    return None
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "INV-1",
@@ -434,6 +523,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         None,
         inv_10_transition,
         frozenset({"call", "approve", "deny", "result", "sent"}),
+    ),
+    Invariant(
+        "INV-11",
+        "a lazy start is waited for",
+        inv_11_state,
+        inv_11_transition,
+        frozenset({"sent", "result", "refresh_outcome", "published", "call"}),
     ),
 )
 _STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)

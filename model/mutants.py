@@ -270,6 +270,36 @@ class TimeOutWhileApproving(Mutant):
         return True
 
 
+class FailFastWhenDormant(Mutant):
+    name = "fail_fast_when_dormant"
+    target = "INV-11"
+    description = "fails a call to a dormant server at once (NOT_CONNECTED) instead of waking it"
+    part = "lazy"
+
+    def waits_for_start(self, state: State, i: int) -> bool:
+        return False
+
+
+class SendWhileStarting(Mutant):
+    name = "send_while_starting"
+    target = "INV-11"
+    description = "sends a call to a server still running its first refresh instead of waiting"
+    part = "lazy"
+
+    def waits_for_start(self, state: State, i: int) -> bool:
+        return state.servers[i].start == "dormant"
+
+
+class StrandWaitersOnLostStart(Mutant):
+    name = "strand_waiters_on_lost_start"
+    target = "INV-11"
+    description = "leaves the calls waiting for a start waiting when its connection is lost"
+    part = "lazy"
+
+    def lost_start_fails(self, record: CallRecord) -> bool:
+        return False
+
+
 MUTANTS: tuple[Mutant, ...] = (
     BumpGenerationWhenUnchanged(),
     ResolveThroughLiveRegistry(),
@@ -288,6 +318,9 @@ MUTANTS: tuple[Mutant, ...] = (
     SkipApproval(),
     DenySends(),
     TimeOutWhileApproving(),
+    FailFastWhenDormant(),
+    SendWhileStarting(),
+    StrandWaitersOnLostStart(),
 )
 
 

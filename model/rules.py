@@ -23,6 +23,13 @@ what the host would send or report is returned as outputs of the transition.
   ``call_failed``, ``cancel``, ``timeout`` or ``disconnect``; ending an in-flight call
   early sends exactly one cancellation (INV-7) and makes any later answer "late":
   dropped and counted. ``disconnect`` fails every call of that server at once (INV-8).
+* Lazy start (SPEC §3.5, §11.12). A server of ``bound.lazy`` installs its cached
+  (version-0) listing at the start, by one publication, and stays ``dormant``: not
+  connected, nothing sent. A call routed to it, or ``refresh_requested``, wakes it:
+  connected, ``starting``, its first refresh sent. Calls to a dormant or starting server
+  wait in phase ``starting`` (INV-11); the end of the first refresh settles the start and
+  dispatches them in order under the usual checks, a ``disconnect`` before that fails
+  them ``NOT_CONNECTED``; each may still be cancelled or time out, with nothing sent.
 
 Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods. Each effect is
 split into small hooks so that :mod:`mcpbind.model.mutants` can break exactly one rule.
@@ -104,8 +111,9 @@ class Rules:
     # --- public API ------------------------------------------------------------------
 
     def initial(self, bound: Bound) -> Transition:
-        """Every server connected, the builtin and extension sources installed (non-MCP
-        sources, fixed from the start), each first refresh sent."""
+        """The builtin and extension sources installed (non-MCP sources, fixed from the
+        start); each lazy server's cached listing installed, in configuration order, and
+        the server dormant; every other server connected, its first refresh sent."""
         fixed = [(BUILTIN, bound.builtins)]
         fixed += [(ext_source(contributor), names) for contributor, names in bound.extensions]
         local = tuple(
@@ -125,7 +133,26 @@ class Rules:
             for _ in bound.servers
         )
         state = State(bound=bound, servers=servers, registry=Registry(0, catalogs))
-        return Transition(state, tuple(Sent(s.name, "tools/list") for s in bound.servers))
+        outputs: list[Output] = []
+        for i, spec in enumerate(bound.servers):
+            if spec.name in bound.lazy:
+                state = self.install_cached(state, i, outputs)
+            if state.servers[i].start is None:
+                outputs.append(Sent(spec.name, "tools/list"))
+        return Transition(state, tuple(outputs))
+
+    def install_cached(self, state: State, i: int, outputs: list[Output]) -> State:
+        """SPEC §11.12: the cached listing installs as a refresh would (one publication,
+        INV-1/3/5/6) and the server stays dormant; should it no longer install (a name
+        now reserved), the server starts eagerly and nothing is reported."""
+        spec = state.bound.servers[i]
+        found: list[Output] = []
+        installed = self.install(state, spec, self.listed_tools(spec, 0), found)
+        if any(isinstance(o, RefreshOutcome) and o.status == "rejected" for o in found):
+            return state
+        outputs.extend(o for o in found if isinstance(o, Published))
+        dormant = ServerState(connected=False, version=0, refresh=None, start="dormant")
+        return _with_server(installed, i, dormant)
 
     def enabled(self, state: State) -> list[Event]:
         """Every event the state allows, in a fixed order (SPEC §3, guards)."""
@@ -145,7 +172,8 @@ class Rules:
                 for_server.append(ListFailed(name))
             if server.version + 1 < len(spec.versions):
                 for_server.append(ListChanged(name))
-            for_server.append(Disconnect(name) if server.connected else Reconnect(name))
+            if server.start != "dormant":  # a dormant server is woken, not reconnected
+                for_server.append(Disconnect(name) if server.connected else Reconnect(name))
             if allowed is None:
                 events.extend(for_server)
             else:
@@ -226,6 +254,8 @@ class Rules:
         assert isinstance(event, RefreshRequested)
         i = state.bound.index(event.server)
         server = state.servers[i]
+        if server.start == "dormant":
+            return self.wake(state, i)
         if not server.connected:
             reason = texts.REJECT_NOT_CONNECTED.format(server=event.server)
             outcome = RefreshOutcome(
@@ -240,6 +270,12 @@ class Rules:
         fresh = evolve(server, refresh=RefreshState(version=server.version))
         name = state.bound.servers[i].name
         return Transition(_with_server(state, i, fresh), (Sent(name, "tools/list"),))
+
+    def wake(self, state: State, i: int) -> Transition:
+        """SPEC §11.12: first use of a dormant server: it connects and its first refresh
+        starts; the lazy start settles when that refresh ends (INV-11)."""
+        server = evolve(state.servers[i], connected=True, start="starting")
+        return self.start_refresh(_with_server(state, i, server), i, server)
 
     def coalesce(self, state: State, i: int, *, stale: bool) -> Transition:
         """A refresh runs already: queue one behind it (LIVE-2: one in flight, one queued)."""
@@ -391,8 +427,23 @@ class Rules:
             updated = ServerState(True, server.version, RefreshState(server.version), owed)
             outputs.append(Sent(state.bound.servers[i].name, "tools/list"))
         else:
-            updated = evolve(server, refresh=None, owed=owed)
-        return Transition(_with_server(state, i, updated), tuple(outputs))
+            updated = evolve(server, refresh=None, owed=owed, start=None)
+        state = _with_server(state, i, updated)
+        if server.start == "starting":
+            state = self.settle_start(state, state.bound.servers[i].name, outputs)
+        return Transition(state, tuple(outputs))
+
+    def settle_start(self, state: State, server: str, outputs: list[Output]) -> State:
+        """INV-11: the first refresh of a lazy start ended (installed, unchanged or
+        rejected): the calls that waited go on in acceptance order, each under the checks
+        of SPEC §8.2 against the state now (the live catalog, the lane)."""
+        for record in state.calls:
+            binding = record.binding
+            if record.phase == "starting" and binding is not None and binding.server == server:
+                t = self.dispatch(state, record)  # only this record and the lane change
+                state = t.state
+                outputs.extend(t.outputs)
+        return state
 
     def _on_list_failed(self, state: State, event: Event) -> Transition:
         assert isinstance(event, ListFailed)
@@ -472,6 +523,11 @@ class Rules:
         if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
             text = texts.UNAVAILABLE.format(name=record.name, server=server, tool=binding.remote)
             return self.finish_new(state, record, "unavailable", text)
+        if self.waits_for_start(state, i):
+            state = _replace_call(state, evolve(record, phase="starting"))
+            if state.servers[i].start == "dormant":
+                return self.wake(state, i)
+            return Transition(state)
         if not state.servers[i].connected:
             text = texts.NOT_CONNECTED.format(server=server)
             return self.finish_new(state, record, "failed", text)
@@ -484,6 +540,11 @@ class Rules:
         return Transition(
             _replace_call(state, record), (Sent(server, "tools/call", binding.remote),)
         )
+
+    def waits_for_start(self, state: State, i: int) -> bool:
+        """SPEC §11.12 (INV-11): a call to a dormant or starting server waits for the
+        start to settle instead of failing fast or being sent."""
+        return state.servers[i].start is not None
 
     def _on_approve(self, state: State, event: Event) -> Transition:
         """INV-10: only an approval moves a gated call on; the checks of SPEC §8.2 that
@@ -560,9 +621,15 @@ class Rules:
         assert record is not None
         assert record.binding is not None
         assert record.binding.server
-        seconds = state.bound.server(record.binding.server).tool_timeout_sec
-        template = texts.TIMED_OUT if record.phase == "sent" else texts.TIMED_OUT_QUEUED
-        return self.end_call(state, record, "timed_out", template.format(seconds=f"{seconds:g}"))
+        server = record.binding.server
+        seconds = f"{state.bound.server(server).tool_timeout_sec:g}"
+        if record.phase == "starting":
+            text = texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
+        elif record.phase == "sent":
+            text = texts.TIMED_OUT.format(seconds=seconds)
+        else:
+            text = texts.TIMED_OUT_QUEUED.format(seconds=seconds)
+        return self.end_call(state, record, "timed_out", text)
 
     def can_time_out(self, record: CallRecord) -> bool:
         """LIVE-1: the deadline runs from dispatch, queued or sent; waiting for approval
@@ -620,8 +687,13 @@ class Rules:
                     event.server, "rejected", state.registry.generation, "disconnected", reason
                 )
             )
-        state = _with_server(state, i, evolve(server, connected=False, refresh=None))
+        state = _with_server(state, i, evolve(server, connected=False, refresh=None, start=None))
         return Transition(self.fail_calls(state, event.server, outputs), tuple(outputs))
+
+    def lost_start_fails(self, record: CallRecord) -> bool:
+        """INV-11: a connection lost before the first refresh ended fails the calls that
+        waited for the start (``NOT_CONNECTED``: nothing was sent)."""
+        return True
 
     def fail_calls(self, state: State, server: str, outputs: list[Output]) -> State:
         """INV-8: no call of a disconnected server stays in flight or queued."""
@@ -637,6 +709,9 @@ class Rules:
                 continue
             if record.phase == "approval":
                 calls.append(record)  # nothing sent yet: checked again once approved
+                continue
+            if record.phase == "starting" and not self.lost_start_fails(record):
+                calls.append(record)
                 continue
             template = texts.DISCONNECTED if record.phase == "sent" else texts.NOT_CONNECTED
             outputs.append(Result(record.call_id, "failed", template.format(server=server)))
@@ -743,7 +818,9 @@ STANDARD = Rules()
 
 #: The guard of every event kind, in words: what ``Rules.enabled`` encodes (SPEC §3.3).
 EVENT_GUARDS: dict[str, str] = {
-    "refresh_requested": "always (rejected at once while the server is disconnected)",
+    "refresh_requested": (
+        "always (wakes a dormant server; rejected at once while the server is disconnected)"
+    ),
     "list_page": "a refresh is in flight, the server is connected, pages remain after this one",
     "list_done": "a refresh is in flight, the server is connected, this is its last page",
     "list_failed": "a refresh is in flight and the server is connected",
@@ -752,12 +829,15 @@ EVENT_GUARDS: dict[str, str] = {
     "call": "a step exists and fewer calls than the bound's (or: a reused call_id)",
     "call_responded": "the call is in flight, or ended with a late answer still possible",
     "call_failed": "the call is in flight",
-    "cancel": "the call waits for approval, is queued or is in flight",
-    "timeout": "the call is queued or in flight (not while it waits for approval)",
+    "cancel": "the call waits for approval or a lazy start, is queued or is in flight",
+    "timeout": (
+        "the call waits for a lazy start, is queued or is in flight (not while it waits "
+        "for approval)"
+    ),
     "approve": "the call waits for approval",
     "deny": "the call waits for approval",
     "disconnect": "the server is connected",
-    "reconnect": "the server is disconnected",
+    "reconnect": "the server is disconnected (a dormant server is woken instead)",
 }
 
 

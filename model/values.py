@@ -140,6 +140,10 @@ class Bound:
     approval: bool = False
     """Gating is active and every MCP tool needs approval (SPEC §3.4): a call waits in
     phase ``approval`` until ``approve`` or ``deny``."""
+    lazy: tuple[str, ...] = ()
+    """Servers started ``lazy_when_cached`` with a cache entry holding their version-0
+    listing (SPEC §3.5, §11.12): that listing installs at the start and the server stays
+    dormant, not connected, until a call or ``refresh_requested`` wakes it."""
 
     def server(self, name: str) -> ServerSpec:
         for spec in self.servers:
@@ -225,6 +229,9 @@ class RefreshState:
     """Another refresh was requested meanwhile; it starts when this one ends (LIVE-2)."""
 
 
+Start = Literal["dormant", "starting"]
+
+
 @attrs.frozen(cache_hash=True)
 class ServerState:
     connected: bool
@@ -232,9 +239,12 @@ class ServerState:
     refresh: RefreshState | None
     owed: bool = False
     """A ``list_changed`` arrived that no completed refresh has answered yet (LIVE-2)."""
+    start: Start | None = None
+    """A lazy start (SPEC §3.5): ``dormant`` (cached catalog installed, never connected),
+    ``starting`` (woken: connected, its first refresh in flight); None once settled."""
 
 
-Phase = Literal["approval", "queued", "sent", "done"]
+Phase = Literal["approval", "starting", "queued", "sent", "done"]
 
 
 @attrs.frozen(cache_hash=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from mcpbind.model import texts
 from mcpbind.model.invariants import complete_catalogs
 
 if TYPE_CHECKING:
@@ -20,15 +21,19 @@ __all__ = ["CHECKS"]
 
 
 def inv_1_one_generation_per_install(run: _Run) -> str | None:
-    """INV-1: publications are numbered 1, 2, ... with one per installed refresh, and the
-    registry's generation is the last one published."""
+    """INV-1: publications are numbered 1, 2, ... with one per installed refresh (or
+    cached catalog installed at the start, SPEC §11.12), and the registry's generation is
+    the last one published."""
     history = run.observation.history
     published = [item[1] for item in history if item[0] == "published"]
     installed = [item for item in history if item[0] == "outcome" and item[2] == "installed"]
     if published != list(range(1, len(published) + 1)):
         return f"publications numbered {published}"
-    if len(installed) != len(published):
-        return f"{len(published)} publications for {len(installed)} installed refreshes"
+    if len(installed) + run.cached_installs != len(published):
+        return (
+            f"{len(published)} publications for {len(installed)} installed refreshes and "
+            f"{run.cached_installs} cached catalog(s)"
+        )
     assert run.host is not None
     if run.host.registry.state.generation != len(published):
         return (
@@ -156,6 +161,23 @@ def inv_10_nothing_sent_before_approval(run: _Run) -> str | None:
     return None
 
 
+def inv_11_lazy_server_waited_for(run: _Run) -> str | None:
+    """INV-11: until a lazily started server's first refresh has ended (its first refresh
+    outcome), no ``tools/call`` reaches it and no call to it fails for want of a
+    connection: its calls wait."""
+    history = run.observation.history
+    for name in run.bound.lazy:
+        not_connected = texts.NOT_CONNECTED.format(server=name)
+        for item in history:
+            if item[0] == "outcome" and item[1] == name:
+                break
+            if item[:3] == ("sent", name, "tools/call"):
+                return f"tools/call sent to {name} before its first refresh ended"
+            if item[0] == "result" and item[2] == "failed" and item[3] == not_connected:
+                return f"{item[1]} to {name} failed fast before its start settled"
+    return None
+
+
 CHECKS = (
     inv_1_one_generation_per_install,
     inv_2_steps_never_change,
@@ -167,4 +189,5 @@ CHECKS = (
     inv_8_nothing_in_flight_to_a_disconnected_server,
     inv_9_one_exclusive_call_per_step,
     inv_10_nothing_sent_before_approval,
+    inv_11_lazy_server_waited_for,
 )

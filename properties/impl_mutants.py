@@ -29,6 +29,8 @@ class ImplMutant:
     patch: Callable[[], contextlib.AbstractContextManager[None]]
     approval: bool = False
     """Killed by the machine with approval gating on (SPEC §3.4)."""
+    lazy: bool = False
+    """Killed by the machine with a lazily started server (SPEC §3.5)."""
 
 
 @contextlib.contextmanager
@@ -287,6 +289,30 @@ def _allow_without_asking() -> Iterator[None]:
         yield
 
 
+# --- INV-11 ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _send_once_connected() -> Iterator[None]:
+    original = runtime.ServerRuntime.wait_started
+
+    async def wait_started(self: runtime.ServerRuntime, order: int) -> None:
+        if self.connection is None:  # waits only until connected, not for the first refresh
+            await original(self, order)
+
+    with _replace(runtime.ServerRuntime, "wait_started", wait_started):
+        yield
+
+
+@contextlib.contextmanager
+def _fail_fast_when_dormant() -> Iterator[None]:
+    async def wait_started(self: runtime.ServerRuntime, order: int) -> None:
+        return None  # neither wakes the server nor waits: the call finds no connection
+
+    with _replace(runtime.ServerRuntime, "wait_started", wait_started):
+        yield
+
+
 IMPL_MUTANTS: tuple[ImplMutant, ...] = (
     ImplMutant(
         "bump_generation_when_unchanged",
@@ -360,6 +386,20 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "the approval gate lets every call through without asking the approver",
         _allow_without_asking,
         approval=True,
+    ),
+    ImplMutant(
+        "send_once_connected",
+        "INV-11",
+        "a call to a lazily started server is sent once connected, before its first refresh ended",
+        _send_once_connected,
+        lazy=True,
+    ),
+    ImplMutant(
+        "fail_fast_when_dormant",
+        "INV-11",
+        "a call to a dormant server fails NOT_CONNECTED instead of waking it and waiting",
+        _fail_fast_when_dormant,
+        lazy=True,
     ),
 )
 

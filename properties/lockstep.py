@@ -38,11 +38,13 @@ import trio.testing
 from mcpbind.impl import (
     ApprovalRequest,
     BuiltinTool,
+    CatalogCache,
     DuplicateCallId,
     Host,
     HostConfig,
     ServerConfig,
 )
+from mcpbind.impl.catalog_cache import server_identity
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import StepSnapshot, ToolResult
 from mcpbind.model import texts
@@ -79,7 +81,7 @@ from mcpbind.model.values import (
 
 from . import impl_invariants
 from .chooser import Chooser, ReplayMismatch
-from .scripted import CALL_ID, ScriptedConnector, ScriptedServer
+from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
 
 __all__ = ["MachineFailure", "Observation", "run_machine"]
 
@@ -204,7 +206,9 @@ async def _builtin(arguments: dict[str, Any]) -> str:
 
 def host_config(bound: Bound, approver: Any = None) -> HostConfig:
     """The runtime's configuration for ``bound``. With gating (``bound.approval``) every
-    server's tools are in mode ``prompt``, so every MCP call asks, as in the model (§3.4)."""
+    server's tools are in mode ``prompt``, so every MCP call asks, as in the model (§3.4).
+    A server of ``bound.lazy`` starts ``lazy_when_cached`` from a catalog cache that holds
+    its version-0 listing, as the model's (SPEC §3.5)."""
     gating: dict[str, Any] = {"default_tools_approval_mode": "prompt"} if bound.approval else {}
     servers = {
         spec.name: ServerConfig(
@@ -215,10 +219,16 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
             supports_parallel_tool_calls=spec.parallel,
             enabled_tools=spec.enabled_tools,
             disabled_tools=spec.disabled_tools,
+            startup="lazy_when_cached" if spec.name in bound.lazy else "eager",
             **gating,
         )
         for spec in bound.servers
     }
+    cache = CatalogCache()
+    for spec in bound.servers:
+        if spec.name in bound.lazy:
+            listing = [raw_tool(tool) for page in spec.versions[0] for tool in page]
+            cache.put(server_identity(servers[spec.name]), listing)
     builtins = tuple(
         BuiltinTool(name, "a host tool", {"type": "object"}, _builtin) for name in bound.builtins
     )
@@ -232,6 +242,7 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
         reconnect_max_sec=0,
         approver=approver if bound.approval else None,
         contributors=contributors,
+        catalog_cache=cache,
     )
 
 
@@ -270,6 +281,8 @@ class _Run:
     nursery: trio.Nursery | None = None
     previous_names: dict[tuple[str, str], str] | None = None
     call_events: int = 0
+    cached_installs: int = 0
+    """Publications of cached catalogs at the start (lazy servers, SPEC §11.12)."""
     approvals: dict[str, tuple[trio.Event, list[str]]] = attrs.field(factory=dict)
     """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
 
@@ -312,6 +325,7 @@ class _Run:
             self.host, self.nursery = host, nursery
             await self.settle()
             self.compare(initial.outputs, "initial")
+            self.cached_installs = sum(isinstance(o, Published) for o in initial.outputs)
             for _ in range(self.chooser.steps(self.steps)):
                 if not await self.step():
                     break
@@ -566,13 +580,21 @@ def _first(group: BaseExceptionGroup[Any]) -> Exception | None:
 
 
 def replay_file(
-    trace: Sequence[str], *, policy: str, seed: object = None, approval: bool = False
+    trace: Sequence[str],
+    *,
+    policy: str,
+    seed: object = None,
+    approval: bool = False,
+    lazy: bool = False,
 ) -> str:
-    """A replay file: JSON with the policy and the event trace (SPEC §12.3), and
-    ``"approval": true`` for a run with approval gating."""
+    """A replay file: JSON with the policy and the event trace (SPEC §12.3),
+    ``"approval": true`` for a run with approval gating, ``"lazy": true`` for a run with a
+    lazily started server."""
     data: dict[str, Any] = {"policy": policy, "events": list(trace), "seed": seed}
     if approval:
         data["approval"] = True
+    if lazy:
+        data["lazy"] = True
     return json.dumps(data, indent=2) + "\n"
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from mcpbind.impl import Host
-from mcpbind.model.bounds import standard_suite
+from mcpbind.model.bounds import LAZY_SERVERS, standard_suite
 from mcpbind.model.values import Bound
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
@@ -35,10 +35,18 @@ Policy = Literal["frozen", "revalidate"]
 STEPS = 30
 
 
-def lockstep_bound(policy: Policy, *, calls: int = 3, approval: bool = False) -> Bound:
+def lockstep_bound(
+    policy: Policy, *, calls: int = 3, approval: bool = False, lazy: bool = False
+) -> Bound:
     """The machine's bound: every scripted version, page and event; 2 steps, 3 calls; with
-    ``approval``, every MCP call also waits for the machine's approver (SPEC §3.4)."""
-    return attrs.evolve(standard_suite(policy)[0].bound, max_calls=calls, approval=approval)
+    ``approval``, every MCP call also waits for the machine's approver (SPEC §3.4); with
+    ``lazy``, ``git.hub`` starts dormant from its cached catalog (SPEC §3.5)."""
+    return attrs.evolve(
+        standard_suite(policy)[0].bound,
+        max_calls=calls,
+        approval=approval,
+        lazy=LAZY_SERVERS if lazy else (),
+    )
 
 
 def lockstep_property(
@@ -48,9 +56,10 @@ def lockstep_property(
     host_factory: Callable[..., Any] = Host.open,
     on_example: Callable[[], None] | None = None,
     approval: bool = False,
+    lazy: bool = False,
 ) -> Callable[[], None]:
     """A Hypothesis test: random interleavings, model and runtime in lockstep."""
-    bound = lockstep_bound(policy, approval=approval)
+    bound = lockstep_bound(policy, approval=approval, lazy=lazy)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
@@ -59,7 +68,9 @@ def lockstep_property(
         trace = run_machine(bound, DrawChooser(data), steps=steps, host_factory=host_factory)
         note(f"{len(trace)} events")
 
-    lockstep.__name__ = f"lockstep_{policy}" + ("_approval" if approval else "")
+    lockstep.__name__ = (
+        f"lockstep_{policy}" + ("_approval" if approval else "") + ("_lazy" if lazy else "")
+    )
     return lockstep
 
 
@@ -90,6 +101,7 @@ def run_replay(path: pathlib.Path, *, host_factory: Callable[..., Any] = Host.op
         data.get("policy", "revalidate"),
         calls=int(data.get("calls", 3)),
         approval=bool(data.get("approval", False)),
+        lazy=bool(data.get("lazy", False)),
     )
     return run_machine(bound, ReplayChooser(events), steps=len(events), host_factory=host_factory)
 
@@ -126,11 +138,13 @@ def kill_impl_mutant(name: str) -> KillReport:
         for policy in ("revalidate", "frozen"):
             try:
                 generate_only(
-                    lockstep_property(policy, on_example=hook, approval=mutant.approval)
+                    lockstep_property(
+                        policy, on_example=hook, approval=mutant.approval, lazy=mutant.lazy
+                    )
                 )()
             except MachineFailure as error:
-                gated = ", approval" if mutant.approval else ""
-                return KillReport(True, error.check, f"hypothesis ({policy}{gated})", count[0])
+                variant = ", approval" if mutant.approval else ", lazy" if mutant.lazy else ""
+                return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
         try:
             report = run_odometer("revalidate", 4)
         except MachineFailure as error:

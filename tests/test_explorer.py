@@ -25,12 +25,14 @@ PINNED = {
     ("calls", "revalidate"): (33797, 365240),
     ("approval", "frozen"): (29753, 280889),
     ("approval", "revalidate"): (28950, 272734),
+    ("lazy", "frozen"): (14477, 180249),
+    ("lazy", "revalidate"): (14477, 180249),
 }
 
 
 @pytest.mark.slow
 def test_standard_suite_has_no_violation_and_its_pinned_size(standard_runs: list[Run]):
-    """INV-1..INV-10 on every reachable state and transition; LIVE-1/LIVE-2 on every drain."""
+    """INV-1..INV-11 on every reachable state and transition; LIVE-1/LIVE-2 on every drain."""
     sizes = {(r.part, r.policy): (r.report.states, r.report.transitions) for r in standard_runs}
     assert sizes == PINNED
     for run in standard_runs:
@@ -64,6 +66,9 @@ def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[
     assert ("approve", "send tools/call") in seen
     assert ("approve", "result failed") in seen  # approved after a disconnect
     assert ("disconnect", "refresh rejected (disconnected), result failed") in seen
+    assert ("call", "send tools/list") in seen  # INV-11: a call wakes a dormant server
+    assert ("list_done", "refresh unchanged, send tools/call") in seen  # the start settles
+    assert ("list_failed", "refresh rejected (list_failed), send tools/call") in seen
 
 
 @pytest.mark.slow
@@ -139,7 +144,8 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
     assert set(result) >= {"bound", "states", "transitions", "depth", "seconds", "violations"}
     assert result["violations"] == []
     assert result["bound"]["policies"] == ["frozen"]
-    assert [p["name"] for p in result["bound"]["parts"]] == ["catalogs", "calls", "approval"]
+    parts = [p["name"] for p in result["bound"]["parts"]]
+    assert parts == ["catalogs", "calls", "approval", "lazy"]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
 
 

@@ -357,3 +357,71 @@ def test_a_gated_call_sends_nothing_until_approved_and_a_deny_ends_it_denied():
     assert outputs == [Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs"))]
     _, outputs = run(plain, *prefix, call)
     assert outputs == [Sent("fs", "tools/call", "search")]  # gating inactive: no wait
+
+
+def lazy(policy="revalidate") -> Bound:
+    return attrs.evolve(bound(ONE, policy=policy), lazy=("fs",))
+
+
+def test_a_lazy_server_installs_its_cached_catalog_at_the_start_and_sends_nothing():
+    """INV-11 (SPEC §3.5): one publication of the cached listing, the server dormant."""
+    t = initial(lazy())
+    assert t.outputs == (Published(1, "mcp:fs", ("mcp__fs__read", "mcp__fs__search")),)
+    server = t.state.servers[0]
+    assert (server.connected, server.refresh, server.start) == (False, None, "dormant")
+    assert Disconnect("fs") not in enabled(t.state)
+    assert Reconnect("fs") not in enabled(t.state)  # woken, not reconnected
+
+
+def test_a_call_to_a_dormant_server_wakes_it_and_waits_for_its_first_refresh():
+    """INV-11: the call waits (phase starting), the wake sends only tools/list; the end of
+    the first refresh dispatches the waiting calls in order, through the exclusive lane."""
+    b = lazy()
+    first, second = Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search")
+    state, outputs = run(b, Sample(), first)
+    assert outputs == [Sent("fs", "tools/list")]
+    assert state.call("c1").phase == "starting"
+    assert state.servers[0].start == "starting"
+    state, outputs = run(b, Sample(), first, second)
+    assert outputs == []  # already starting: it waits too, nothing is sent
+    state, outputs = run(b, Sample(), first, second, ListPage("fs"), ListDone("fs"))
+    assert outputs == [RefreshOutcome("fs", "unchanged", 1), Sent("fs", "tools/call", "search")]
+    assert [state.call(c).phase for c in ("c1", "c2")] == ["sent", "queued"]
+
+
+def test_a_host_refresh_wakes_a_dormant_server():
+    state, outputs = run(lazy(), RefreshRequested("fs"))
+    assert outputs == [Sent("fs", "tools/list")]
+    assert state.servers[0].start == "starting"
+
+
+def test_a_live_catalog_that_dropped_the_tool_ends_the_waiting_call_unavailable():
+    """INV-11, SPEC §7.3: revalidated against the live catalog once started; frozen sends."""
+    events = [Sample(), ListChanged("fs"), ListChanged("fs"), Call(0, "c1", "mcp__fs__search")]
+    _, outputs = run(lazy(), *events, ListDone("fs"))
+    where = {"name": "mcp__fs__search", "server": "fs", "tool": "search"}
+    assert Result("c1", "unavailable", texts.UNAVAILABLE.format(**where)) in outputs
+    _, outputs = run(lazy("frozen"), *events, ListDone("fs"))
+    assert Sent("fs", "tools/call", "search") in outputs
+
+
+def test_a_call_waiting_for_a_start_fails_if_the_connection_is_lost_and_times_out_unsent():
+    """INV-11: NOT_CONNECTED on a lost start, TIMED_OUT_STARTING on its deadline, no
+    cancellation for either, and the call is never sent."""
+    b = lazy()
+    prefix = [Sample(), Call(0, "c1", "mcp__fs__read")]
+    state, outputs = run(b, *prefix, Disconnect("fs"))
+    assert Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs")) in outputs
+    assert state.servers[0].start is None
+    assert Reconnect("fs") in enabled(state)
+    _, outputs = run(b, *prefix, Timeout("c1"))
+    text = texts.TIMED_OUT_STARTING.format(seconds="300", server="fs")
+    assert outputs == [Result("c1", "timed_out", text)]
+    _, outputs = run(b, *prefix, Cancel("c1"))
+    assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
+
+
+def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
+    b = lazy()
+    _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
+    assert Sent("fs", "tools/call", "read") in outputs

@@ -41,6 +41,13 @@ def test_runtime_refines_the_model_with_approval_gating(policy):
     lockstep_property(policy, approval=True)()
 
 
+@pytest.mark.parametrize("policy", ["revalidate", "frozen"])
+def test_runtime_refines_the_model_with_a_lazily_started_server(policy):
+    """INV-11 on the runtime: git.hub opens dormant from a cached catalog; calls wake it
+    and wait for its first refresh, in acceptance order, through failures and timeouts."""
+    lockstep_property(policy, lazy=True)()
+
+
 @pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
 def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
     report = run_odometer(policy, depth)
@@ -69,7 +76,7 @@ def test_every_runtime_mutant_is_killed_within_the_ci_profile(mutant: ImplMutant
 
 def test_runtime_mutant_targets_cover_every_safety_invariant_but_liveness_one():
     targets = {m.target for m in IMPL_MUTANTS}
-    assert targets >= {f"INV-{n}" for n in range(1, 11)}
+    assert targets >= {f"INV-{n}" for n in range(1, 12)}
 
 
 def test_a_replay_of_a_mutant_kill_fails_on_that_mutant_with_the_same_trace():
@@ -80,6 +87,17 @@ def test_a_replay_of_a_mutant_kill_fails_on_that_mutant_with_the_same_trace():
         run_replay(path)
     assert failure.value.trace == events
     assert "('result', 'c1', 'ok', None)" in str(failure.value)
+
+
+@pytest.mark.parametrize("name", ["send_once_connected", "fail_fast_when_dormant"])
+def test_a_lazy_replay_fails_on_its_mutant_and_passes_on_the_runtime(name):
+    """INV-11: the replay files carry ``"lazy": true`` and run the lazily started bound."""
+    path = pathlib.Path(__file__).parent / "replays" / f"{name}.json"
+    assert json.loads(path.read_text())["lazy"] is True
+    assert run_replay(path) == json.loads(path.read_text())["events"]
+    mutant = next(m for m in IMPL_MUTANTS if m.name == name)
+    with mutant.patch(), pytest.raises(MachineFailure, match="trace refinement"):
+        run_replay(path)
 
 
 def test_replay_refuses_an_event_the_model_does_not_allow():
