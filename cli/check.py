@@ -25,6 +25,12 @@ from .explore import run_suite
 
 __all__ = ["add_parser", "main"]
 
+#: The lockstep machine's variants in the machine stage: stage name -> options.
+LOCKSTEP_VARIANTS: dict[str, dict[str, bool]] = {
+    "lockstep": {},
+    "lockstep-approval": {"approval": True},
+    "lockstep-lazy": {"lazy": True},
+}
 DEPTHS = {"ci": {"revalidate": 4, "frozen": 3}, "nightly": {"revalidate": 5, "frozen": 5}}
 
 
@@ -52,7 +58,7 @@ def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{stage}-{policy}-{int(time.time())}.json"
-    variant = {"approval": stage.endswith("approval"), "lazy": stage.endswith("lazy")}
+    variant = LOCKSTEP_VARIANTS.get(stage, {})
     path.write_text(replay_file(trace, policy=policy, **variant), encoding="utf-8")
     return str(path)
 
@@ -205,29 +211,19 @@ def _machine_stage(
     from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
 
     report["properties"] = []
-    machines: list[tuple[str, str, Callable[..., Callable[[], None]]]] = [
-        ("lockstep", "revalidate", lambda hook: lockstep_property("revalidate", on_example=hook)),
-        ("lockstep", "frozen", lambda hook: lockstep_property("frozen", on_example=hook)),
-        (
-            "lockstep-approval",
-            "revalidate",
-            lambda hook: lockstep_property("revalidate", on_example=hook, approval=True),
-        ),
-        (
-            "lockstep-approval",
-            "frozen",
-            lambda hook: lockstep_property("frozen", on_example=hook, approval=True),
-        ),
-        (
-            "lockstep-lazy",
-            "revalidate",
-            lambda hook: lockstep_property("revalidate", on_example=hook, lazy=True),
-        ),
-        (
-            "lockstep-lazy",
-            "frozen",
-            lambda hook: lockstep_property("frozen", on_example=hook, lazy=True),
-        ),
+    machines: list[tuple[str, str, Callable[..., Callable[[], None]]]] = []
+    # The lockstep machine plain, with approval gating (§3.4), with a lazy server (§3.5).
+    for name, variant in LOCKSTEP_VARIANTS.items():
+        for policy in ("revalidate", "frozen"):
+
+            def lockstep(
+                hook: Callable[[], None], policy: str = policy, variant: Any = variant
+            ) -> Callable[[], None]:
+                test: Callable[[], None] = lockstep_property(policy, on_example=hook, **variant)
+                return test
+
+            machines.append((name, policy, lockstep))
+    machines += [
         ("real-servers", "revalidate", lambda hook: _counting(real_servers_property(), hook)),
     ]
     for name, policy, build in machines:

@@ -109,7 +109,7 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the three parts of SPEC §10.2.
+    """The standard bound, as the four parts of SPEC §10.2.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.

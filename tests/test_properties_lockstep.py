@@ -8,10 +8,11 @@ import pathlib
 import pytest
 from cli_runner import mcpbind
 
+from mcpbind.cli.check import LOCKSTEP_VARIANTS
 from mcpbind.properties import profiles
 from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
 from mcpbind.properties.impl_mutants import IMPL_MUTANTS, ImplMutant
-from mcpbind.properties.lockstep import MachineFailure, run_machine
+from mcpbind.properties.lockstep import MachineFailure, replay_file, run_machine
 from mcpbind.properties.machines import (
     kill_impl_mutant,
     lockstep_bound,
@@ -132,3 +133,23 @@ def test_cli_check_mutants_reports_every_mutant_killed(tmp_path):
     for m in mutants:
         assert m["killed"], m
         assert m["invariant"].startswith(("INV-", "LIVE-"))
+
+
+def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path):
+    """SPEC §12.3: a replay file carries the variant of the machine that failed, so it
+    replays the same bound: before any call, git.hub is listing in the plain bound and
+    dormant in the lazy one."""
+    assert LOCKSTEP_VARIANTS == {
+        "lockstep": {},
+        "lockstep-approval": {"approval": True},
+        "lockstep-lazy": {"lazy": True},
+    }
+    events = ["list_page(server='git.hub')"]
+    for stage, variant in LOCKSTEP_VARIANTS.items():
+        path = tmp_path / f"{stage}.json"
+        path.write_text(replay_file(events, policy="frozen", **variant))
+        if variant.get("lazy"):
+            with pytest.raises(ReplayMismatch, match="list_page is not allowed here"):
+                run_replay(path)
+        else:
+            assert run_replay(path) == events
