@@ -76,8 +76,9 @@ class ServerRuntime:
         """Set with ``ready``, or when ``Host.open`` stops waiting for this optional server
         (the grace of SPEC §11.12): the next server's first install may go ahead."""
         self.starting: trio.Event | None = None
-        """While a lazily started server is dormant or making its first connection: set
-        when that attempt settles. Calls to it wait for this instead of failing fast."""
+        """While a lazily started server is dormant or in its first session before its
+        first refresh ended: set (and cleared to None) when that start settles. Calls to
+        it wait in ``wait_started`` instead of failing fast or being sent (INV-11)."""
         self.awaiting_turn = False
         """Its first catalog is decided but waits for the servers before it (§11.3)."""
         self._wake = trio.Event()
