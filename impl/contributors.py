@@ -56,6 +56,7 @@ __all__ = [
     "apply_overlays",
     "ext_bindings",
     "ext_source",
+    "local_binding",
 ]
 
 logger = logging.getLogger("mcpbind.contributors")
@@ -203,11 +204,15 @@ def ext_bindings(contributor_id: str, tools: Any) -> tuple[Binding, ...] | str:
         if tool.name in names:
             return f"tool {tool.name} is listed twice"
         names.add(tool.name)
-        spec = ToolSpec(tool.name, tool.description, tool.input_schema)
-        bindings.append(
-            Binding(tool.name, source, None, tool.name, spec, 0, tool.read_only, tool.handler)
-        )
+        bindings.append(local_binding(tool, source))
     return tuple(bindings)
+
+
+def local_binding(tool: BuiltinTool, source: str) -> Binding:
+    """A host-run tool (builtin, or an extension's) as a binding of its non-MCP source:
+    public name = raw name, no server, the handler captured (INV-2)."""
+    spec = ToolSpec(tool.name, tool.description, tool.input_schema)
+    return Binding(tool.name, source, None, tool.name, spec, 0, tool.read_only, tool.handler)
 
 
 def read_tools(contributor: ToolContributor) -> tuple[Binding, ...] | str:

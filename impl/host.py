@@ -20,7 +20,7 @@ import logging
 import math
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -44,6 +44,7 @@ from .contributors import (
     TurnItemContributor,
     apply_overlays,
     ext_source,
+    local_binding,
     read_tools,
     run_turn_inputs,
     run_turn_items,
@@ -52,7 +53,7 @@ from .encoding import APPROX_BYTES_PER_TOKEN, OutputLimit, encode_result, wall_t
 from .errors import ContributorRejected, DuplicateCallId, HostClosed, UnknownServer
 from .exposure import MAX_SEARCH_LIMIT, TOOL_SEARCH, Exposer, parse_search_arguments, search_output
 from .recorder import NullRecorder, Recorder
-from .registry import BUILTIN, Binding, ToolRegistry, ToolSpec
+from .registry import BUILTIN, Binding, RegistryState, ToolRegistry
 from .runtime import ServerRuntime
 from .values import (
     ContentItem,
@@ -158,19 +159,7 @@ class Host:
         self.recorder: Recorder = recorder or NullRecorder()
         self.catalog_cache: CatalogCache = config.catalog_cache or DEFAULT_CATALOG_CACHE
         self._connector = connector or McpConnector()
-        builtins = [
-            Binding(
-                t.name,
-                BUILTIN,
-                None,
-                t.name,
-                ToolSpec(t.name, t.description, t.input_schema),
-                0,
-                t.read_only,
-                t.handler,
-            )
-            for t in config.builtins
-        ]
+        builtins = [local_binding(t, BUILTIN) for t in config.builtins]
         # SPEC §11.11: the overlay and the contributors' first tools are decided before
         # anything starts; their tools are part of the initial registry state (G = 0).
         contributors = config.contributors
@@ -374,16 +363,24 @@ class Host:
         if isinstance(bindings, str):
             reason = texts.EXT_INVALID.format(contributor=cid, problem=bindings)
             return ContributorOutcome(cid, "rejected", generation, "invalid", reason)
-        source = ext_source(cid)
         try:
-            published = self.registry.replace_source(source, bindings)
+            published = self._publish(ext_source(cid), bindings)
         except ContributorRejected as rejected:
             return ContributorOutcome(cid, "rejected", generation, rejected.kind, rejected.reason)
         if published is None:
             return ContributorOutcome(cid, "unchanged", generation)
-        names = tuple(b.name for b in published.catalog(source).bindings)
-        self.recorder.published(published.generation, source, names)
         return ContributorOutcome(cid, "installed", published.generation)
+
+    def _publish(self, source: str, bindings: Iterable[Binding]) -> RegistryState | None:
+        """Replace ``source`` in one publication and report it (``published``, SPEC §3.2);
+        None when unchanged. Raises as :meth:`ToolRegistry.replace_source` does, with the
+        registry untouched. Every install goes through here: refreshes, cached catalogs
+        (SPEC §11.12) and tool contributors (SPEC §11.11)."""
+        published = self.registry.replace_source(source, bindings)
+        if published is not None:
+            names = tuple(b.name for b in published.catalog(source).bindings)
+            self.recorder.published(published.generation, source, names)
+        return published
 
     async def turn_input(self, user_input: str) -> TurnInput:
         """The user's input, unchanged, and every turn-input contributor's fragments in
@@ -479,7 +476,7 @@ class Host:
         if gone is not None:
             return gone
         started = trio.current_time()
-        if runtime.starting is not None:
+        if runtime.starting:
             # SPEC §11.12 (INV-11): a server started lazily is waited for, dormant or
             # connected, until its first refresh has ended; not failed fast, not sent to.
             early = await self._wait_started(call_id, runtime, started, order)

@@ -10,10 +10,10 @@ one runs joins the queued one; a ``list_changed`` does the same.
 
 Fast start (SPEC §11.12): every refresh that succeeds stores its listing in the catalog
 cache. A ``lazy_when_cached`` server whose listing is cached installs it at open (one
-publication, as a refresh would) and stays *dormant*: unconnected, ``starting`` set, until
-the first call or ``host.refresh`` wakes it. Its first session then runs like an eager
-one; ``starting`` is set once that first attempt settles (first refresh done, or the
-connection failed), and the calls that waited for it continue or fail then.
+publication, as a refresh would) and stays *dormant*: unconnected, ``starting`` true,
+until the first call or ``host.refresh`` wakes it. Its first session then runs like an
+eager one; ``starting`` turns false once that first attempt settles (first refresh done,
+or the connection failed), and the calls that waited for it continue or fail then.
 """
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ class ServerRuntime:
         self.settled = trio.Event()
         """Set with ``ready``, or when ``Host.open`` stops waiting for this optional server
         (the grace of SPEC §11.12): the next server's first install may go ahead."""
-        self.starting: trio.Event | None = None
-        """While a lazily started server is dormant or in its first session before its
-        first refresh ended: set (and cleared to None) when that start settles. Calls to
-        it wait in ``wait_started`` instead of failing fast or being sent (INV-11)."""
+        self.starting = False
+        """True while a lazily started server is dormant or in its first session before
+        its first refresh ended. Calls to it wait in ``wait_started`` instead of failing
+        fast or being sent (INV-11)."""
         self.awaiting_turn = False
         """Its first catalog is decided but waits for the servers before it (§11.3)."""
         self._wake = trio.Event()
@@ -158,13 +158,10 @@ class ServerRuntime:
             bindings = build_bindings(
                 self.name, self.config, tools, state, host.config.max_name_length
             )
-            published = host.registry.replace_source(self.source, bindings)
+            host._publish(self.source, bindings)
         except CatalogRejected:
             return False  # e.g. a name now taken by a builtin: let a live refresh decide
-        if published is not None:
-            names = tuple(b.name for b in published.catalog(self.source).bindings)
-            host.recorder.published(published.generation, self.source, names)
-        self.starting = trio.Event()
+        self.starting = True
         self._set_ready()
         return True
 
@@ -179,7 +176,7 @@ class ServerRuntime:
         each passes the turn on only once it resumes, and it reaches the exclusive lane
         (SPEC §8.3) before its next checkpoint, so the lane serves them in that order,
         as the model's ``settle_start`` does (SPEC §11.12)."""
-        if self.starting is None:
+        if not self.starting:
             return
         self.wake()
         entry = (order, trio.Event())
@@ -192,15 +189,14 @@ class ServerRuntime:
                 self._waiters[0][1].set()
 
     def _started(self) -> None:
-        starting, self.starting = self.starting, None
-        if starting is not None:
-            starting.set()
+        if self.starting:
+            self.starting = False
             if self._waiters:
-                self._waiters[0][1].set()
+                self._waiters[0][1].set()  # the first waiter; each passes the turn on
 
     def _start_failed(self) -> None:
         """The first connection of a lazy start failed: its refresh and calls learn now."""
-        if self.starting is None:
+        if not self.starting:
             return
         run, self._first_run = self._first_run, None
         if run is not None:
@@ -242,7 +238,7 @@ class ServerRuntime:
             self.connection = connection
             first = self._start_refresh(self._first_run)
             self._first_run = None
-            if not self.ready.is_set() or self.starting is not None:
+            if not self.ready.is_set() or self.starting:
                 await first.done.wait()
                 self._set_ready()
                 self._started()
@@ -327,7 +323,7 @@ class ServerRuntime:
 
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""
-        if self.connection is None and self.starting is not None:
+        if self.connection is None and self.starting:
             # A lazy start: the first refresh of its first session answers (SPEC §11.12).
             self.wake()
             if self._first_run is None:
@@ -380,13 +376,11 @@ class ServerRuntime:
             bindings = build_bindings(
                 self.name, self.config, tools, state, host.config.max_name_length
             )
-            published = host.registry.replace_source(self.source, bindings)
+            published = host._publish(self.source, bindings)
             host.catalog_cache.put(self._identity, tools)  # SPEC §11.12
             if published is None:
                 outcome = RefreshOutcome(self.name, "unchanged", state.generation)
             else:
-                names = tuple(b.name for b in published.catalog(self.source).bindings)
-                host.recorder.published(published.generation, self.source, names)
                 outcome = RefreshOutcome(self.name, "installed", published.generation)
         except CatalogRejected as rejected:
             outcome = self._rejected(rejected.kind, rejected.reason)
