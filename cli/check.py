@@ -26,7 +26,7 @@ from .explore import run_suite
 __all__ = ["add_parser", "main"]
 
 #: The lockstep machine's variants in the machine stage: stage name -> options.
-LOCKSTEP_VARIANTS: dict[str, dict[str, bool]] = {
+LOCKSTEP_VARIANTS: dict[str, dict[str, Any]] = {
     "lockstep": {},
     "lockstep-approval": {"approval": True},
     "lockstep-lazy": {"lazy": True},

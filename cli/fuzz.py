@@ -17,6 +17,8 @@ import sys
 import time
 from typing import Any
 
+from .check import LOCKSTEP_VARIANTS
+
 __all__ = ["add_parser", "main"]
 
 
@@ -36,14 +38,10 @@ def _database(spec: str) -> Any:
     return DirectoryBasedExampleDatabase(spec)
 
 
-#: What one round runs, in order (SPEC §12.6).
+#: What one round runs, in order (SPEC §12.6): each lockstep variant under each policy
+#: (``<variant>-<policy>``), then the real-server machine.
 MACHINES = (
-    "lockstep-revalidate",
-    "lockstep-frozen",
-    "lockstep-approval-revalidate",
-    "lockstep-approval-frozen",
-    "lockstep-lazy-revalidate",
-    "lockstep-lazy-frozen",
+    *(f"{stage}-{policy}" for stage in LOCKSTEP_VARIANTS for policy in ("revalidate", "frozen")),
     "real-servers",
 )
 
@@ -79,15 +77,16 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
             for name in MACHINES:
                 if round_ > 0 and time.time() >= deadline:
                     break
-                gated, lazy = "-approval-" in name, "-lazy-" in name
+                variant: dict[str, Any] = {}
                 if name == "real-servers":
                     test = real_servers_property()
                 else:
+                    stage, policy = name.rsplit("-", 1)
+                    variant = LOCKSTEP_VARIANTS[stage]
                     test = lockstep_property(
-                        name.rsplit("-", 1)[1],  # type: ignore[arg-type]
+                        policy,  # type: ignore[arg-type]
                         on_example=hook,
-                        approval=gated,
-                        lazy=lazy,
+                        **variant,
                     )
                 budget = settings(max_examples=50, print_blob=True)
                 try:
@@ -95,7 +94,6 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                     # draws its own random seeds; the database carries what they find.
                     budget(test)()
                 except MachineFailure as error:
-                    policy = name.split("-")[-1] if name != "real-servers" else "revalidate"
                     entry: dict[str, Any] = {
                         "worker": index,
                         "machine": name,
@@ -106,7 +104,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                     if name != "real-servers":
                         path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
                         path.parent.mkdir(parents=True, exist_ok=True)
-                        text = replay_file(error.trace, policy=policy, approval=gated, lazy=lazy)
+                        text = replay_file(error.trace, policy=policy, **variant)
                         path.write_text(text, encoding="utf-8")
                         entry["replay_file"] = str(path)
                     failures.append(entry)
