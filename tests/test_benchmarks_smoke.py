@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from mcpbind.impl import HostConfig
+
 KEYS = {
     "call_overhead_ratio",
     "refresh_ratio",
@@ -35,3 +37,8 @@ def test_benchmark_command_runs_and_writes_every_figure(tmp_path):
     for result in (figures["call_overhead_ratio"]["inproc"], figures["refresh_ratio"]):
         assert {"ratio", "mcpbind", "baseline"} <= set(result)
     assert "call overhead, in-process" in done.stdout
+    # The big server is above defer_threshold, as in the quick and full runs: a step then
+    # shows tool_search, not the tools, and the refresh figure must still count them all.
+    threshold = HostConfig().defer_threshold
+    assert threshold is not None
+    assert figures["refresh_ratio"]["tools"] > threshold
