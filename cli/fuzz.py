@@ -48,21 +48,20 @@ MACHINES = (
 
 def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -> dict[str, Any]:
     """One shard: run the machines with fresh seeds until the deadline."""
-    import contextlib  # noqa: PLC0415
-
     from hypothesis import settings  # noqa: PLC0415
 
+    from mcpbind.impl.seams import PRODUCTION  # noqa: PLC0415
     from mcpbind.properties import profiles  # noqa: PLC0415
     from mcpbind.properties.lockstep import MachineFailure, replay_file  # noqa: PLC0415
     from mcpbind.properties.machines import lockstep_property  # noqa: PLC0415
     from mcpbind.properties.realservers import real_servers_property  # noqa: PLC0415
 
     profiles.load("nightly", database=_database(db))
-    patch: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    seams = PRODUCTION
     if plant is not None:
         from mcpbind.properties.impl_mutants import impl_mutant  # noqa: PLC0415
 
-        patch = impl_mutant(plant).patch()
+        seams = impl_mutant(plant).seams
     failures: list[dict[str, Any]] = []
     examples = [0]
 
@@ -70,46 +69,46 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
         examples[0] += 1
 
     round_ = 0
-    with patch:
-        # The first round always runs whole, so that a short run on a slow machine still
-        # checks something; later rounds stop at the deadline.
-        while (round_ == 0 or time.time() < deadline) and not failures:
-            for name in MACHINES:
-                if round_ > 0 and time.time() >= deadline:
-                    break
-                variant: dict[str, Any] = {}
-                if name == "real-servers":
-                    test = real_servers_property()
-                else:
-                    stage, policy = name.rsplit("-", 1)
-                    variant = LOCKSTEP_VARIANTS[stage]
-                    test = lockstep_property(
-                        policy,  # type: ignore[arg-type]
-                        on_example=hook,
-                        **variant,
-                    )
-                budget = settings(max_examples=50, print_blob=True)
-                try:
-                    # No @seed: it would turn the shared database off. Each worker process
-                    # draws its own random seeds; the database carries what they find.
-                    budget(test)()
-                except MachineFailure as error:
-                    entry: dict[str, Any] = {
-                        "worker": index,
-                        "machine": name,
-                        "check": error.check,
-                        "detail": error.detail,
-                        "trace": error.trace,
-                    }
-                    if name != "real-servers":
-                        path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        text = replay_file(error.trace, policy=policy, **variant)
-                        path.write_text(text, encoding="utf-8")
-                        entry["replay_file"] = str(path)
-                    failures.append(entry)
-                    break
-            round_ += 1
+    # The first round always runs whole, so that a short run on a slow machine still
+    # checks something; later rounds stop at the deadline.
+    while (round_ == 0 or time.time() < deadline) and not failures:
+        for name in MACHINES:
+            if round_ > 0 and time.time() >= deadline:
+                break
+            variant: dict[str, Any] = {}
+            if name == "real-servers":
+                test = real_servers_property(seams=seams)
+            else:
+                stage, policy = name.rsplit("-", 1)
+                variant = LOCKSTEP_VARIANTS[stage]
+                test = lockstep_property(
+                    policy,  # type: ignore[arg-type]
+                    seams=seams,
+                    on_example=hook,
+                    **variant,
+                )
+            budget = settings(max_examples=50, print_blob=True)
+            try:
+                # No @seed: it would turn the shared database off. Each worker process
+                # draws its own random seeds; the database carries what they find.
+                budget(test)()
+            except MachineFailure as error:
+                entry: dict[str, Any] = {
+                    "worker": index,
+                    "machine": name,
+                    "check": error.check,
+                    "detail": error.detail,
+                    "trace": error.trace,
+                }
+                if name != "real-servers":
+                    path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    text = replay_file(error.trace, policy=policy, **variant)
+                    path.write_text(text, encoding="utf-8")
+                    entry["replay_file"] = str(path)
+                failures.append(entry)
+                break
+        round_ += 1
     return {"worker": index, "rounds": round_, "examples": examples[0], "failures": failures}
 
 

@@ -31,7 +31,7 @@ from mcpbind.impl import (
     HostConfig,
     ServerStartupError,
 )
-from mcpbind.impl.toml_config import load_toml, parse_toml
+from mcpbind.impl.config import load_toml, parse_toml
 
 __all__ = ["add_parsers", "load_config", "terminal_approver"]
 

@@ -26,7 +26,7 @@ import trio
 
 from mcpbind.model import texts
 
-from .config import ApprovalMode, ServerConfig
+from .server_config import ApprovalMode, ServerConfig
 from .toml_edit import save_approve_always
 
 __all__ = [

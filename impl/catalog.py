@@ -13,18 +13,35 @@ from types import MappingProxyType
 from typing import Any
 
 from mcpbind.model import texts
-from mcpbind.model.naming import NameCollision
+from mcpbind.model.naming import NameCollision, mcp_source
 
-from .config import ServerConfig
 from .errors import CatalogRejected
-from .registry import Binding, RegistryState, ToolSpec, mcp_source
+from .registry import Binding, RegistryState, ToolSpec
+from .server_config import ServerConfig
 
-__all__ = ["MAX_CURSOR_BYTES", "MAX_PAGES", "MAX_TOOLS", "build_bindings", "read_listing"]
+__all__ = [
+    "MAX_CURSOR_BYTES",
+    "MAX_PAGES",
+    "MAX_TOOLS",
+    "BuildBindings",
+    "ReadListing",
+    "build_bindings",
+    "read_listing",
+]
 
 MAX_PAGES = 100
 MAX_TOOLS = 2048
 MAX_CURSOR_BYTES = 64 * 1024
 _HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+ReadListing = Callable[
+    [str, Callable[[str | None], Awaitable[Any]], Callable[[str | None], None]],
+    Awaitable[list[Any]],
+]
+"""The shape of :func:`read_listing`: the seam a runtime reads listings through."""
+BuildBindings = Callable[[str, ServerConfig, Sequence[Any], RegistryState, int], list[Binding]]
+"""The shape of :func:`build_bindings`: the seam a runtime decides listings through."""
 
 
 def _cap(server: str, cap: str) -> CatalogRejected:

@@ -23,8 +23,8 @@ from typing import Any
 
 import attrs
 
-from .config import ServerConfig
 from .errors import ConfigError
+from .server_config import ServerConfig
 
 __all__ = [
     "DEFAULT_CATALOG_CACHE",

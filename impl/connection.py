@@ -27,7 +27,6 @@ Facts of ``mcp`` 2.3 this module handles (``../shared/SDK-NOTES.md``):
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol, cast
@@ -40,7 +39,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
-from .config import ServerConfig
+from .server_config import ServerConfig
 from .values import ElicitationAnswer
 
 __all__ = [
@@ -137,9 +136,6 @@ class McpConnection:
         self._client = client
         self._lost = trio.Event()
         self._on_elicit = on_elicit
-
-    def mark_lost(self) -> None:
-        self._lost.set()
 
     async def wait_lost(self) -> None:
         await self._lost.wait()
@@ -306,8 +302,3 @@ async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator
     ):
         yield streams
 
-
-def lifted(scope: trio.CancelScope) -> None:
-    """Lift a startup deadline once connected (SDK-NOTES: the deadline must enclose the
-    client's whole lifetime, so it is set on an outer scope and lifted here)."""
-    scope.deadline = math.inf

@@ -33,10 +33,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from mcpbind.model import texts
+from mcpbind.model.naming import ext_source
 
-from .config import BuiltinTool, ServerConfig
-from .errors import ConfigError
-from .registry import EXT_PREFIX, Binding, ToolSpec
+from .errors import ConfigError, ContributorRejected
+from .publisher import Publisher
+from .registry import Binding, ToolSpec
+from .server_config import BuiltinTool, ServerConfig
 from .values import ToolResult
 
 __all__ = [
@@ -49,23 +51,19 @@ __all__ = [
     "ServerProvenance",
     "SetServer",
     "ToolContributor",
+    "ToolContributors",
     "TurnContext",
     "TurnInput",
     "TurnInputContributor",
     "TurnItemContributor",
     "apply_overlays",
     "ext_bindings",
-    "ext_source",
     "local_binding",
 ]
 
 logger = logging.getLogger("mcpbind.contributors")
 
 _ID = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
-
-
-def ext_source(contributor_id: str) -> str:
-    return f"{EXT_PREFIX}{contributor_id}"
 
 
 # --- the four kinds ---------------------------------------------------------------------
@@ -215,13 +213,73 @@ def local_binding(tool: BuiltinTool, source: str) -> Binding:
     return Binding(tool.name, source, None, tool.name, spec, 0, tool.read_only, tool.handler)
 
 
-def read_tools(contributor: ToolContributor) -> tuple[Binding, ...] | str:
-    """Call ``tools()`` and build its bindings; an exception is a problem, not a crash."""
+def read_tools(
+    contributor: ToolContributor, reserved: str | None = None
+) -> tuple[Binding, ...] | str:
+    """Call ``tools()`` and build its bindings; an exception is a problem, not a crash. A
+    list holding the ``reserved`` name (``tool_search`` while deferral is on, SPEC §11.9)
+    is invalid."""
     try:
         tools = contributor.tools()
     except Exception as error:
         return f"tools() raised {type(error).__name__}: {error}"
-    return ext_bindings(contributor.id, tools)
+    bindings = ext_bindings(contributor.id, tools)
+    if (
+        reserved is not None
+        and not isinstance(bindings, str)
+        and any(b.name == reserved for b in bindings)
+    ):
+        return f"the name {reserved} is reserved while defer_threshold is set"
+    return bindings
+
+
+@attrs.define(eq=False)
+class ToolContributors:
+    """A host's tool contributors, in order: their first tools (part of the initial
+    registry state) and every later re-read, each published through the one path."""
+
+    contributors: tuple[ToolContributor, ...]
+    reserved: str | None = None
+    """A name no contributor may take (``tool_search`` while deferral is on)."""
+
+    def initial(self) -> list[tuple[str, tuple[Binding, ...]]]:
+        """Each contributor's source and first tools; raises :class:`ContributorRejected`
+        (``invalid``) for a list that cannot be read: the host does not open."""
+        sources = []
+        for contributor in self.contributors:
+            bindings = read_tools(contributor, self.reserved)
+            if isinstance(bindings, str):
+                reason = texts.EXT_INVALID.format(contributor=contributor.id, problem=bindings)
+                raise ContributorRejected("invalid", reason)
+            sources.append((ext_source(contributor.id), bindings))
+        return sources
+
+    def refresh(self, publisher: Publisher) -> tuple[ContributorOutcome, ...]:
+        """Re-read every contributor, in order; each changed list is one publication
+        (INV-1) of the whole list (INV-3). A rejected one keeps its previous tools and is
+        logged as a warning."""
+        outcomes = []
+        for contributor in self.contributors:
+            outcome = self._refresh(contributor, publisher)
+            if outcome.status == "rejected":
+                logger.warning("%s", outcome.reason)
+            outcomes.append(outcome)
+        return tuple(outcomes)
+
+    def _refresh(self, contributor: ToolContributor, publisher: Publisher) -> ContributorOutcome:
+        cid = contributor.id
+        generation = publisher.state.generation
+        bindings = read_tools(contributor, self.reserved)
+        if isinstance(bindings, str):
+            reason = texts.EXT_INVALID.format(contributor=cid, problem=bindings)
+            return ContributorOutcome(cid, "rejected", generation, "invalid", reason)
+        try:
+            published = publisher.publish(ext_source(cid), bindings)
+        except ContributorRejected as rejected:
+            return ContributorOutcome(cid, "rejected", generation, rejected.kind, rejected.reason)
+        if published is None:
+            return ContributorOutcome(cid, "unchanged", generation)
+        return ContributorOutcome(cid, "installed", published.generation)
 
 
 # --- MCP server contributors --------------------------------------------------------------

@@ -3,19 +3,23 @@
 A server may ask the user for input while one of its calls runs (``elicitation/create``
 mid-call on handshake-era connections, an ``InputRequiredResult`` on 2026-07-28 ones).
 The host's policy decides first, synchronously (:func:`decide`); only ``ask`` reaches
-the user, through the host's handler, and while it is asked the tool timeout of that
-server's calls in flight is paused (``ServerRuntime.elicit``).
+the user, through the host's handler (:func:`answer`), and while it is asked the tool
+timeout of that server's calls in flight is paused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .config import ElicitationPolicy
+from .calls import CallTable
+from .server_config import ElicitationPolicy
 from .values import ElicitationAnswer, ElicitationRequest
 
-__all__ = ["ACCEPT_EMPTY", "DECLINE", "answer_problem", "decide", "is_confirmation"]
+__all__ = ["ACCEPT_EMPTY", "DECLINE", "answer", "answer_problem", "decide", "is_confirmation"]
+
+logger = logging.getLogger("mcpbind.elicitation")
 
 DECLINE = ElicitationAnswer("decline")
 ACCEPT_EMPTY = ElicitationAnswer("accept", {})
@@ -56,3 +60,37 @@ def answer_problem(answer: Any) -> str | None:
         if bad:
             return f"content values must be strings, numbers, booleans or lists of strings: {bad}"
     return None
+
+
+async def answer(
+    request: ElicitationRequest,
+    policy: ElicitationPolicy,
+    handler: Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]] | None,
+    calls: CallTable,
+) -> ElicitationAnswer:
+    """The host's answer to ``request``.
+
+    The policy answers first; only ``ask`` reaches the handler. While the handler runs,
+    the tool timeout of every call of the asking server in flight is paused (the request
+    need not say which call it belongs to), then resumed with the time it had left. A
+    handler that raises or answers something unusable declines."""
+    decided = decide(policy, request)
+    if decided is not None:
+        return decided
+    assert handler is not None  # HostConfig refuses "ask" without one
+    server = request.server
+    paused = calls.pause(server)
+    try:
+        given = await handler(request)
+    except Exception:
+        logger.exception("elicitation handler failed for server %r; declined", server)
+        return DECLINE
+    finally:
+        calls.resume(paused)
+    problem = answer_problem(given)
+    if problem is not None:
+        logger.error(
+            "elicitation handler answer for server %r unusable (%s); declined", server, problem
+        )
+        return DECLINE
+    return given

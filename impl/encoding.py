@@ -21,12 +21,14 @@ import attrs
 
 from mcpbind.model import texts
 
+from .server_config import ServerConfig
 from .values import ContentItem, ImageItem
 
 __all__ = [
     "APPROX_BYTES_PER_TOKEN",
     "ERROR_LINE",
     "OutputLimit",
+    "OutputLimits",
     "encode_result",
     "truncate",
     "truncate_bytes",
@@ -51,6 +53,40 @@ class OutputLimit:
         if self.unit == "bytes":
             return truncate_bytes(text, self.size)
         return truncate(text, self.size)
+
+
+@attrs.frozen
+class OutputLimits:
+    """Each tool's limit, decided once for the servers a host runs (SPEC §11.5): a tool's
+    ``output_byte_limit`` wins, then its ``output_token_limit`` (4 bytes a token), then
+    the host's ``output_limit`` in characters."""
+
+    default: OutputLimit | None
+    by_tool: Mapping[str, Mapping[str, OutputLimit]]
+    """server -> raw tool -> limit, for the tools that set their own."""
+
+    @classmethod
+    def build(cls, characters: int | None, servers: Mapping[str, ServerConfig]) -> OutputLimits:
+        default = None if characters is None else OutputLimit("characters", characters)
+        by_tool: dict[str, dict[str, OutputLimit]] = {}
+        for name, server in servers.items():
+            limits = {}
+            for tool, settings in server.tools.items():
+                if settings.output_byte_limit is not None:
+                    limits[tool] = OutputLimit("bytes", settings.output_byte_limit)
+                elif settings.output_token_limit is not None:
+                    size = settings.output_token_limit * APPROX_BYTES_PER_TOKEN
+                    limits[tool] = OutputLimit("bytes", size)
+            if limits:
+                by_tool[name] = limits
+        return cls(default, by_tool)
+
+    def of(self, server: str, tool: str) -> OutputLimit | None:
+        """The limit of one tool; no allocation per call."""
+        limits = self.by_tool.get(server)
+        if limits is None:
+            return self.default
+        return limits.get(tool, self.default)
 
 
 def wall_time_header(seconds: float) -> str:

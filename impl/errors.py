@@ -23,6 +23,7 @@ __all__ = [
     "RemoteError",
     "ServerStartupError",
     "UnknownServer",
+    "describe",
 ]
 
 
@@ -97,3 +98,11 @@ class ServerStartupError(RemoteError):
         super().__init__(texts.STARTUP_FAILED.format(server=server, why=why))
         self.server = server
         self.why = why
+
+
+def describe(error: BaseException) -> str:
+    """A one-line reason from an exception, unwrapping exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0]

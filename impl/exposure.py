@@ -33,9 +33,9 @@ from typing import Any
 import attrs
 
 from mcpbind.model import texts
-from mcpbind.model.naming import Identity
+from mcpbind.model.naming import BUILTIN, Identity
 
-from .registry import BUILTIN, Binding, RegistryState, ToolSpec
+from .registry import Binding, RegistryState, ToolSpec
 
 __all__ = [
     "DEFAULT_SEARCH_LIMIT",

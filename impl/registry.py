@@ -5,6 +5,11 @@ catalog against every other source, then publishes one new :class:`RegistryState
 (``generation + 1``) or nothing at all when the catalog is unchanged (INV-1, INV-3,
 INV-5). Everything a step needs (the sorted specs, the name index) is computed once per
 publication, so sampling a step is O(1) (SPEC §7.1).
+
+The three steps of a replacement are hooks (``check_collisions``, ``unchanged``,
+``merged``), the seams through which the runtime mutants of SPEC §12.7 break one rule.
+Sources and the partition of names a listing is named against come from
+:mod:`mcpbind.model.naming`, shared with the abstract model.
 """
 
 from __future__ import annotations
@@ -16,19 +21,22 @@ from typing import Any
 import attrs
 
 from mcpbind.model import texts
-from mcpbind.model.naming import Identity, NameCollision, assign_names
+from mcpbind.model.naming import (
+    BUILTIN,
+    EXT_PREFIX,
+    Identity,
+    NameCollision,
+    NamePartition,
+    name_listing,
+    partition_names,
+    source_owner,
+)
 
 from .errors import CatalogRejected, ContributorRejected
 
-__all__ = ["BUILTIN", "Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]
+__all__ = ["Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]
 
-BUILTIN = "builtin"
-EXT_PREFIX = "ext:"
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
-
-
-def mcp_source(server: str) -> str:
-    return f"mcp:{server}"
 
 
 @attrs.frozen
@@ -117,27 +125,21 @@ class RegistryState:
     def catalog(self, source: str) -> SourceCatalog:
         return self.catalogs.get(source) or SourceCatalog(source, 0, ())
 
+    def partition(self, server: str) -> NamePartition:
+        """The installed names as a new listing of ``server`` sees them (SPEC §6.4-6.6)."""
+        return partition_names(
+            server,
+            ((c.source, b.name, b.remote_name) for c in self.catalogs.values() for b in c.bindings),
+        )
+
     def name_tools(
         self, server: str, raw_names: Iterable[str], max_length: int
     ) -> dict[Identity, str] | NameCollision:
         """Name one server's listing against this state (SPEC §6)."""
-        source = mcp_source(server)
-        held: dict[Identity, str] = {}
-        taken: list[str] = []
-        reserved: dict[str, str] = {}
-        for catalog in self.catalogs.values():
-            for b in catalog.bindings:
-                if catalog.source == source:
-                    held[(server, b.remote_name)] = b.name
-                elif b.server is None:
-                    reserved[b.name] = catalog.source
-                else:
-                    taken.append(b.name)
-        return assign_names(
-            ((server, raw) for raw in raw_names),
-            held=held,
-            taken=taken,
-            reserved=reserved,
+        return name_listing(
+            server,
+            raw_names,
+            self.partition(server),
             remembered=self.remembered,
             max_length=max_length,
         )
@@ -160,7 +162,7 @@ class ToolRegistry:
         self._state = RegistryState.build(0, catalogs, _EMPTY)
         for source, bindings in extensions:
             new = tuple(sorted(bindings, key=lambda b: b.name))
-            _check_collisions(self._state, source, new)
+            self.check_collisions(self._state, source, new)
             if new:
                 catalogs[source] = SourceCatalog(source, 0, new)
                 self._state = RegistryState.build(0, catalogs, _EMPTY)
@@ -178,9 +180,9 @@ class ToolRegistry:
         """
         state = self._state
         new = tuple(sorted(bindings, key=lambda b: b.name))
-        _check_collisions(state, source, new)
+        self.check_collisions(state, source, new)
         old = state.catalog(source)
-        if _same(old.bindings, new):
+        if self.unchanged(old.bindings, new):
             return None
         generation = old.generation + 1
         catalog = SourceCatalog(
@@ -191,35 +193,46 @@ class ToolRegistry:
             if b.server is not None:
                 remembered[b.identity] = b.name
         self._state = RegistryState.build(
-            state.generation + 1, {**state.catalogs, source: catalog}, remembered
+            state.generation + 1, self.merged(state, source, catalog), remembered
         )
         return self._state
 
+    # --- the hooks of a replacement (seams of SPEC §12.7) --------------------------------
 
-def _check_collisions(state: RegistryState, source: str, new: tuple[Binding, ...]) -> None:
-    """INV-5: every name of ``new`` is free or already ``source``'s own."""
-    for b in new:
-        owner = state.by_name.get(b.name)
-        if owner is None or owner.source == source:
-            continue
-        if source.startswith(EXT_PREFIX):
-            raise ContributorRejected(
+    def check_collisions(self, state: RegistryState, source: str, new: tuple[Binding, ...]) -> None:
+        """INV-5: every name of ``new`` is free or already ``source``'s own; raises
+        :class:`CatalogRejected` (:class:`ContributorRejected` for ``ext:``) otherwise."""
+        for b in new:
+            owner = state.by_name.get(b.name)
+            if owner is None or owner.source == source:
+                continue
+            if source.startswith(EXT_PREFIX):
+                raise ContributorRejected(
+                    "collision",
+                    texts.EXT_COLLISION.format(
+                        name=b.name, contributor=source_owner(source), owner=owner.source
+                    ),
+                )
+            raise CatalogRejected(
                 "collision",
-                texts.EXT_COLLISION.format(
-                    name=b.name, contributor=source.removeprefix(EXT_PREFIX), owner=owner.source
+                texts.REJECT_COLLISION.format(
+                    tool=b.remote_name, server=b.server, name=b.name, owner=owner.source
                 ),
             )
-        raise CatalogRejected(
-            "collision",
-            texts.REJECT_COLLISION.format(
-                tool=b.remote_name, server=b.server, name=b.name, owner=owner.source
-            ),
+
+    def unchanged(self, old: tuple[Binding, ...], new: tuple[Binding, ...]) -> bool:
+        """Equal names, remote tools, specs and handlers (generations aside): INV-1 says a
+        replacement that changes nothing publishes nothing."""
+        return len(old) == len(new) and all(
+            (a.name, a.remote_name, a.spec, a.read_only)
+            == (b.name, b.remote_name, b.spec, b.read_only)
+            and a.handler is b.handler
+            for a, b in zip(old, new, strict=True)
         )
 
-
-def _same(old: tuple[Binding, ...], new: tuple[Binding, ...]) -> bool:
-    return len(old) == len(new) and all(
-        (a.name, a.remote_name, a.spec, a.read_only) == (b.name, b.remote_name, b.spec, b.read_only)
-        and a.handler is b.handler
-        for a, b in zip(old, new, strict=True)
-    )
+    def merged(
+        self, state: RegistryState, source: str, catalog: SourceCatalog
+    ) -> Mapping[str, SourceCatalog]:
+        """The catalogs of the next state: ``source`` replaced, every other source exactly
+        as it was (INV-5: a refresh of one source never touches another's names)."""
+        return {**state.catalogs, source: catalog}

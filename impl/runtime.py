@@ -1,49 +1,108 @@
-"""ServerRuntime: one server's connection, refreshes and in-flight calls (SPEC §5, INV-8).
+"""ServerRuntime: one server's sessions, refreshes and first start (SPEC §5, §11.3, §11.12).
 
-A runtime task per server connects (under ``startup_timeout_sec``), runs the first
-refresh, then waits until the session is lost; it then fails every in-flight call of
-that server at once, rejects the refresh in flight, keeps the registry as it was, and
-reconnects with exponential backoff, refreshing again once connected.
+Theory of operation
+-------------------
+One task per enabled server, which the host starts with ``nursery.start``. It connects
+(under ``startup_timeout_sec``), runs the first refresh, then serves until the session is
+lost. Then it applies INV-8 at once: every call attached to the server fails (through
+the call table), the refresh in flight and the queued one are rejected, and the registry
+keeps its catalog; it reconnects with exponential backoff and refreshes once connected.
+Refreshes are coalesced (LIVE-2): at most one in flight and one queued; a request or a
+``list_changed`` while one runs joins the queued one.
 
-Refreshes are coalesced (LIVE-2): at most one in flight and one queued. A request while
-one runs joins the queued one; a ``list_changed`` does the same.
+The first attempt is reported once, with ``task_status.started(...)``, when it settles:
+connected and its first refresh ended; its first connection failed (the value is then
+the :class:`ServerStartupError` of a ``required`` server, whose task ends there); its
+cached catalog installed (a lazy start); or the host stopped waiting for it
+(:meth:`ServerRuntime.stop_waiting`, the optional-startup grace). First catalogs install
+in configuration order: each waits for its :class:`Turn`.
 
-Fast start (SPEC §11.12): every refresh that succeeds stores its listing in the catalog
-cache. A ``lazy_when_cached`` server whose listing is cached installs it at open (one
-publication, as a refresh would) and stays *dormant*: unconnected, ``starting`` true,
-until the first call or ``host.refresh`` wakes it. Its first session then runs like an
-eager one; ``starting`` turns false once that first attempt settles (first refresh done,
-or the connection failed), and the calls that waited for it continue or fail then.
+``phase`` says where the first start is:
+
+* ``connecting`` — the first attempt is under way;
+* ``listed`` — its first listing is in and waits for the servers before it (§11.3);
+* ``dormant`` — started ``lazy_when_cached``: its cached catalog is installed, it is not
+  connected, nothing is sent; a call or ``host.refresh`` wakes it;
+* ``starting`` — woken, before its first refresh ended: calls wait (INV-11);
+* ``running`` — settled; sessions come and go;
+* ``failed`` — a required server that could not start.
+
+A runtime knows nothing of the host: it gets what it needs in a :class:`RuntimeContext`
+(the publisher, the call table, the connector, the catalog cache, the recorder and the
+host's settings) and imports nothing above it.
 """
 
 from __future__ import annotations
 
 import bisect
-import logging
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
 
 from mcpbind.model import texts
+from mcpbind.model.naming import mcp_source
 
-from .catalog import build_bindings, read_listing
-from .catalog_cache import server_identity
-from .config import ServerConfig
+from .calls import CallTable
+from .catalog import BuildBindings, ReadListing, build_bindings, read_listing
+from .catalog_cache import CatalogCache, server_identity
+from .config import HostConfig
 from .connection import Connection, ConnectionLost, Connector, RequestFailed
-from .elicitation import DECLINE, answer_problem, decide
-from .errors import CatalogRejected, ServerStartupError
-from .registry import mcp_source
-from .values import ElicitationAnswer, ElicitationRequest, RefreshOutcome
+from .elicitation import answer
+from .errors import CatalogRejected, ServerStartupError, describe
+from .publisher import Publisher
+from .recorder import Recorder
+from .server_config import ServerConfig
+from .values import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    Phase,
+    RefreshOutcome,
+    ServerStatistics,
+)
 
-if TYPE_CHECKING:
-    from .host import Host, _Call
+__all__ = ["RefreshRun", "RuntimeContext", "ServerRuntime", "Turn", "install_order"]
 
-__all__ = ["ServerRuntime"]
 
-logger = logging.getLogger("mcpbind.runtime")
+@attrs.frozen
+class RuntimeContext:
+    """What every server's runtime shares with the others and the host."""
+
+    publisher: Publisher
+    calls: CallTable
+    connector: Connector
+    cache: CatalogCache
+    recorder: Recorder
+    config: HostConfig
+    read_listing: ReadListing = read_listing
+    build_bindings: BuildBindings = build_bindings
+
+
+@attrs.define(eq=False)
+class Turn:
+    """A place in the order first catalogs install in (SPEC §11.3)."""
+
+    before: trio.Event | None = None
+    """Set once the server before this one has installed its first catalog, failed, or
+    been given up on; None for the first server."""
+    decided: trio.Event = attrs.field(factory=trio.Event)
+
+    async def wait(self) -> None:
+        if self.before is not None:
+            await self.before.wait()
+
+    def pass_on(self) -> None:
+        self.decided.set()
+
+
+def install_order(count: int) -> list[Turn]:
+    """``count`` turns, each after the one before it."""
+    turns: list[Turn] = []
+    for _ in range(count):
+        turns.append(Turn(turns[-1].decided if turns else None))
+    return turns
 
 
 @attrs.define(eq=False)
@@ -54,120 +113,159 @@ class RefreshRun:
     outcome: RefreshOutcome | None = None
 
 
-def describe(error: BaseException) -> str:
-    """A one-line reason from an exception, unwrapping exception groups."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    text = str(error) or type(error).__name__
-    return text.splitlines()[0]
+@attrs.define(eq=False)
+class _Session:
+    """One live connection and the tasks that serve it."""
+
+    connection: Connection
+    nursery: trio.Nursery
+    lost: trio.Event = attrs.field(factory=trio.Event)
 
 
 class ServerRuntime:
-    def __init__(self, host: Host, name: str, config: ServerConfig, connector: Connector) -> None:
-        self.host = host
+    def __init__(self, name: str, config: ServerConfig, context: RuntimeContext) -> None:
         self.name = name
         self.source = mcp_source(name)
         self.config = config
-        self._connector = connector
-        self.connection: Connection | None = None
-        self.calls: set[_Call] = set()
-        self.ready = trio.Event()
-        self.settled = trio.Event()
-        """Set with ``ready``, or when ``Host.open`` stops waiting for this optional server
-        (the grace of SPEC §11.12): the next server's first install may go ahead."""
-        self.starting = False
-        """True while a lazily started server is dormant or in its first session before
-        its first refresh ended. Calls to it wait in ``wait_started`` instead of failing
-        fast or being sent (INV-11)."""
-        self.awaiting_turn = False
-        """Its first catalog is decided but waits for the servers before it (§11.3)."""
+        self.phase: Phase = "connecting"
+        self.last_error: str | None = None
+        """Why the last connection attempt or refresh failed; None after a success."""
+        self._context = context
+        self._identity = server_identity(config)
+        self._session: _Session | None = None
+        self._turn: Turn | None = None
+        self._report: trio.TaskStatus[ServerStartupError | None] | None = None
         self._wake = trio.Event()
         self._waiters: list[tuple[int, trio.Event]] = []
         """Calls waiting for the lazy start, by acceptance order, each with its turn."""
         self._first_run: RefreshRun | None = None
-        self._identity = server_identity(config)
-        self.startup_error: ServerStartupError | None = None
-        self.last_error: str | None = None
-        """Why the last connection attempt or refresh failed; None after a success."""
+        """A ``host.refresh`` of a dormant server: its first refresh answers it."""
         self._current: RefreshRun | None = None
         self._queued: RefreshRun | None = None
-        self._nursery: trio.Nursery | None = None
-        self._lost = trio.Event()
-        self.turn: trio.Event | None = None
-        """Set by the host at open: the first catalog installs only after the servers
-        before this one in the configuration have installed theirs (or failed, or the
-        host stopped waiting for them)."""
+        self._sessions = 0
+        self._outcomes: dict[str, int] = {}
+
+    @property
+    def connection(self) -> Connection | None:
+        return None if self._session is None else self._session.connection
 
     @property
     def connected(self) -> bool:
-        return self.connection is not None
+        return self._session is not None
+
+    @property
+    def starting(self) -> bool:
+        """A lazy start is pending: calls to this server wait for it (INV-11)."""
+        return self.phase in ("dormant", "starting")
+
+    @property
+    def refreshing(self) -> bool:
+        return self._current is not None
+
+    def statistics(self) -> ServerStatistics:
+        return ServerStatistics(
+            name=self.name,
+            phase=self.phase,
+            connected=self.connected,
+            sessions=self._sessions,
+            refreshing=self.refreshing,
+            refresh_queued=self._queued is not None,
+            waiting_for_start=len(self._waiters),
+            outcomes=dict(self._outcomes),
+            last_error=self.last_error,
+        )
 
     # --- lifecycle -------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Connect, serve, reconnect with backoff, forever (until the host closes)."""
+    async def run(
+        self,
+        turn: Turn | None = None,
+        *,
+        task_status: trio.TaskStatus[ServerStartupError | None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Connect, serve, reconnect with backoff until the host closes; report the first
+        attempt through ``task_status`` (see the module docstring). With a ``turn``, the
+        first catalog installs only once the servers before it are decided."""
+        self._turn, self._report = turn, task_status
         try:
             await self._run()
         finally:
-            self._started()  # the host is closing: calls waiting for a lazy start end now
+            self._release_waiters()  # the host is closing: calls waiting for a start end now
 
     async def _run(self) -> None:
         if self.config.startup == "lazy_when_cached" and await self._install_cached():
             await self._wake.wait()  # dormant until first use
-        delay = self.host.config.reconnect_initial_sec
+        settings = self._context.config
+        delay = settings.reconnect_initial_sec
         while True:
-            why = await self._session()
-            if why is not None:
-                self.last_error = why
+            why = await self._attempt()
             if why is None:
-                delay = self.host.config.reconnect_initial_sec
-            elif not self.ready.is_set():
-                if self.config.required:
-                    self.startup_error = ServerStartupError(self.name, why)
-                    self._set_ready()
-                    return
-                self._set_ready()  # optional: start absent, keep trying
-            if why is not None:
+                delay = settings.reconnect_initial_sec
+            else:
+                self.last_error = why
+                if self.phase == "connecting":  # the first attempt failed
+                    if self.config.required:
+                        self.phase = "failed"
+                        self._report_started(ServerStartupError(self.name, why))
+                        return
+                    self.phase = "running"  # optional: it starts absent and keeps trying
+                    self._report_started()
                 self._start_failed()
             await trio.sleep(delay)
-            delay = min(
-                max(delay * 2, self.host.config.reconnect_initial_sec),
-                self.host.config.reconnect_max_sec,
-            )
+            delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
 
-    def _set_ready(self) -> None:
-        self.ready.set()
-        self.settled.set()
+    def _report_started(self, error: ServerStartupError | None = None) -> None:
+        """The first attempt settled: tell the host (once) and let the next server install."""
+        report, self._report = self._report, None
+        if report is not None:
+            report.started(error)
+        if self._turn is not None:
+            self._turn.pass_on()
 
     def stop_waiting(self) -> None:
-        """The host opened without this optional server (SPEC §11.12, grace): servers
-        after it install their first catalogs without waiting for it."""
-        self.settled.set()
+        """The host stops waiting for this optional server (the grace of SPEC §11.12).
+
+        Unless its first listing is in and only waits for its turn, it is reported now: it
+        starts absent and joins when it connects, and the servers after it install without
+        waiting for it."""
+        if self.phase == "connecting":
+            self._report_started()
 
     async def _install_cached(self) -> bool:
         """Install the cached listing as this server's first catalog (SPEC §11.12), in
         its configuration turn; False (connect now) without a usable entry."""
-        host = self.host
-        tools = host.catalog_cache.get(self._identity)
+        context = self._context
+        tools = context.cache.get(self._identity)
         if tools is None:
             return False
         await self._wait_turn()
         # Decide and publish with no await in between (INV-3), exactly like a refresh.
-        state = host.registry.state
+        state = context.publisher.state
         try:
-            bindings = build_bindings(
-                self.name, self.config, tools, state, host.config.max_name_length
+            bindings = context.build_bindings(
+                self.name, self.config, tools, state, context.config.max_name_length
             )
-            host._publish(self.source, bindings)
+            context.publisher.publish(self.source, bindings)
         except CatalogRejected:
             return False  # e.g. a name now taken by a builtin: let a live refresh decide
-        self.starting = True
-        self._set_ready()
+        self.phase = "dormant"
+        self._report_started()
         return True
+
+    async def _wait_turn(self) -> None:
+        if self._turn is None:
+            return
+        phase, self.phase = self.phase, "listed"
+        try:
+            await self._turn.wait()
+        finally:
+            self.phase = phase
 
     def wake(self) -> None:
         """First use of a dormant server: start connecting (no effect otherwise)."""
-        self._wake.set()
+        if self.phase == "dormant":
+            self.phase = "starting"
+            self._wake.set()
 
     async def wait_started(self, order: int) -> None:
         """Return once a lazy start has settled (at once when none is pending).
@@ -188,11 +286,12 @@ class ServerRuntime:
             if entry[1].is_set() and self._waiters:
                 self._waiters[0][1].set()
 
-    def _started(self) -> None:
+    def _release_waiters(self) -> None:
+        """A lazy start settled: the first waiter goes on, and each passes the turn on."""
         if self.starting:
-            self.starting = False
+            self.phase = "running"
             if self._waiters:
-                self._waiters[0][1].set()  # the first waiter; each passes the turn on
+                self._waiters[0][1].set()
 
     def _start_failed(self) -> None:
         """The first connection of a lazy start failed: its refresh and calls learn now."""
@@ -201,21 +300,20 @@ class ServerRuntime:
         run, self._first_run = self._first_run, None
         if run is not None:
             reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-            generation = self.host.registry.state.generation
-            outcome = RefreshOutcome(self.name, "rejected", generation, "disconnected", reason)
-            self._resolve(run, outcome, record=True)
-        self._started()
+            self._resolve(run, self._rejected("disconnected", reason), record=True)
+        self._release_waiters()
 
-    async def _session(self) -> str | None:
+    async def _attempt(self) -> str | None:
         """One connection's life. None once connected and then lost; else why it failed."""
         timeout = self.config.startup_timeout_sec
         deadline = trio.current_time() + timeout if timeout > 0 else math.inf
         connected = False
         with trio.CancelScope(deadline=deadline) as startup:
             try:
-                async with self._connector.connect(
+                async with self._context.connector.connect(
                     self.name, self.config, self.on_list_changed, on_elicit=self.elicit
                 ) as connection:
+                    # SDK-NOTES: the deadline encloses the client's whole life; lift it now.
                     startup.deadline = math.inf
                     connected = True
                     await self._serve(connection)
@@ -232,18 +330,18 @@ class ServerRuntime:
         return None
 
     async def _serve(self, connection: Connection) -> None:
-        self._lost = trio.Event()
         async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            self.connection = connection
+            session = self._session = _Session(connection, nursery)
+            self._sessions += 1
             first = self._start_refresh(self._first_run)
             self._first_run = None
-            if not self.ready.is_set() or self.starting:
+            if self.phase in ("connecting", "starting"):  # this refresh settles the start
                 await first.done.wait()
-                self._set_ready()
-                self._started()
+                self._release_waiters()
+                self.phase = "running"
+                self._report_started()
             nursery.start_soon(self._watch, connection)
-            await self._lost.wait()
+            await session.lost.wait()
             nursery.cancel_scope.cancel()
 
     async def _watch(self, connection: Connection) -> None:
@@ -253,23 +351,19 @@ class ServerRuntime:
     def lost(self, connection: Connection) -> None:
         """Someone saw ``connection`` die (a call or listing got ConnectionLost). A report
         about an earlier session, arriving after a reconnect, changes nothing."""
-        if connection is self.connection:
+        session = self._session
+        if session is not None and session.connection is connection:
             self._disconnected()
-            self._lost.set()
+            session.lost.set()
 
     def _disconnected(self) -> None:
         """INV-8, decided at once: every call of this server fails, the refresh in flight
         and the queued one are rejected, the registry keeps its catalog."""
-        if self.connection is None:
+        if self._session is None:
             return
-        self.connection = None
-        self._nursery = None
-        for call in list(self.calls):
-            call.fail_disconnected()
-        reason = texts.REJECT_DISCONNECTED.format(server=self.name)
-        outcome = RefreshOutcome(
-            self.name, "rejected", self.host.registry.state.generation, "disconnected", reason
-        )
+        self._session = None
+        self._context.calls.fail_server(self.name)
+        outcome = self._rejected("disconnected", texts.REJECT_DISCONNECTED.format(server=self.name))
         current, queued = self._current, self._queued
         self._current = self._queued = None
         if current is not None and current.outcome is None:
@@ -280,39 +374,13 @@ class ServerRuntime:
     # --- elicitation (SPEC §11.10) ----------------------------------------------------
 
     async def elicit(self, message: str, schema: Mapping[str, Any]) -> ElicitationAnswer:
-        """The host's answer to this server asking the user for input.
-
-        The policy answers first; only ``ask`` reaches the handler. While the handler
-        runs, the tool timeout of every call of this server in flight is paused (the
-        request need not say which call it belongs to), then resumed with the time it
-        had left. A handler that raises or answers something unusable declines."""
-        config = self.host.config
+        """The host's answer to this server asking the user for input (SPEC §11.10); the
+        tool timeouts of its calls wait while the user is asked."""
+        settings = self._context.config
         request = ElicitationRequest(self.name, message, schema)
-        answer = decide(config.elicitation, request)
-        if answer is not None:
-            return answer
-        handler = config.elicitation_handler
-        assert handler is not None  # HostConfig refuses "ask" without one
-        paused = list(self.calls)
-        for call in paused:
-            call.pause()
-        try:
-            answer = await handler(request)
-        except Exception:
-            logger.exception("elicitation handler failed for server %r; declined", self.name)
-            return DECLINE
-        finally:
-            for call in paused:
-                call.resume()
-        problem = answer_problem(answer)
-        if problem is not None:
-            logger.error(
-                "elicitation handler answer for server %r unusable (%s); declined",
-                self.name,
-                problem,
-            )
-            return DECLINE
-        return answer
+        return await answer(
+            request, settings.elicitation, settings.elicitation_handler, self._context.calls
+        )
 
     # --- refresh ---------------------------------------------------------------------
 
@@ -323,18 +391,16 @@ class ServerRuntime:
 
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""
-        if self.connection is None and self.starting:
+        if self._session is None and self.starting:
             # A lazy start: the first refresh of its first session answers (SPEC §11.12).
             self.wake()
             if self._first_run is None:
                 self._first_run = RefreshRun()
             return self._first_run
-        if self.connection is None:
+        if self._session is None:
             run = RefreshRun()
             reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-            generation = self.host.registry.state.generation
-            outcome = RefreshOutcome(self.name, "rejected", generation, "disconnected", reason)
-            self._resolve(run, outcome, record=True)
+            self._resolve(run, self._rejected("disconnected", reason), record=True)
             return run
         if self._current is None:
             return self._start_refresh()
@@ -343,41 +409,44 @@ class ServerRuntime:
         return self._queued
 
     def _start_refresh(self, run: RefreshRun | None = None) -> RefreshRun:
-        assert self._nursery is not None
-        assert self.connection is not None
+        session = self._session
+        assert session is not None
         run = run or RefreshRun()
         self._current = run
-        self._nursery.start_soon(self._refresh, run, self.connection)
+        session.nursery.start_soon(self._refresh, run, session.connection)
         return run
 
     def _resolve(self, run: RefreshRun, outcome: RefreshOutcome, *, record: bool) -> None:
         run.outcome = outcome
         self.last_error = outcome.reason if outcome.status == "rejected" else None
         if record:
-            self.host.recorder.refresh_outcome(outcome)
+            self._outcomes[outcome.status] = self._outcomes.get(outcome.status, 0) + 1
+            self._context.recorder.refresh_outcome(outcome)
         run.done.set()
 
     async def _refresh(self, run: RefreshRun, connection: Connection) -> None:
-        host = self.host
+        context = self._context
         outcome: RefreshOutcome | None = None
         try:
             timeout = self.config.list_timeout_sec
             with trio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
-                tools = await read_listing(self.name, connection.list_tools, self._on_list_request)
+                tools = await context.read_listing(
+                    self.name, connection.list_tools, self._on_list_request
+                )
             if deadline.cancelled_caught:
                 why = f"no complete listing within list_timeout_sec = {timeout:g}"
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 outcome = self._rejected("list_failed", reason)
                 return
-            if not self.ready.is_set():
+            if self.phase == "connecting":
                 await self._wait_turn()  # first catalogs install in configuration order
             # Decide and publish with no await in between (INV-3).
-            state = host.registry.state
-            bindings = build_bindings(
-                self.name, self.config, tools, state, host.config.max_name_length
+            state = context.publisher.state
+            bindings = context.build_bindings(
+                self.name, self.config, tools, state, context.config.max_name_length
             )
-            published = host._publish(self.source, bindings)
-            host.catalog_cache.put(self._identity, tools)  # SPEC §11.12
+            published = context.publisher.publish(self.source, bindings)
+            context.cache.put(self._identity, tools)  # SPEC §11.12
             if published is None:
                 outcome = RefreshOutcome(self.name, "unchanged", state.generation)
             else:
@@ -393,25 +462,16 @@ class ServerRuntime:
             if outcome is not None and self._current is run:
                 self._finish(run, outcome)
 
-    async def _wait_turn(self) -> None:
-        if self.turn is not None:
-            self.awaiting_turn = not self.turn.is_set()
-            try:
-                await self.turn.wait()
-            finally:
-                self.awaiting_turn = False
-
     def _on_list_request(self, cursor: str | None) -> None:
-        self.host.recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
+        self._context.recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
 
     def _rejected(self, kind: Any, reason: str) -> RefreshOutcome:
-        generation = self.host.registry.state.generation
+        generation = self._context.publisher.state.generation
         return RefreshOutcome(self.name, "rejected", generation, kind, reason)
 
     def _finish(self, run: RefreshRun, outcome: RefreshOutcome) -> None:
         self._current = None
         self._resolve(run, outcome, record=True)
         queued, self._queued = self._queued, None
-        if queued is not None and self.connection is not None and self._nursery is not None:
-            self._current = queued
-            self._nursery.start_soon(self._refresh, queued, self.connection)
+        if queued is not None and self._session is not None:
+            self._start_refresh(queued)

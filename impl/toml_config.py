@@ -1,4 +1,4 @@
-"""Codex-compatible TOML configuration (README "Configuration file", SPEC §11.5).
+"""Codex-compatible TOML configuration (README "Configuration file", SPEC §11.4).
 
 An existing Codex ``config.toml`` works unchanged: servers are ``[mcp_servers.<name>]``
 tables with Codex's keys; mcpbind's own settings live in ``[mcpbind]``; every other
@@ -6,14 +6,16 @@ table is ignored. Inside those tables a key that neither Codex nor mcpbind defin
 error naming the file, the table, the key and the closest known key; a Codex key that
 mcpbind does not act on is accepted with a warning. Values of ``env``, ``http_headers``,
 ``env_http_headers`` and the bearer token never appear in messages.
+
+This module reads a file into plain values (:func:`read_toml`); :mod:`.config` builds the
+``HostConfig`` from them (``parse_toml``, ``load_toml``, ``HostConfig.from_toml``), so the
+reader imports nothing of the host's configuration.
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-import os
-import pathlib
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -21,10 +23,10 @@ from typing import Any
 import attrs
 from mcp import StdioServerParameters
 
-from .config import APPROVAL_MODES, STARTUP_POLICIES, HostConfig, ServerConfig, ToolConfig
 from .errors import ConfigError
+from .server_config import APPROVAL_MODES, STARTUP_POLICIES, ServerConfig, ToolConfig
 
-__all__ = ["SERVER_KEYS", "load_toml", "parse_toml"]
+__all__ = ["SERVER_KEYS", "TomlSettings", "read_toml"]
 
 #: Keys of ``[mcp_servers.<name>]`` that mcpbind acts on.
 SERVER_KEYS = frozenset(
@@ -73,8 +75,12 @@ SWITCHABLE_KEYS = frozenset({"defer_threshold", "schema_limit_bytes"})
 
 
 @attrs.frozen
-class Loaded:
-    config: HostConfig
+class TomlSettings:
+    """What a file says: its servers, its ``[mcpbind]`` settings (keyword arguments of
+    ``HostConfig``) and the warnings about Codex keys mcpbind does not act on."""
+
+    servers: Mapping[str, ServerConfig]
+    settings: Mapping[str, Any]
     warnings: tuple[str, ...]
 
 
@@ -241,7 +247,7 @@ class _Reader:
             headers["Authorization"] = f"Bearer {token}"
         return headers
 
-    def host(self, data: Mapping[str, Any]) -> HostConfig:
+    def host(self, data: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], dict[str, Any]]:
         servers_raw = data.get("mcp_servers", {})
         if not isinstance(servers_raw, dict):
             raise self.error("mcp_servers", None, "must be a table of servers")
@@ -283,10 +289,7 @@ class _Reader:
                     off = " or false" if key in SWITCHABLE_KEYS else ""
                     raise self.error("mcpbind", key, f"must be an integer{off}")
                 settings[key] = value
-        try:
-            return HostConfig(servers=servers, **settings)
-        except ConfigError as error:
-            raise ConfigError(f"{self.path}: [mcpbind]: {error}") from None
+        return servers, settings
 
     def startup(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
         """``[mcpbind.startup]``: server name -> ``eager`` or ``lazy_when_cached``."""
@@ -304,27 +307,12 @@ class _Reader:
         return updated
 
 
-def parse_toml(
-    text: str, *, path: str = "<string>", environ: Mapping[str, str] | None = None
-) -> Loaded:
-    """Parse TOML text; raise ConfigError (naming ``path``) on any problem."""
+def read_toml(text: str, *, path: str, environ: Mapping[str, str]) -> TomlSettings:
+    """Read TOML text; raise ConfigError (naming ``path``) on any problem."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    reader = _Reader(path, os.environ if environ is None else environ)
-    config = reader.host(data)
-    return Loaded(config, tuple(reader.warnings))
-
-
-def load_toml(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Loaded:
-    """Read a config file; raise ConfigError naming it on any problem."""
-    location = pathlib.Path(path)
-    try:
-        text = location.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{location}: cannot read: {error.strerror}") from None
-    loaded = parse_toml(text, path=str(location), environ=environ)
-    # Remembered for "allow always" (SPEC §11.8), absolute so a later chdir cannot move it.
-    config = attrs.evolve(loaded.config, config_path=os.path.abspath(location))
-    return Loaded(config, loaded.warnings)
+    reader = _Reader(path, environ)
+    servers, settings = reader.host(data)
+    return TomlSettings(servers, settings, tuple(reader.warnings))

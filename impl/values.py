@@ -19,7 +19,9 @@ __all__ = [
     "ElicitationRequest",
     "HostStatistics",
     "ImageItem",
+    "Phase",
     "RefreshOutcome",
+    "ServerStatistics",
     "ServerStatus",
     "StepSnapshot",
     "ToolResult",
@@ -159,3 +161,24 @@ class ServerStatus:
     """Tools of this server in the current registry state."""
     error: str | None
     """Why its last connection attempt or refresh failed, if it did."""
+
+
+Phase = Literal["connecting", "listed", "dormant", "starting", "running", "failed"]
+"""Where a server's first start is (``mcpbind.impl.runtime``, SPEC §11.3, §11.12)."""
+
+
+@attrs.frozen
+class ServerStatistics:
+    name: str
+    phase: Phase
+    connected: bool
+    sessions: int
+    """Connections made so far."""
+    refreshing: bool
+    """A refresh is in flight."""
+    refresh_queued: bool
+    waiting_for_start: int
+    """Calls waiting for a lazy start to settle (INV-11)."""
+    outcomes: Mapping[str, int]
+    """Refresh outcomes so far, by status."""
+    last_error: str | None

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import attrs
 
 from . import texts
+from .naming import is_mcp_source, source_owner
 from .rules import STANDARD
 from .values import (
     Approve,
@@ -32,7 +33,6 @@ from .values import (
     State,
     Timeout,
     Transition,
-    is_mcp_source,
 )
 
 __all__ = ["INVARIANTS", "Invariant", "check_state", "check_transition"]
@@ -177,7 +177,7 @@ def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
     for out in t.outputs:
         if not isinstance(out, Published) or not is_mcp_source(out.source):
             continue
-        server = out.source.removeprefix("mcp:")
+        server = source_owner(out.source)
         i = before.bound.index(server)
         spec = before.bound.servers[i]
         refresh = before.servers[i].refresh

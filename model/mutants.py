@@ -7,7 +7,9 @@ explorer's ``--mutant`` option and the tests do.
 
 from __future__ import annotations
 
-from .naming import NameCollision, assign_names
+import attrs
+
+from .naming import NameCollision, NamePartition, name_listing
 from .rules import Rules, _evolve, _with_server
 from .texts import CallStatus
 from .values import (
@@ -132,25 +134,8 @@ class ShadowBuiltin(Mutant):
     target = "INV-5"
     description = "lets an MCP tool take a name that a builtin or extension tool owns"
 
-    def assign(
-        self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int
-    ) -> dict[tuple[str, str], str] | NameCollision:
-        held = {(spec.name, b.remote): b.name for b in registry.catalog(spec.source).bindings}
-        taken = [
-            b.name
-            for c in registry.catalogs
-            if c.source != spec.source
-            for b in c.bindings
-            if b.server is not None
-        ]
-        return assign_names(
-            ((spec.name, t.name) for t in kept),
-            held=held,
-            taken=taken,
-            reserved={},
-            remembered=dict(registry.remembered),
-            max_length=max_length,
-        )
+    def partition(self, registry: Registry, spec: ServerSpec) -> NamePartition:
+        return attrs.evolve(super().partition(registry, spec), reserved={})
 
 
 class RenameOnEveryRefresh(Mutant):
@@ -161,21 +146,10 @@ class RenameOnEveryRefresh(Mutant):
     def assign(
         self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int
     ) -> dict[tuple[str, str], str] | NameCollision:
-        taken = [
-            b.name
-            for c in registry.catalogs
-            if c.source != spec.source
-            for b in c.bindings
-            if b.server is not None
-        ]
-        reserved = {
-            b.name: c.source for c in registry.catalogs for b in c.bindings if b.server is None
-        }
-        return assign_names(
-            ((spec.name, t.name) for t in kept),
-            held={},
-            taken=taken,
-            reserved=reserved,
+        return name_listing(
+            spec.name,
+            (t.name for t in kept),
+            attrs.evolve(self.partition(registry, spec), held={}),
             remembered={},
             max_length=max_length,
         )

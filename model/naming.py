@@ -1,4 +1,8 @@
-"""Public tool names (SPEC §6), as a pure function shared by the model and the runtime.
+"""Sources and public tool names (SPEC §2.1, §6), shared by the model and the runtime.
+
+Sources: ``builtin`` (the host's own tools), ``mcp:<server>`` (one per MCP server) and
+``ext:<id>`` (one per tool contributor). Only MCP sources are named here; the others
+own the names they bring, which an MCP tool can never take (INV-5).
 
 A public name is what the model sees and calls; the server always receives the raw
 tool name. The rules, in order:
@@ -25,16 +29,55 @@ from collections.abc import Collection, Iterable, Mapping
 import attrs
 
 __all__ = [
+    "BUILTIN",
     "DEFAULT_MAX_NAME_LENGTH",
+    "EXT_PREFIX",
     "HASH_LENGTH",
+    "MCP_PREFIX",
     "MIN_MAX_NAME_LENGTH",
     "NameCollision",
+    "NamePartition",
     "assign_names",
+    "ext_source",
     "hashed_name",
     "identity_hash",
+    "is_mcp_source",
+    "mcp_source",
+    "name_listing",
     "natural_name",
+    "partition_names",
     "sanitize",
+    "source_owner",
 ]
+
+BUILTIN = "builtin"
+"""The source of the host's own tools."""
+MCP_PREFIX = "mcp:"
+EXT_PREFIX = "ext:"
+
+
+def mcp_source(server: str) -> str:
+    """The source of one MCP server's tools: ``mcp:<server>``."""
+    return MCP_PREFIX + server
+
+
+def ext_source(contributor: str) -> str:
+    """The source of one tool contributor's tools: ``ext:<id>`` (SPEC §11.11)."""
+    return EXT_PREFIX + contributor
+
+
+def is_mcp_source(source: str) -> bool:
+    return source.startswith(MCP_PREFIX)
+
+
+def source_owner(source: str) -> str:
+    """Who a source stands for: the server of ``mcp:<server>``, the contributor of
+    ``ext:<id>``, ``builtin`` itself."""
+    for prefix in (MCP_PREFIX, EXT_PREFIX):
+        if source.startswith(prefix):
+            return source[len(prefix) :]
+    return source
+
 
 DEFAULT_MAX_NAME_LENGTH = 64
 HASH_LENGTH = 12
@@ -94,6 +137,35 @@ class NameCollision:
     owner: str
 
 
+@attrs.frozen
+class NamePartition:
+    """The names installed now, as a new listing of one MCP source must see them (§6.4-6.6)."""
+
+    held: Mapping[Identity, str]
+    """Names the source's own identities hold now (kept, INV-6)."""
+    taken: frozenset[str]
+    """Names other MCP sources hold (never reused)."""
+    reserved: Mapping[str, str]
+    """Names of non-MCP sources, mapped to their source (a collision, INV-5)."""
+
+
+def partition_names(server: str, installed: Iterable[tuple[str, str, str]]) -> NamePartition:
+    """Split every installed ``(source, public name, raw name)`` by its relation to the
+    MCP source of ``server``: its own, another MCP source's, a non-MCP source's."""
+    own = mcp_source(server)
+    held: dict[Identity, str] = {}
+    taken: set[str] = set()
+    reserved: dict[str, str] = {}
+    for source, name, raw in installed:
+        if source == own:
+            held[(server, raw)] = name
+        elif is_mcp_source(source):
+            taken.add(name)
+        else:
+            reserved[name] = source
+    return NamePartition(held, frozenset(taken), reserved)
+
+
 def assign_names(
     identities: Iterable[Identity],
     *,
@@ -142,3 +214,22 @@ def assign_names(
         result[identity] = name
         used.add(name)
     return result
+
+
+def name_listing(
+    server: str,
+    raw_names: Iterable[str],
+    partition: NamePartition,
+    *,
+    remembered: Mapping[Identity, str],
+    max_length: int = DEFAULT_MAX_NAME_LENGTH,
+) -> dict[Identity, str] | NameCollision:
+    """Name one listing of ``server`` against the names installed now (SPEC §6)."""
+    return assign_names(
+        ((server, raw) for raw in raw_names),
+        held=partition.held,
+        taken=partition.taken,
+        reserved=partition.reserved,
+        remembered=remembered,
+        max_length=max_length,
+    )

@@ -42,9 +42,16 @@ from collections.abc import Callable
 import attrs
 
 from . import texts
-from .naming import NameCollision, assign_names
-from .values import (
+from .naming import (
     BUILTIN,
+    NameCollision,
+    NamePartition,
+    ext_source,
+    name_listing,
+    partition_names,
+    source_owner,
+)
+from .values import (
     UNKNOWN_TOOL,
     Approve,
     Binding,
@@ -81,8 +88,6 @@ from .values import (
     ToolDef,
     Transition,
     evolve,
-    ext_source,
-    mcp_source,
 )
 
 __all__ = ["EventNotEnabled", "Rules", "enabled", "initial", "step"]
@@ -370,25 +375,18 @@ class Rules:
     def assign(
         self, registry: Registry, spec: ServerSpec, kept: tuple[ToolDef, ...], max_length: int
     ) -> dict[tuple[str, str], str] | NameCollision:
-        source = spec.source
-        held: dict[tuple[str, str], str] = {}
-        taken: list[str] = []
-        reserved: dict[str, str] = {}
-        for catalog in registry.catalogs:
-            for b in catalog.bindings:
-                if catalog.source == source:
-                    held[(spec.name, b.remote)] = b.name
-                elif b.server is None:
-                    reserved[b.name] = catalog.source
-                else:
-                    taken.append(b.name)
-        return assign_names(
-            ((spec.name, t.name) for t in kept),
-            held=held,
-            taken=taken,
-            reserved=reserved,
+        return name_listing(
+            spec.name,
+            (t.name for t in kept),
+            self.partition(registry, spec),
             remembered=dict(registry.remembered),
             max_length=max_length,
+        )
+
+    def partition(self, registry: Registry, spec: ServerSpec) -> NamePartition:
+        """The installed names as a new listing of ``spec`` sees them (SPEC §6.4-6.6)."""
+        return partition_names(
+            spec.name, ((c.source, b.name, b.remote) for c in registry.catalogs for b in c.bindings)
         )
 
     def unchanged(self, old: SourceCatalog, bindings: tuple[Binding, ...]) -> bool:
@@ -408,7 +406,7 @@ class Rules:
             assert b.server is not None
             remembered[(b.server, b.remote)] = b.name
         new = Registry(generation, catalogs, tuple(sorted(remembered.items())))
-        server = catalog.source.removeprefix("mcp:")
+        server = source_owner(catalog.source)
         outputs.append(
             Published(generation, catalog.source, tuple(b.name for b in catalog.bindings))
         )
@@ -851,6 +849,3 @@ def enabled(state: State) -> list[Event]:
 
 def step(state: State, event: Event) -> Transition:
     return STANDARD.step(state, event)
-
-
-_ = mcp_source  # re-exported for callers building sources by hand

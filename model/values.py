@@ -10,10 +10,10 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import attrs
 
+from .naming import mcp_source
 from .texts import CallStatus, OutcomeStatus, RejectKind
 
 __all__ = [
-    "BUILTIN",
     "UNKNOWN_TOOL",
     "Approve",
     "Binding",
@@ -52,22 +52,8 @@ __all__ = [
 ]
 
 Policy = Literal["frozen", "revalidate"]
-BUILTIN = "builtin"
 UNKNOWN_TOOL = "no_such_tool"
 """A name no catalog of the bound produces: calls to it end ``unsupported``."""
-
-
-def ext_source(contributor: str) -> str:
-    """The source of an extension contributor's tools (SPEC §2.1, §11.11)."""
-    return f"ext:{contributor}"
-
-
-def is_mcp_source(source: str) -> bool:
-    return source.startswith("mcp:")
-
-
-def mcp_source(server: str) -> str:
-    return f"mcp:{server}"
 
 
 _T = TypeVar("_T")

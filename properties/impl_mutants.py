@@ -1,22 +1,34 @@
 """Deliberately broken variants of the runtime: proof that the machines can fail (SPEC §12.7).
 
-Each mutant patches one component of ``mcpbind.impl`` for the duration of a ``with``
-block and names the invariant it breaks. They exist only for ``mcpbind check --mutants``
-and the tests; nothing in normal use imports this module.
+Each mutant is a :class:`~mcpbind.impl.seams.Seams` value: the production runtime with one
+part replaced, either by a subclass that overrides one public hook (marked ``@override``,
+so mypy fails if the hook disappears) or by a broken function of the same shape. A host
+built from it (``Host.open(..., seams=mutant.seams)``) is the production host but for that
+one rule. They exist only for ``mcpbind check --mutants`` and the tests; nothing in normal
+use imports this module.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import trio
+from typing_extensions import override
 
-from mcpbind.impl import approval, catalog, host, registry, runtime, values
+from mcpbind.impl.approval import ApprovalGate, ApprovalRequest
+from mcpbind.impl.calls import CallTable
+from mcpbind.impl.catalog import build_bindings, read_listing
 from mcpbind.impl.exposure import Exposure
-from mcpbind.model.naming import hashed_name
+from mcpbind.impl.planner import Planner
+from mcpbind.impl.registry import Binding, RegistryState, SourceCatalog, ToolRegistry
+from mcpbind.impl.router import Ending, Lanes, Router
+from mcpbind.impl.runtime import ServerRuntime
+from mcpbind.impl.seams import PRODUCTION, Seams
+from mcpbind.impl.server_config import ServerConfig
+from mcpbind.impl.values import StepSnapshot
+from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 
 __all__ = ["IMPL_MUTANTS", "ImplMutant", "impl_mutant"]
 
@@ -26,56 +38,33 @@ class ImplMutant:
     name: str
     target: str
     description: str
-    patch: Callable[[], contextlib.AbstractContextManager[None]]
+    seams: Seams
     approval: bool = False
     """Killed by the machine with approval gating on (SPEC §3.4)."""
     lazy: bool = False
     """Killed by the machine with a lazily started server (SPEC §3.5)."""
 
 
-@contextlib.contextmanager
-def _replace(owner: Any, attribute: str, value: Any) -> Iterator[None]:
-    original = getattr(owner, attribute)
-    setattr(owner, attribute, value)
-    try:
-        yield
-    finally:
-        setattr(owner, attribute, original)
-
-
 # --- INV-1 ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _bump_generation_when_unchanged() -> Iterator[None]:
-    original = registry.ToolRegistry.replace_source
-
-    def replace_source(self: registry.ToolRegistry, source: str, bindings: Any) -> Any:
-        published = original(self, source, bindings)
-        if published is None:
-            state = self._state
-            self._state = registry.RegistryState.build(
-                state.generation + 1, state.catalogs, state.remembered
-            )
-        return published
-
-    with _replace(registry.ToolRegistry, "replace_source", replace_source):
-        yield
+class _BumpWhenUnchanged(ToolRegistry):
+    @override
+    def unchanged(self, old: tuple[Binding, ...], new: tuple[Binding, ...]) -> bool:
+        return False  # an unchanged catalog is published again, with a new generation
 
 
 # --- INV-2 ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _steps_read_the_live_registry() -> Iterator[None]:
-    def sample(self: host.Host) -> values.StepSnapshot:
-        self._check_open()
-        live = self.registry
-        exposer = self._exposer
+class _LivePlanner(Planner):
+    @override
+    def sample(self) -> StepSnapshot:
+        live, exposer = self.registry, self.exposer
 
-        class Live(values.StepSnapshot):
+        class Live(StepSnapshot):
             @property
-            def state(self) -> registry.RegistryState:
+            def state(self) -> RegistryState:
                 return live.state
 
             @property
@@ -83,129 +72,104 @@ def _steps_read_the_live_registry() -> Iterator[None]:
                 return exposer.expose(live.state)
 
         snapshot = Live.__new__(Live)
-        object.__setattr__(snapshot, "step", self._steps)
-        self._steps += 1
+        object.__setattr__(snapshot, "step", self.steps)
+        self.steps += 1
         return snapshot
-
-    with _replace(host.Host, "sample", sample):
-        yield
 
 
 # --- INV-3 ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _install_the_first_page_only() -> Iterator[None]:
-    original = catalog.read_listing
-
-    async def first_page(server: str, list_page: Any, on_request: Any = None) -> list[Any]:
-        if on_request is not None:
-            on_request(None)
-        page = await list_page(None)
-        return list(page["tools"]) if isinstance(page, dict) else await original(server, list_page)
-
-    with _replace(runtime, "read_listing", first_page):
-        yield
+async def _first_page_only(
+    server: str,
+    list_page: Callable[[str | None], Awaitable[Any]],
+    on_request: Callable[[str | None], None] = lambda cursor: None,
+) -> list[Any]:
+    on_request(None)
+    page = await list_page(None)
+    if isinstance(page, dict):
+        return list(page["tools"])
+    return await read_listing(server, list_page)
 
 
-@contextlib.contextmanager
-def _drop_invalid_tools() -> Iterator[None]:
-    original = catalog.build_bindings
-
-    def build_bindings(server: str, config: Any, tools: Any, state: Any, max_length: int) -> Any:
-        valid = [t for t in tools if isinstance(t, dict) and isinstance(t.get("inputSchema"), dict)]
-        return original(server, config, valid, state, max_length)
-
-    with _replace(runtime, "build_bindings", build_bindings):
-        yield
+def _without_invalid_tools(
+    server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
+) -> list[Binding]:
+    valid = [t for t in tools if isinstance(t, dict) and isinstance(t.get("inputSchema"), dict)]
+    return build_bindings(server, config, valid, state, max_length)
 
 
 # --- INV-4 ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _late_answer_becomes_a_result() -> Iterator[None]:
-    def late_answer(self: host.Host, call_id: str) -> None:
-        self._late_dropped += 1
-        self.recorder.late_dropped(call_id)
-        self._end(call_id, "ok", "late")
-
-    with _replace(host.Host, "late_answer", late_answer):
-        yield
+class _LateAnswerRouter(Router):
+    @override
+    def late_answer(self, call_id: str) -> None:
+        super().late_answer(call_id)
+        self.end_call(call_id, Ending("ok", "late"))
 
 
-# --- INV-5 ----------------------------------------------------------------------------
+# --- INV-5 and INV-6: naming against a registry that hides some sources ------------------
 
 
-def _is_mcp(source: str) -> bool:
-    """An MCP server's source; builtins and extension tools (``ext:<id>``) are not."""
-    return source.startswith("mcp:")
+def _named_against(
+    keep: Callable[[str, str], bool],
+) -> Callable[[str, ServerConfig, Sequence[Any], RegistryState, int], list[Binding]]:
+    """``build_bindings`` naming a listing of a server only against the sources ``keep``
+    accepts (``keep(own source, other source)``)."""
+
+    def named(
+        server: str,
+        config: ServerConfig,
+        tools: Sequence[Any],
+        state: RegistryState,
+        max_length: int,
+    ) -> list[Binding]:
+        own = mcp_source(server)
+        catalogs = {s: c for s, c in state.catalogs.items() if keep(own, s)}
+        view = RegistryState.build(state.generation, catalogs, state.remembered)
+        return build_bindings(server, config, tools, view, max_length)
+
+    return named
 
 
-@contextlib.contextmanager
-def _shadow_builtins() -> Iterator[None]:
-    name_tools = registry.RegistryState.name_tools
+class _ShadowingRegistry(ToolRegistry):
+    """An MCP tool may take a builtin's or an extension tool's name, which it loses."""
 
-    def ignore_builtins(
-        self: registry.RegistryState, server: str, raw: Any, max_length: int
-    ) -> Any:
-        hidden = registry.RegistryState.build(
-            self.generation,
-            {s: c for s, c in self.catalogs.items() if _is_mcp(s)},
-            self.remembered,
-        )
-        return name_tools(hidden, server, raw, max_length)
+    @override
+    def check_collisions(self, state: RegistryState, source: str, new: tuple[Binding, ...]) -> None:
+        if not is_mcp_source(source):
+            super().check_collisions(state, source, new)
 
-    original = registry.ToolRegistry.replace_source
-
-    def replace_source(self: registry.ToolRegistry, source: str, bindings: Any) -> Any:
-        state = self._state
-        names = {b.name for b in bindings}
-        kept = {
+    @override
+    def merged(
+        self, state: RegistryState, source: str, catalog: SourceCatalog
+    ) -> Mapping[str, SourceCatalog]:
+        names = {b.name for b in catalog.bindings}
+        shadowed = {
             s: attrs.evolve(c, bindings=tuple(b for b in c.bindings if b.name not in names))
             for s, c in state.catalogs.items()
-            if not _is_mcp(s)
+            if not is_mcp_source(s)
         }
-        self._state = registry.RegistryState.build(
-            state.generation, {**state.catalogs, **kept}, state.remembered
-        )
-        published = original(self, source, bindings)
-        if published is None:
-            self._state = state
-        return published
-
-    with (
-        _replace(registry.RegistryState, "name_tools", ignore_builtins),
-        _replace(registry.ToolRegistry, "replace_source", replace_source),
-    ):
-        yield
+        return {**super().merged(state, source, catalog), **shadowed}
 
 
-# --- INV-6 ----------------------------------------------------------------------------
+class _NewcomerWinsRegistry(ToolRegistry):
+    """A newcomer takes a name another server's tool holds; that incumbent is renamed."""
 
+    @override
+    def check_collisions(self, state: RegistryState, source: str, new: tuple[Binding, ...]) -> None:
+        held = {b.name for b in state.by_name.values() if is_mcp_source(b.source)}
+        super().check_collisions(state, source, tuple(b for b in new if b.name not in held))
 
-@contextlib.contextmanager
-def _rename_incumbent_on_collision() -> Iterator[None]:
-    name_tools = registry.RegistryState.name_tools
-
-    def newcomer_wins(self: registry.RegistryState, server: str, raw: Any, max_length: int) -> Any:
-        mine = registry.mcp_source(server)
-        alone = registry.RegistryState.build(
-            self.generation,
-            {s: c for s, c in self.catalogs.items() if s == mine or not _is_mcp(s)},
-            self.remembered,
-        )
-        return name_tools(alone, server, raw, max_length)
-
-    original = registry.ToolRegistry.replace_source
-
-    def replace_source(self: registry.ToolRegistry, source: str, bindings: Any) -> Any:
-        bindings = list(bindings)
-        wanted = {b.name for b in bindings}
-        state = self._state
-        catalogs = dict(state.catalogs)
+    @override
+    def merged(
+        self, state: RegistryState, source: str, catalog: SourceCatalog
+    ) -> Mapping[str, SourceCatalog]:
+        wanted = {b.name for b in catalog.bindings}
+        catalogs = dict(super().merged(state, source, catalog))
         for other, other_catalog in state.catalogs.items():
-            if other == source or not _is_mcp(other):
+            if other == source or not is_mcp_source(other):
                 continue
             renamed = tuple(
                 attrs.evolve(b, name=hashed_name(b.server or "", b.remote_name, 64))
@@ -214,103 +178,82 @@ def _rename_incumbent_on_collision() -> Iterator[None]:
                 for b in other_catalog.bindings
             )
             catalogs[other] = attrs.evolve(other_catalog, bindings=renamed)
-        self._state = registry.RegistryState.build(state.generation, catalogs, state.remembered)
-        published = original(self, source, bindings)
-        if published is None:
-            self._state = state
-        return published
-
-    with (
-        _replace(registry.RegistryState, "name_tools", newcomer_wins),
-        _replace(registry.ToolRegistry, "replace_source", replace_source),
-    ):
-        yield
+        return catalogs
 
 
-# --- INV-7 ----------------------------------------------------------------------------
+# --- INV-7, INV-8 -----------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _cancel_leaves_the_request_running() -> Iterator[None]:
-    def cancel(self: Any) -> None:
-        if self.ended_by is None:
-            self.ended_by = host._CANCELLED
-
-    with _replace(host._Call, "cancel", cancel):
-        yield
+class _CancelOnlyMarks(CallTable):
+    @override
+    def cancel(self, call_id: str) -> None:
+        call = self.get(call_id)
+        if call is not None and call.ended_by is None:
+            call.ended_by = "cancelled"  # marked, but the request keeps running
 
 
-# --- INV-8 ----------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _keep_calls_after_disconnect() -> Iterator[None]:
-    def fail_disconnected(self: Any) -> None:
+class _KeepCallsOnDisconnect(CallTable):
+    @override
+    def fail_server(self, server: str) -> None:
         return None
-
-    with _replace(host._Call, "fail_disconnected", fail_disconnected):
-        yield
 
 
 # --- INV-9 ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _no_exclusive_lane() -> Iterator[None]:
-    def lane(self: host.Host, step: int) -> trio.Lock:
-        return trio.Lock()
-
-    with _replace(host.Host, "_lane", lane):
-        yield
+class _NoLane(Lanes):
+    @override
+    def get(self, step: int) -> trio.Lock:
+        return trio.Lock()  # a lane of its own for every call
 
 
 # --- LIVE-2 ---------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _drop_notifications_during_a_refresh() -> Iterator[None]:
-    def on_list_changed(self: runtime.ServerRuntime) -> None:
-        if self.connected and self._current is None:
+class _DeafWhileRefreshing(ServerRuntime):
+    @override
+    def on_list_changed(self) -> None:
+        if self.connected and not self.refreshing:
             self.request_refresh()
-
-    with _replace(runtime.ServerRuntime, "on_list_changed", on_list_changed):
-        yield
 
 
 # --- INV-10 ---------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _allow_without_asking() -> Iterator[None]:
-    def decide(self: approval.ApprovalGate, **_: Any) -> None:
+class _AllowWithoutAsking(ApprovalGate):
+    @override
+    def decide(
+        self,
+        *,
+        call_id: str,
+        server: str,
+        tool: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        annotations: Mapping[str, Any] | None,
+        config: ServerConfig,
+    ) -> ApprovalRequest | str | None:
         return None  # every call goes ahead as if approved
-
-    with _replace(approval.ApprovalGate, "decide", decide):
-        yield
 
 
 # --- INV-11 ---------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _send_once_connected() -> Iterator[None]:
-    original = runtime.ServerRuntime.wait_started
-
-    async def wait_started(self: runtime.ServerRuntime, order: int) -> None:
+class _SendOnceConnected(ServerRuntime):
+    @override
+    async def wait_started(self, order: int) -> None:
         if self.connection is None:  # waits only until connected, not for the first refresh
-            await original(self, order)
-
-    with _replace(runtime.ServerRuntime, "wait_started", wait_started):
-        yield
+            await super().wait_started(order)
 
 
-@contextlib.contextmanager
-def _fail_fast_when_dormant() -> Iterator[None]:
-    async def wait_started(self: runtime.ServerRuntime, order: int) -> None:
+class _FailFastWhenDormant(ServerRuntime):
+    @override
+    async def wait_started(self, order: int) -> None:
         return None  # neither wakes the server nor waits: the call finds no connection
 
-    with _replace(runtime.ServerRuntime, "wait_started", wait_started):
-        yield
+
+def _with(**parts: Any) -> Seams:
+    return attrs.evolve(PRODUCTION, **parts)
 
 
 IMPL_MUTANTS: tuple[ImplMutant, ...] = (
@@ -318,87 +261,95 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "bump_generation_when_unchanged",
         "INV-1",
         "the registry advances its generation on an unchanged refresh",
-        _bump_generation_when_unchanged,
+        _with(registry=_BumpWhenUnchanged),
     ),
     ImplMutant(
         "steps_read_the_live_registry",
         "INV-2",
         "a step snapshot reads the live registry instead of holding its state",
-        _steps_read_the_live_registry,
+        _with(planner=_LivePlanner),
     ),
     ImplMutant(
         "install_the_first_page_only",
         "INV-3",
         "a refresh installs the first tools/list page as the whole catalog",
-        _install_the_first_page_only,
+        _with(read_listing=_first_page_only),
     ),
     ImplMutant(
         "drop_invalid_tools",
         "INV-3",
         "a listing with an invalid tool is installed without it",
-        _drop_invalid_tools,
+        _with(build_bindings=_without_invalid_tools),
     ),
     ImplMutant(
         "late_answer_becomes_a_result",
         "INV-4",
         "an answer after cancel/timeout is delivered as a second result",
-        _late_answer_becomes_a_result,
+        _with(router=_LateAnswerRouter),
     ),
     ImplMutant(
         "shadow_builtins",
         "INV-5",
         "naming and the registry let an MCP tool take a builtin or extension tool's name",
-        _shadow_builtins,
+        _with(
+            build_bindings=_named_against(lambda own, other: is_mcp_source(other)),
+            registry=_ShadowingRegistry,
+        ),
     ),
     ImplMutant(
         "rename_incumbent_on_collision",
         "INV-6",
         "a newcomer takes a colliding name and the other server's incumbent is renamed",
-        _rename_incumbent_on_collision,
+        _with(
+            build_bindings=_named_against(
+                lambda own, other: other == own or not is_mcp_source(other)
+            ),
+            registry=_NewcomerWinsRegistry,
+        ),
     ),
     ImplMutant(
         "cancel_leaves_the_request_running",
         "INV-7",
         "host.cancel marks the call but never cancels the request at the server",
-        _cancel_leaves_the_request_running,
+        _with(calls=_CancelOnlyMarks),
     ),
     ImplMutant(
         "keep_calls_after_disconnect",
         "INV-8",
         "a disconnect does not fail the server's queued and in-flight calls",
-        _keep_calls_after_disconnect,
+        _with(calls=_KeepCallsOnDisconnect),
     ),
     ImplMutant(
         "no_exclusive_lane",
         "INV-9",
         "exclusive calls of a step are sent together",
-        _no_exclusive_lane,
+        _with(lanes=_NoLane),
     ),
     ImplMutant(
         "drop_notifications_during_a_refresh",
         "LIVE-2",
         "a list_changed that arrives while a refresh runs is ignored",
-        _drop_notifications_during_a_refresh,
+        _with(runtime=_DeafWhileRefreshing),
     ),
     ImplMutant(
         "allow_without_asking",
         "INV-10",
         "the approval gate lets every call through without asking the approver",
-        _allow_without_asking,
+        _with(approvals=_AllowWithoutAsking),
         approval=True,
     ),
     ImplMutant(
         "send_once_connected",
         "INV-11",
         "a call to a lazily started server is sent once connected, before its first refresh ended",
-        _send_once_connected,
+        _with(runtime=_SendOnceConnected),
         lazy=True,
     ),
     ImplMutant(
         "fail_fast_when_dormant",
         "INV-11",
         "a call to a dormant server fails NOT_CONNECTED instead of waking it and waiting",
-        _fail_fast_when_dormant,
+        _with(runtime=_FailFastWhenDormant),
         lazy=True,
     ),
 )

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -45,13 +45,12 @@ from mcpbind.impl import (
     ServerConfig,
 )
 from mcpbind.impl.catalog_cache import server_identity
+from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import StepSnapshot, ToolResult
-from mcpbind.model import texts
 from mcpbind.model.explore import format_event
 from mcpbind.model.rules import STANDARD
 from mcpbind.model.values import (
-    BUILTIN,
     Approve,
     Bound,
     Call,
@@ -265,7 +264,7 @@ class _Run:
     bound: Bound
     chooser: Chooser
     steps: int
-    host_factory: Callable[..., Any]
+    seams: Seams
     clock: trio.testing.MockClock
     trace: list[str] = attrs.field(factory=list)
     observation: Observation = attrs.field(factory=Observation)
@@ -314,11 +313,12 @@ class _Run:
         initial = STANDARD.initial(self.bound)
         self.state = initial.state
         async with (
-            self.host_factory(
+            Host.open(
                 host_config(self.bound, self.approver),
                 connector=connector,
                 recorder=self.observation,
                 wait_ready=False,
+                seams=self.seams,
             ) as host,
             trio.open_nursery() as nursery,
         ):
@@ -552,11 +552,11 @@ def run_machine(
     chooser: Chooser,
     *,
     steps: int = 30,
-    host_factory: Callable[..., Any] = Host.open,
+    seams: Seams = PRODUCTION,
 ) -> list[str]:
     """One lockstep run; returns its event trace, raises :class:`MachineFailure`."""
     clock = trio.testing.MockClock()
-    run = _Run(bound, chooser, steps, host_factory, clock)
+    run = _Run(bound, chooser, steps, seams, clock)
     try:
         trio.run(run.main, clock=clock)
     except BaseExceptionGroup as group:
@@ -596,6 +596,3 @@ def replay_file(
     if lazy:
         data["lazy"] = True
     return json.dumps(data, indent=2) + "\n"
-
-
-_ = (BUILTIN, texts)

@@ -15,7 +15,7 @@ import attrs
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from mcpbind.impl import Host
+from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.model.bounds import LAZY_SERVERS, standard_suite
 from mcpbind.model.values import Bound
 
@@ -53,7 +53,7 @@ def lockstep_property(
     policy: Policy,
     *,
     steps: int = STEPS,
-    host_factory: Callable[..., Any] = Host.open,
+    seams: Seams = PRODUCTION,
     on_example: Callable[[], None] | None = None,
     approval: bool = False,
     lazy: bool = False,
@@ -65,7 +65,7 @@ def lockstep_property(
     def lockstep(data: Any) -> None:
         if on_example is not None:
             on_example()
-        trace = run_machine(bound, DrawChooser(data), steps=steps, host_factory=host_factory)
+        trace = run_machine(bound, DrawChooser(data), steps=steps, seams=seams)
         note(f"{len(trace)} events")
 
     lockstep.__name__ = (
@@ -80,20 +80,18 @@ class OdometerReport:
     steps: int
 
 
-def run_odometer(
-    policy: Policy, depth: int, *, host_factory: Callable[..., Any] = Host.open
-) -> OdometerReport:
+def run_odometer(policy: Policy, depth: int, *, seams: Seams = PRODUCTION) -> OdometerReport:
     """Every choice sequence of ``depth`` events, each run in lockstep."""
     bound = lockstep_bound(policy)
     odometer = Odometer(depth)
     steps = 0
     while True:
-        steps += len(run_machine(bound, odometer, steps=depth, host_factory=host_factory))
+        steps += len(run_machine(bound, odometer, steps=depth, seams=seams))
         if not odometer.advance():
             return OdometerReport(odometer.runs, steps)
 
 
-def run_replay(path: pathlib.Path, *, host_factory: Callable[..., Any] = Host.open) -> list[str]:
+def run_replay(path: pathlib.Path, *, seams: Seams = PRODUCTION) -> list[str]:
     """Run one replay file (SPEC §12.3) against the model and the runtime."""
     data = json.loads(path.read_text(encoding="utf-8"))
     events = list(data["events"])
@@ -103,7 +101,7 @@ def run_replay(path: pathlib.Path, *, host_factory: Callable[..., Any] = Host.op
         approval=bool(data.get("approval", False)),
         lazy=bool(data.get("lazy", False)),
     )
-    return run_machine(bound, ReplayChooser(events), steps=len(events), host_factory=host_factory)
+    return run_machine(bound, ReplayChooser(events), steps=len(events), seams=seams)
 
 
 @attrs.frozen
@@ -134,19 +132,22 @@ def kill_impl_mutant(name: str) -> KillReport:
         count[0] += 1
 
     generate_only = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate], print_blob=False)
-    with mutant.patch():
-        for policy in ("revalidate", "frozen"):
-            try:
-                generate_only(
-                    lockstep_property(
-                        policy, on_example=hook, approval=mutant.approval, lazy=mutant.lazy
-                    )
-                )()
-            except MachineFailure as error:
-                variant = ", approval" if mutant.approval else ", lazy" if mutant.lazy else ""
-                return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
+    for policy in ("revalidate", "frozen"):
         try:
-            report = run_odometer("revalidate", 4)
+            generate_only(
+                lockstep_property(
+                    policy,
+                    seams=mutant.seams,
+                    on_example=hook,
+                    approval=mutant.approval,
+                    lazy=mutant.lazy,
+                )
+            )()
         except MachineFailure as error:
-            return KillReport(True, error.check, "odometer (revalidate, depth 4)", count[0])
-        return KillReport(False, None, None, count[0] + report.runs)
+            variant = ", approval" if mutant.approval else ", lazy" if mutant.lazy else ""
+            return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
+    try:
+        report = run_odometer("revalidate", 4, seams=mutant.seams)
+    except MachineFailure as error:
+        return KillReport(True, error.check, "odometer (revalidate, depth 4)", count[0])
+    return KillReport(False, None, None, count[0] + report.runs)

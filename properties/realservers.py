@@ -21,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.subscriptions import ToolsListChanged
 
 from mcpbind.impl import BuiltinTool, DuplicateCallId, Host, HostConfig, ServerConfig
+from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.values import StepSnapshot, ToolResult
 
 from .lockstep import MachineFailure
@@ -65,6 +66,7 @@ def _server(name: str, initial: tuple[str, ...]) -> _Server:
 @attrs.define(eq=False)
 class _Run:
     draw: Callable[[Any, str], Any]
+    seams: Seams = PRODUCTION
     trace: list[str] = attrs.field(factory=list)
     results: dict[str, list[ToolResult]] = attrs.field(factory=dict)
     expected: dict[str, tuple[str, str] | None] = attrs.field(factory=dict)
@@ -94,7 +96,7 @@ class _Run:
             },
             builtins=(BuiltinTool(BUILTIN, "host tool", {"type": "object"}, builtin),),
         )
-        async with Host.open(config) as host, trio.open_nursery() as nursery:
+        async with Host.open(config, seams=self.seams) as host, trio.open_nursery() as nursery:
             for _ in range(steps):
                 action = self.draw(
                     st.sampled_from(["refresh", "sample", "call", "cancel", "change", "wait"]),
@@ -199,8 +201,10 @@ class _Run:
                 raise self.fail("INV-2", f"step {snap.step} changed")
 
 
-def run_real_servers(draw: Callable[[Any, str], Any], steps: int = 25) -> list[str]:
-    run = _Run(draw)
+def run_real_servers(
+    draw: Callable[[Any, str], Any], steps: int = 25, *, seams: Seams = PRODUCTION
+) -> list[str]:
+    run = _Run(draw, seams)
     try:
         trio.run(run.main, steps, clock=trio.testing.MockClock(autojump_threshold=0))
     except BaseExceptionGroup as group:
@@ -211,9 +215,10 @@ def run_real_servers(draw: Callable[[Any, str], Any], steps: int = 25) -> list[s
     return run.trace
 
 
-def real_servers_property(steps: int = 25) -> Callable[[], None]:
+def real_servers_property(steps: int = 25, *, seams: Seams = PRODUCTION) -> Callable[[], None]:
     @given(st.data())
     def real_servers(data: Any) -> None:
-        run_real_servers(lambda strategy, label: data.draw(strategy, label=label), steps)
+        draw = lambda strategy, label: data.draw(strategy, label=label)  # noqa: E731
+        run_real_servers(draw, steps, seams=seams)
 
     return real_servers

@@ -20,8 +20,8 @@ from typing import Any
 import attrs
 import trio
 
-from mcpbind.impl.config import ServerConfig
 from mcpbind.impl.connection import Connection, ConnectionLost, Elicit, RequestFailed
+from mcpbind.impl.server_config import ServerConfig
 from mcpbind.model.values import ServerSpec, ToolDef
 
 __all__ = ["PendingCall", "PendingList", "ScriptedConnector", "ScriptedServer", "raw_tool"]

@@ -11,7 +11,7 @@ import pytest
 from cli_runner import mcpbind
 
 from mcpbind.impl import ConfigError, ConfigWarning, HostConfig, ToolConfig
-from mcpbind.impl.toml_config import parse_toml
+from mcpbind.impl.config import parse_toml
 
 PYTHON = json.dumps(sys.executable)
 

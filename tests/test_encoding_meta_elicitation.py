@@ -26,9 +26,9 @@ from mcpbind.impl import (
     ServerConfig,
     ToolConfig,
 )
+from mcpbind.impl.config import parse_toml
 from mcpbind.impl.encoding import truncate_bytes
 from mcpbind.impl.host import META_CALL_ID, META_SESSION_ID, META_STEP
-from mcpbind.impl.toml_config import parse_toml
 from mcpbind.model import texts
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n not really a picture").decode()

@@ -19,13 +19,13 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
+from mcpbind.impl.config import parse_toml
 from mcpbind.impl.exposure import (
     TOOL_SEARCH,
     schema_bytes,
     search_words,
     shorten_schema,
 )
-from mcpbind.impl.toml_config import parse_toml
 from mcpbind.model import texts
 
 

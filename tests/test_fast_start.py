@@ -22,7 +22,7 @@ from mcpbind.impl import (
     ServerStartupError,
 )
 from mcpbind.impl.catalog_cache import server_identity
-from mcpbind.impl.toml_config import parse_toml
+from mcpbind.impl.config import parse_toml
 from mcpbind.model import texts
 
 STDIO_SERVER = pathlib.Path(__file__).parent / "testservers" / "stdio_server.py"

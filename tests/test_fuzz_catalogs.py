@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from mcpbind.impl import CatalogRejected, ServerConfig, ToolRegistry
 from mcpbind.impl.catalog import MAX_TOOLS, build_bindings, read_listing
-from mcpbind.impl.registry import BUILTIN, Binding, ToolSpec, mcp_source
+from mcpbind.impl.registry import Binding, ToolSpec
+from mcpbind.model.naming import BUILTIN, mcp_source
 
 VALID = re.compile(r"[A-Za-z0-9_]+")
 CONFIG = ServerConfig(target="http://127.0.0.1:1/mcp")

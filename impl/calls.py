@@ -1,0 +1,162 @@
+"""The call table: every accepted call_id, and each call while it is pending (INV-4).
+
+Theory of operation. The router opens one :class:`PendingCall` per accepted call, from
+acceptance to its terminal result, and closes it then; nothing else creates or ends one.
+A call_id is accepted once per host: :meth:`CallTable.open` refuses one used before
+(:class:`DuplicateCallId`). While pending, a call runs inside its own cancel scope:
+
+* :meth:`CallTable.cancel` ends it ``cancelled`` from outside (``Host.cancel``, INV-7);
+* its tool timeout is the scope's deadline, set when it reaches its server (``attach``:
+  after any approval, SPEC §8.4);
+* while it is attached to a server, :meth:`CallTable.fail_server` ends it ``failed`` when
+  that server's session is lost (INV-8), and :meth:`CallTable.pause` stops its deadline
+  while the server asks the user for input (SPEC §11.10).
+
+A call waiting for its approval is pending but attached to no server: a disconnect does
+not end it and it has no deadline yet (SPEC §3.4), as in the model's ``approval`` phase.
+The router reads how a call ended (``ended_by``, ``sent``, ``phase``) to choose its
+result; this module makes no results.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import attrs
+import trio
+
+from .errors import DuplicateCallId
+from .registry import Binding
+
+__all__ = ["CallPhase", "CallTable", "CallTableStatistics", "EndedBy", "PendingCall"]
+
+CallPhase = Literal["checking", "approval", "starting", "dispatch", "local"]
+"""Where a pending call is: its synchronous checks, waiting for its approval, waiting for
+a lazy start (SPEC §11.12), queued for the lane or sent (``sent`` tells which), or running
+a builtin or extension tool's handler."""
+EndedBy = Literal["cancelled", "disconnected"]
+
+
+@attrs.define(eq=False)
+class PendingCall:
+    """One accepted call until its terminal result."""
+
+    call_id: str
+    order: int
+    """Acceptance order (1, 2, ...): calls that waited for a start go on in it."""
+    accepted: float
+    """When it was accepted (``trio.current_time()``): the wall time runs from here."""
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    phase: CallPhase = "checking"
+    binding: Binding | None = None
+    """What it executes, once resolved in its step (INV-2)."""
+    server: str | None = None
+    """The server it is attached to (waiting for its start, queued or sent), else None."""
+    started: float = 0.0
+    """When it reached its server or its handler (its tool timeout runs from here)."""
+    sent: bool = False
+    """``tools/call`` left for the server."""
+    ended_by: EndedBy | None = None
+    """Who ended it early; None: nobody (it ran out its deadline if the scope fired)."""
+    _paused: int = 0
+    _remaining: float = math.inf
+
+    def end_early(self, why: EndedBy) -> None:
+        """End it from outside: the first reason wins, its scope is cancelled."""
+        if self.ended_by is None:
+            self.ended_by = why
+            self.scope.cancel()
+
+    def pause(self) -> None:
+        """Stop the tool timeout's clock (SPEC §11.10); nests."""
+        if self._paused == 0:
+            self._remaining = self.scope.deadline - trio.current_time()
+            self.scope.deadline = math.inf
+        self._paused += 1
+
+    def resume(self) -> None:
+        self._paused -= 1
+        if self._paused == 0:
+            self.scope.deadline = trio.current_time() + self._remaining
+
+
+@attrs.frozen
+class CallTableStatistics:
+    accepted: int
+    """call_ids accepted so far (each once, INV-4)."""
+    pending: int
+    """Calls accepted and not ended yet: waiting for approval or a start, queued, sent or
+    running a handler."""
+    attached: dict[str, int]
+    """Pending calls per server they are attached to."""
+
+
+@attrs.define(eq=False)
+class CallTable:
+    """The one owner of pending calls, by call_id and by server."""
+
+    _used: set[str] = attrs.field(factory=set)
+    _pending: dict[str, PendingCall] = attrs.field(factory=dict)
+    _by_server: dict[str, set[PendingCall]] = attrs.field(factory=dict)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def statistics(self) -> CallTableStatistics:
+        return CallTableStatistics(
+            accepted=len(self._used),
+            pending=len(self._pending),
+            attached={server: len(calls) for server, calls in self._by_server.items() if calls},
+        )
+
+    def open(self, call_id: str) -> PendingCall:
+        """Accept ``call_id``; raises :class:`DuplicateCallId` if it was used before."""
+        if call_id in self._used:
+            raise DuplicateCallId(call_id)
+        self._used.add(call_id)
+        call = PendingCall(call_id, len(self._used), trio.current_time())
+        self._pending[call_id] = call
+        return call
+
+    def close(self, call: PendingCall) -> None:
+        """The call has its terminal result: it is no longer pending anywhere."""
+        del self._pending[call.call_id]
+        self.detach(call)
+
+    def attach(self, call: PendingCall, server: str, timeout: float) -> None:
+        """The call reached ``server``: its tool timeout (0: none) runs from now."""
+        call.server = server
+        call.started = trio.current_time()
+        call.scope.deadline = call.started + timeout if timeout > 0 else math.inf
+        self._by_server.setdefault(server, set()).add(call)
+
+    def detach(self, call: PendingCall) -> None:
+        if call.server is not None:
+            self._by_server[call.server].discard(call)
+
+    def get(self, call_id: str) -> PendingCall | None:
+        """The pending call ``call_id``; None when it is not (or no longer) pending."""
+        return self._pending.get(call_id)
+
+    def cancel(self, call_id: str) -> None:
+        """End the pending call ``call_id`` ``cancelled``; no effect once it ended."""
+        call = self._pending.get(call_id)
+        if call is not None:
+            call.end_early("cancelled")
+
+    def fail_server(self, server: str) -> None:
+        """INV-8: every call attached to ``server`` ends now (its session is gone)."""
+        for call in list(self._by_server.get(server, ())):
+            call.end_early("disconnected")
+
+    def pause(self, server: str) -> tuple[PendingCall, ...]:
+        """Stop the deadlines of ``server``'s calls; give the result to :meth:`resume`."""
+        paused = tuple(self._by_server.get(server, ()))
+        for call in paused:
+            call.pause()
+        return paused
+
+    def resume(self, paused: tuple[PendingCall, ...]) -> None:
+        for call in paused:
+            call.resume()

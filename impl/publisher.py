@@ -1,0 +1,41 @@
+"""Publisher: the one path by which the registry changes (SPEC §2.2, §3.2 ``published``).
+
+Every install goes through :meth:`Publisher.publish`: a server's refresh and its cached
+catalog (:mod:`.runtime`, SPEC §11.12) and a tool contributor's list (SPEC §11.11). It
+replaces one source in the registry and reports the publication to the recorder, so
+the trace of ``published`` outputs and the registry's generations cannot drift apart
+(INV-1). Callers decide what to publish synchronously, with no ``await`` between reading
+:attr:`Publisher.state` and publishing (INV-3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from .recorder import Recorder
+from .registry import Binding, RegistryState, ToolRegistry
+
+__all__ = ["Publisher"]
+
+
+@attrs.define(eq=False)
+class Publisher:
+    registry: ToolRegistry
+    recorder: Recorder
+
+    @property
+    def state(self) -> RegistryState:
+        """The registry state published last."""
+        return self.registry.state
+
+    def publish(self, source: str, bindings: Iterable[Binding]) -> RegistryState | None:
+        """Replace ``source`` in one publication and report it; None when unchanged.
+
+        Raises as :meth:`ToolRegistry.replace_source` does, with the registry untouched."""
+        published = self.registry.replace_source(source, bindings)
+        if published is not None:
+            names = tuple(b.name for b in published.catalog(source).bindings)
+            self.recorder.published(published.generation, source, names)
+        return published

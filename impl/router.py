@@ -1,0 +1,425 @@
+"""Router: one call, from acceptance to its one terminal result (SPEC §8, INV-2, INV-4).
+
+Theory of operation
+-------------------
+:meth:`Router.call` follows the model's call rules (``model/rules.py``: ``_on_call``,
+``dispatch``, ``end_call``) in the order of SPEC §8.2:
+
+1. a ``call_id`` used before is refused (:class:`DuplicateCallId`, no result);
+2. the name is resolved in the step's own snapshot (INV-2), else ``unsupported``;
+3. the arguments must be a JSON object, else ``error``; a builtin or extension tool now
+   runs the handler its binding captured, ``tool_search`` ranks the step's tools;
+4. a call that approval gates waits for its approver (INV-10), else ``denied``;
+
+then, in :meth:`Router._dispatch` (the model's ``dispatch``):
+
+5. under ``revalidate`` a tool its server no longer lists ends ``unavailable``; a call to
+   a lazily started server first waits for the start to settle (INV-11), then 5 again;
+6. a disconnected server fails the call at once (``NOT_CONNECTED``);
+7. an exclusive call takes its step's lane (INV-9); then ``tools/call`` is sent.
+
+Every check decides synchronously and returns an :class:`Ending` or None (go on); none
+makes a result. The whole route runs inside the call's cancel scope (:mod:`.calls`):
+``Host.cancel``, the tool timeout and a disconnect interrupt it (INV-7, LIVE-1, INV-8),
+and :meth:`Router._ended_early` reads how. Exceptions become endings in one place,
+:meth:`Router._translate`; the result is made in one place, :meth:`Router.end_call`,
+exactly once per accepted call (INV-4). Only :class:`DuplicateCallId` escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import attrs
+import trio
+
+from mcpbind.model import texts
+
+from .approval import ApprovalGate
+from .calls import CallTable, PendingCall
+from .config import HostConfig
+from .connection import ConnectionLost, RequestFailed
+from .encoding import OutputLimits, encode_result, wall_time_header
+from .errors import DuplicateCallId
+from .exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
+from .planner import Planner
+from .recorder import Recorder
+from .registry import Binding, ToolRegistry
+from .runtime import ServerRuntime
+from .values import ContentItem, StepSnapshot, ToolResult
+
+__all__ = [
+    "META_CALL_ID",
+    "META_SESSION_ID",
+    "META_STEP",
+    "Ending",
+    "Lanes",
+    "Router",
+    "RouterStatistics",
+    "parse_arguments",
+]
+
+# SPEC §11.10: request metadata under our own prefix (MCP reserves prefixes whose second
+# label is ``modelcontextprotocol`` or ``mcp``; ``dev.mcpbind/`` is not one of them).
+META_SESSION_ID = "dev.mcpbind/session_id"
+META_STEP = "dev.mcpbind/step"
+META_CALL_ID = "dev.mcpbind/call_id"
+
+logger = logging.getLogger("mcpbind.router")
+
+
+class Ending(NamedTuple):
+    """How a call ends: what :meth:`Router.end_call` turns into its result."""
+
+    status: texts.CallStatus
+    output: str
+    items: tuple[ContentItem, ...] = ()
+
+
+def parse_arguments(arguments: Any) -> dict[str, Any] | str:
+    """A dict, or why the arguments are not a JSON object (SPEC §8.1)."""
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, str | bytes):
+        text = arguments.decode() if isinstance(arguments, bytes) else arguments
+        if not text.strip():
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            return f"not valid JSON ({error.msg} at position {error.pos})"
+        except ValueError as error:
+            return f"not valid JSON ({error})"
+        if isinstance(value, dict):
+            return value
+        return f"JSON {type(value).__name__} where an object is required"
+    if arguments is None:
+        return {}
+    return f"{type(arguments).__name__} where an object is required"
+
+
+@attrs.define(eq=False)
+class Lanes:
+    """The exclusive lane of each step (SPEC §8.3, INV-9): a FIFO ``trio.Lock``, forgotten
+    once nobody holds or waits for it."""
+
+    _locks: dict[int, trio.Lock] = attrs.field(factory=dict)
+
+    def get(self, step: int) -> trio.Lock:
+        lane = self._locks.get(step)
+        if lane is None:
+            lane = self._locks[step] = trio.Lock()
+        return lane
+
+    def release(self, step: int, lane: trio.Lock) -> None:
+        lane.release()  # hands the lane to the oldest waiter, if any
+        if not lane.locked() and lane.statistics().tasks_waiting == 0:
+            self._locks.pop(step, None)
+
+
+@attrs.frozen
+class RouterStatistics:
+    results: Mapping[str, int]
+    """Terminal results so far, by status."""
+    late_dropped: int
+    """Answers that arrived after their call had ended (dropped, INV-4)."""
+
+
+class Router:
+    """Routes the calls of one host; see the module docstring for the order of checks."""
+
+    def __init__(
+        self,
+        *,
+        config: HostConfig,
+        servers: Mapping[str, ServerRuntime],
+        calls: CallTable,
+        lanes: Lanes,
+        approvals: ApprovalGate,
+        planner: Planner,
+        registry: ToolRegistry,
+        recorder: Recorder,
+        session_id: str,
+    ) -> None:
+        self.config = config
+        self.servers = servers
+        self.calls = calls
+        self.lanes = lanes
+        self.approvals = approvals
+        self.planner = planner
+        self.registry = registry
+        self.recorder = recorder
+        self.session_id = session_id
+        self._limits = OutputLimits.build(
+            config.output_limit, {name: r.config for name, r in servers.items()}
+        )
+        self._results: Counter[str] = Counter()
+        self._late_dropped = 0
+
+    def statistics(self) -> RouterStatistics:
+        return RouterStatistics(dict(self._results), self._late_dropped)
+
+    # --- the call ------------------------------------------------------------------------
+
+    async def call(self, step: StepSnapshot, call_id: str, name: str, arguments: Any) -> ToolResult:
+        """Route one call of ``step`` and return its terminal result (SPEC §8.2)."""
+        try:
+            call = self.calls.open(call_id)  # 1. INV-4: a call_id is accepted once
+        except DuplicateCallId as error:
+            self.recorder.refused(call_id, str(error))
+            raise
+        ending: Ending | None = None
+        try:
+            with call.scope:
+                ending = await self._route(call, step, name, arguments)
+        except Exception as error:  # the one place where exceptions become endings
+            ending = self._translate(call, error)
+        finally:
+            self.calls.close(call)
+        if ending is None or call.ended_by == "disconnected":
+            ending = self._ended_early(call)
+        return self.end_call(call_id, ending)
+
+    def end_call(self, call_id: str, ending: Ending) -> ToolResult:
+        """The one terminal result of an accepted call (INV-4): counted and reported."""
+        result = ToolResult(call_id, ending.status, ending.output, ending.items)
+        self._results[ending.status] += 1
+        self.recorder.result(result)
+        return result
+
+    def cancel(self, call_id: str) -> None:
+        """End the pending call ``call_id`` as ``cancelled``; no effect once it ended."""
+        self.calls.cancel(call_id)
+
+    def late_answer(self, call_id: str) -> None:
+        """A connection reports an answer for a call that already ended (INV-4)."""
+        self._late_dropped += 1
+        self.recorder.late_dropped(call_id)
+
+    # --- the checks of SPEC §8.2, in the model's order -----------------------------------
+
+    async def _route(
+        self, call: PendingCall, step: StepSnapshot, name: str, arguments: Any
+    ) -> Ending:
+        binding = step.binding(name)  # 2. INV-2: the step's own snapshot
+        if binding is None:
+            return Ending("unsupported", texts.UNSUPPORTED.format(name=name))
+        parsed = parse_arguments(arguments)  # 3. SPEC §8.1
+        if isinstance(parsed, str):
+            return Ending("error", texts.BAD_ARGUMENTS.format(name=name, problem=parsed))
+        call.binding = binding
+        if binding.server is None:
+            if self.planner.is_search(binding):
+                return self._tool_search(step, parsed)
+            return await self._run_local(call, binding, parsed)
+        runtime = self.servers[binding.server]
+        denied = await self._approve(call, binding, name, parsed, runtime)  # 4. INV-10
+        if denied is not None:
+            return denied
+        return await self._dispatch(
+            call, step=step.step, binding=binding, name=name, arguments=parsed, runtime=runtime
+        )
+
+    async def _approve(
+        self,
+        call: PendingCall,
+        binding: Binding,
+        name: str,
+        arguments: dict[str, Any],
+        runtime: ServerRuntime,
+    ) -> Ending | None:
+        """SPEC §11.8: None when the call may go on. While the approver is asked the call is
+        pending with no deadline and attached to no server (SPEC §3.4)."""
+        verdict = self.approvals.decide(
+            call_id=call.call_id,
+            server=runtime.name,
+            tool=binding.remote_name,
+            name=name,
+            arguments=arguments,
+            annotations=binding.spec.annotations,
+            config=runtime.config,
+        )
+        if verdict is None:
+            return None
+        if isinstance(verdict, str):
+            return Ending("denied", verdict)
+        call.phase = "approval"
+        denial = await self.approvals.ask(verdict)
+        return None if denial is None else Ending("denied", denial)
+
+    async def _dispatch(
+        self,
+        call: PendingCall,
+        *,
+        step: int,
+        binding: Binding,
+        name: str,
+        arguments: dict[str, Any],
+        runtime: ServerRuntime,
+    ) -> Ending:
+        """The model's ``dispatch``: an accepted (and approved) call of an MCP tool."""
+        gone = self._revalidated(binding, name)  # 5. SPEC §7.3
+        if gone is not None:
+            return gone
+        # SPEC §8.4: the tool timeout runs from here (after any approval; a wait for a lazy
+        # start counts); the wall time runs from acceptance.
+        self.calls.attach(call, runtime.name, runtime.config.tool_timeout_sec)
+        if runtime.starting:
+            # SPEC §11.12 (INV-11): a lazily started server is waited for, dormant or
+            # connected, until its first refresh has ended; not failed fast, not sent to.
+            call.phase = "starting"
+            await runtime.wait_started(call.order)
+            if runtime.connection is None:
+                return Ending("failed", texts.NOT_CONNECTED.format(server=runtime.name))
+            gone = self._revalidated(binding, name)  # against the live catalog now
+            if gone is not None:
+                return gone
+        elif runtime.connection is None:  # 6. INV-8: fail fast, nothing sent
+            return Ending("failed", texts.NOT_CONNECTED.format(server=runtime.name))
+        call.phase = "dispatch"
+        exclusive = not (binding.read_only or runtime.config.supports_parallel_tool_calls)
+        raw = await self._send(  # 7. INV-9, then the wire
+            call,
+            step=step,
+            binding=binding,
+            arguments=arguments,
+            runtime=runtime,
+            exclusive=exclusive,
+        )
+        status, output, items = encode_result(
+            raw,
+            trio.current_time() - call.accepted,
+            server=runtime.name,
+            tool=binding.remote_name,
+            limit=self._limits.of(runtime.name, binding.remote_name),
+            image_capable=self.config.image_capable,
+        )
+        return Ending(status, output, items)
+
+    def _revalidated(self, binding: Binding, name: str) -> Ending | None:
+        """SPEC §7.3: under ``revalidate``, a tool its server no longer lists ends
+        ``unavailable`` with nothing sent; None when the call may go on."""
+        if self.config.binding_policy != "revalidate":
+            return None
+        live = self.registry.state.live_remotes.get(binding.source, frozenset())
+        if binding.remote_name in live:
+            return None
+        text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
+        return Ending("unavailable", text)
+
+    async def _send(
+        self,
+        call: PendingCall,
+        *,
+        step: int,
+        binding: Binding,
+        arguments: dict[str, Any],
+        runtime: ServerRuntime,
+        exclusive: bool,
+    ) -> Any:
+        """The lane (INV-9), then ``tools/call`` with the raw name; the raw result."""
+        lane = self.lanes.get(step) if exclusive else None
+        if lane is not None:
+            try:
+                lane.acquire_nowait()  # uncontended: no extra trip through the scheduler
+            except trio.WouldBlock:
+                await lane.acquire()
+        try:
+            connection = runtime.connection
+            if connection is None:  # lost while this call waited for the lane
+                raise ConnectionLost("not connected")
+            server, tool, call_id = runtime.name, binding.remote_name, call.call_id
+
+            def on_sent() -> None:
+                call.sent = True
+                self.recorder.sent(server, "tools/call", tool)
+
+            try:
+                return await connection.call_tool(
+                    tool,
+                    arguments,
+                    on_sent=on_sent,
+                    on_late=lambda: self.late_answer(call_id),
+                    meta={META_SESSION_ID: self.session_id, META_STEP: step, META_CALL_ID: call_id},
+                )
+            except ConnectionLost:
+                runtime.lost(connection)  # INV-8 at once, this call and every other one
+                raise
+        finally:
+            if lane is not None:
+                self.lanes.release(step, lane)
+
+    async def _run_local(
+        self, call: PendingCall, binding: Binding, arguments: dict[str, Any]
+    ) -> Ending:
+        """A builtin or extension tool: the handler captured in the step's binding (INV-2)."""
+        handler = binding.handler
+        assert handler is not None, "a non-MCP binding carries its handler"
+        call.phase = "local"
+        call.started = trio.current_time()
+        output = await handler(arguments)
+        return Ending("ok", f"{wall_time_header(trio.current_time() - call.started)}\n{output}")
+
+    def _tool_search(self, step: StepSnapshot, arguments: dict[str, Any]) -> Ending:
+        """SPEC §11.9: rank the step's MCP tools, discover the matches for later steps."""
+        started = trio.current_time()
+        parsed = parse_search_arguments(arguments)
+        if isinstance(parsed, str):
+            text = texts.SEARCH_BAD_ARGUMENTS.format(problem=parsed, maximum=MAX_SEARCH_LIMIT)
+            return Ending("error", text)
+        query, limit = parsed
+        found = step.exposure.view.search(query, limit)
+        self.planner.discover(found)
+        header = wall_time_header(trio.current_time() - started)
+        return Ending("ok", f"{header}\n{search_output(query, found)}")
+
+    # --- how a call that did not run to its answer ends ----------------------------------
+
+    def _translate(self, call: PendingCall, error: Exception) -> Ending | None:
+        """An exception as the call's ending; None: the call ended early (lost session)."""
+        if call.phase == "local":  # the handler's own failure is the tool's error
+            header = wall_time_header(trio.current_time() - call.started)
+            return Ending("error", f"{header}\n{error}")
+        if isinstance(error, ConnectionLost):
+            # The session is gone. The runtime ended the call when it learnt that (INV-8,
+            # ``CallTable.fail_server``): ``_ended_early`` reads how, as for a cancel.
+            return None
+        binding = call.binding
+        assert binding is not None, "only a resolved call can fail in transit"
+        if isinstance(error, RequestFailed):
+            why = str(error)
+        else:
+            logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
+            why = f"{type(error).__name__}: {error}"
+        text = texts.TRANSPORT.format(tool=binding.remote_name, server=binding.server, why=why)
+        return Ending("failed", text)
+
+    def _ended_early(self, call: PendingCall) -> Ending:
+        """A call its scope interrupted: cancelled, out of time or its server lost."""
+        server = call.server
+        if server is None:  # waiting for approval, or a local handler: only a cancel ends it
+            return Ending("cancelled", texts.CANCELLED)
+        seconds = f"{self.servers[server].config.tool_timeout_sec:g}"
+        if call.phase == "starting":
+            if call.ended_by == "cancelled":
+                return Ending("cancelled", texts.CANCELLED)
+            if call.ended_by == "disconnected":
+                return Ending("failed", texts.NOT_CONNECTED.format(server=server))
+            return Ending(
+                "timed_out", texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
+            )
+        if call.ended_by == "disconnected":
+            template = texts.DISCONNECTED if call.sent else texts.NOT_CONNECTED
+            return Ending("failed", template.format(server=server))
+        if call.sent:
+            # The SDK cancelled the request at the server when the scope was cancelled:
+            # one notifications/cancelled over JSON-RPC, the handler itself in-process.
+            self.recorder.sent(server, "notifications/cancelled", call.call_id)
+        if call.ended_by == "cancelled":
+            return Ending("cancelled", texts.CANCELLED)
+        template = texts.TIMED_OUT if call.sent else texts.TIMED_OUT_QUEUED
+        return Ending("timed_out", template.format(seconds=seconds))
