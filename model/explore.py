@@ -135,11 +135,13 @@ def explore(
     max_depth: int | None = None,
     stop_on: str | None = None,
     effects: bool = False,
+    every_transition: bool = False,
 ) -> Report:
     """Visit every state reachable on ``bound``; stop early once ``stop_on`` is violated.
 
     With ``effects``, also tally what each event kind was seen to do (the transition
-    table of SPEC §3.3)."""
+    table of SPEC §3.3). With ``every_transition``, every transition invariant is checked
+    on every transition, its ``triggers`` ignored (slower; the same verdict)."""
     started = time.perf_counter()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the state graph is acyclic garbage-free data; GC passes only cost time
@@ -150,6 +152,7 @@ def explore(
             max_depth=max_depth,
             stop_on=stop_on,
             want_effects=effects,
+            every=every_transition,
             started=started,
         )
     finally:
@@ -164,6 +167,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     max_depth: int | None,
     stop_on: str | None,
     want_effects: bool,
+    every: bool,
     started: float,
 ) -> Report:
     first = rules.initial(bound).state
@@ -212,7 +216,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             if want_effects:
                 key = (event.kind, effect_of(t.outputs))
                 effects[key] = effects.get(key, 0) + 1
-            found = check_transition(state, event, t)
+            found = check_transition(state, event, t, every=every)
             if found:
                 record(found, (*trace_to(index), event))
             target = ids.get(t.state)
