@@ -20,15 +20,7 @@ from .approval import (
     requires_approval,
 )
 from .catalog_cache import CatalogCache, CatalogCacheStatistics
-from .config import (
-    APPROVAL_MODES,
-    ApprovalMode,
-    BuiltinTool,
-    ConfigWarning,
-    HostConfig,
-    ServerConfig,
-    ToolConfig,
-)
+from .config import ConfigWarning, HostConfig
 from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
 from .contributors import (
     ContributorOutcome,
@@ -60,12 +52,15 @@ from .exposure import Exposure
 from .host import Host
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
+from .seams import Seams
+from .server_config import APPROVAL_MODES, ApprovalMode, BuiltinTool, ServerConfig, ToolConfig
 from .values import (
     ElicitationAnswer,
     ElicitationRequest,
     HostStatistics,
     ImageItem,
     RefreshOutcome,
+    ServerStatistics,
     ServerStatus,
     StepSnapshot,
     ToolResult,
@@ -114,9 +109,11 @@ __all__ = [
     "RemoteError",
     "RemoveServer",
     "RequestFailed",
+    "Seams",
     "ServerConfig",
     "ServerProvenance",
     "ServerStartupError",
+    "ServerStatistics",
     "ServerStatus",
     "SetServer",
     "StepSnapshot",

@@ -2,7 +2,7 @@
 
 :class:`HostConfig` is validated when built: a bad value raises :class:`ConfigError`
 naming the setting, and nothing is started. Server-level values live in the leaf
-module :mod:`.server_config` (re-exported here); a Codex-compatible ``config.toml`` is
+module :mod:`.server_config`; a Codex-compatible ``config.toml`` is
 read by :mod:`.toml_config` and turned into a ``HostConfig`` by :func:`parse_toml` and
 :func:`load_toml`.
 """
@@ -24,39 +24,17 @@ from .contributors import Contributor, check_contributors
 from .errors import ConfigError
 from .exposure import TOOL_SEARCH
 from .server_config import (
-    APPROVAL_MODES,
     ELICITATION_POLICIES,
-    STARTUP_POLICIES,
-    ApprovalMode,
     BindingPolicy,
     BuiltinTool,
     ElicitationPolicy,
     ServerConfig,
-    StartupPolicy,
-    ToolConfig,
     non_negative,
 )
 from .toml_config import read_toml
 from .values import ElicitationAnswer, ElicitationRequest
 
-__all__ = [
-    "APPROVAL_MODES",
-    "ELICITATION_POLICIES",
-    "STARTUP_POLICIES",
-    "ApprovalMode",
-    "BindingPolicy",
-    "BuiltinTool",
-    "ConfigWarning",
-    "ElicitationHandler",
-    "ElicitationPolicy",
-    "HostConfig",
-    "Loaded",
-    "ServerConfig",
-    "StartupPolicy",
-    "ToolConfig",
-    "load_toml",
-    "parse_toml",
-]
+__all__ = ["ConfigWarning", "ElicitationHandler", "HostConfig", "Loaded", "load_toml", "parse_toml"]
 
 
 class ConfigWarning(UserWarning):
