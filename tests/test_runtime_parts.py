@@ -1,0 +1,150 @@
+"""The rooms of the call path on their own, without a host (SPEC §11.1): a server's
+runtime over a real in-process MCP server, and the call table."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import trio
+from mcp import StdioServerParameters
+from testservers.inproc import fs_server
+
+from mcpbind.impl import (
+    CatalogCache,
+    DuplicateCallId,
+    HostConfig,
+    McpConnector,
+    NullRecorder,
+    ServerConfig,
+    ServerStartupError,
+    ToolRegistry,
+)
+from mcpbind.impl.calls import CallTable
+from mcpbind.impl.publisher import Publisher
+from mcpbind.impl.runtime import RuntimeContext, ServerRuntime, install_order
+
+
+def context(calls: CallTable | None = None) -> RuntimeContext:
+    return RuntimeContext(
+        publisher=Publisher(ToolRegistry(), NullRecorder()),
+        calls=calls or CallTable(),
+        connector=McpConnector(),
+        cache=CatalogCache(),
+        recorder=NullRecorder(),
+        config=HostConfig(),
+    )
+
+
+async def test_a_server_runtime_runs_without_a_host_and_reports_its_first_start():
+    shared = context()
+    runtime = ServerRuntime("fs", ServerConfig(target=fs_server()), shared)
+    assert runtime.statistics().phase == "connecting"
+    async with trio.open_nursery() as nursery:
+        error = await nursery.start(runtime.run)
+        assert error is None
+        stats = runtime.statistics()
+        assert (stats.phase, stats.connected, stats.sessions) == ("running", True, 1)
+        assert stats.outcomes == {"installed": 1}
+        names = set(shared.publisher.state.by_name)
+        assert "mcp__fs__read" in names
+        run = runtime.request_refresh()
+        await run.done.wait()
+        assert run.outcome is not None
+        assert run.outcome.status == "unchanged"
+        assert runtime.statistics().outcomes == {"installed": 1, "unchanged": 1}
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_required_server_that_cannot_start_reports_its_error_and_its_task_ends():
+    exits = StdioServerParameters(command=sys.executable, args=["-c", "raise SystemExit(3)"])
+    runtime = ServerRuntime("gone", ServerConfig(target=exits, required=True), context())
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            error = await nursery.start(runtime.run)
+    # The nursery closed by itself: the runtime's task had nothing left to do.
+    assert isinstance(error, ServerStartupError)
+    assert error.server == "gone"
+    assert runtime.statistics().phase == "failed"
+    assert not runtime.connected
+
+
+async def test_an_optional_server_the_host_stops_waiting_for_reports_at_once():
+    """SPEC §11.12 (the grace): a server still connecting is reported when the host stops
+    waiting, joins later, and lets the servers after it install their first catalogs."""
+    never = trio.Event()
+
+    class Hanging:
+        def connect(self, *args: object, **kwargs: object) -> object:
+            return self
+
+        async def __aenter__(self) -> object:
+            await never.wait()
+            raise AssertionError("unreachable")
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    shared = context()
+    shared = RuntimeContext(
+        publisher=shared.publisher,
+        calls=shared.calls,
+        connector=Hanging(),  # type: ignore[arg-type]
+        cache=shared.cache,
+        recorder=shared.recorder,
+        config=shared.config,
+    )
+    runtime = ServerRuntime("slow", ServerConfig(target=fs_server()), shared)
+    first, second = install_order(2)
+    async with trio.open_nursery() as nursery:
+
+        async def stop_soon() -> None:
+            await trio.sleep(0.01)
+            runtime.stop_waiting()
+
+        nursery.start_soon(stop_soon)
+        assert await nursery.start(runtime.run, first) is None
+        assert runtime.statistics().phase == "connecting"
+        assert second.before is first.decided
+        assert first.decided.is_set()  # the next server need not wait for this one
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_call_table_accepts_a_call_id_once_and_fails_only_the_lost_servers_calls():
+    table = CallTable()
+    a, b, waiting = table.open("a"), table.open("b"), table.open("approving")
+    with pytest.raises(DuplicateCallId):
+        table.open("a")
+    table.attach(a, "s1", 300)
+    table.attach(b, "s2", 0)
+    assert table.statistics().attached == {"s1": 1, "s2": 1}
+    assert (a.order, b.order, waiting.order) == (1, 2, 3)
+    table.fail_server("s1")  # INV-8: every call attached to s1, and no other
+    assert (a.ended_by, b.ended_by, waiting.ended_by) == ("disconnected", None, None)
+    assert a.scope.cancel_called
+    assert not b.scope.cancel_called
+    assert not waiting.scope.cancel_called  # waiting for approval: attached to no server
+    table.cancel("b")
+    assert b.ended_by == "cancelled"
+    for call in (a, b, waiting):
+        table.close(call)
+    assert len(table) == 0
+    table.cancel("a")  # ended: no effect
+    with pytest.raises(DuplicateCallId):
+        table.open("b")  # ended calls keep their ids (INV-4)
+    assert table.statistics().accepted == 3
+
+
+async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_back_the_rest(
+    autojump_clock: object,
+):
+    """SPEC §11.10: the tool timeout waits while the server asks the user for input."""
+    table = CallTable()
+    call = table.open("c")
+    table.attach(call, "s", 10)
+    await trio.sleep(4)
+    paused = table.pause("s")
+    assert call.scope.deadline == float("inf")
+    await trio.sleep(100)
+    table.resume(paused)
+    assert call.scope.deadline == pytest.approx(trio.current_time() + 6)
