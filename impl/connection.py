@@ -301,4 +301,3 @@ async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
-
