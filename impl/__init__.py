@@ -1,4 +1,4 @@
-"""mcpbind's runtime: the trio implementation over the official ``mcp`` SDK (SPEC §11).
+"""mcpbind's runtime over the official ``mcp`` SDK, on anyio: trio or asyncio (SPEC §11).
 
 ::
 

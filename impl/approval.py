@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+import anyio
 import attrs
-import trio
 
 from mcpbind.model import texts
 
@@ -146,7 +146,7 @@ class ApprovalGate:
     _denied: int = 0
     _saved: int = 0
     _save_errors: list[str] = attrs.field(factory=list)
-    _save_lock: trio.Lock = attrs.field(factory=trio.Lock)
+    _save_lock: anyio.Lock = attrs.field(factory=anyio.Lock)
 
     def statistics(self) -> ApprovalStatistics:
         return ApprovalStatistics(
@@ -212,7 +212,7 @@ class ApprovalGate:
             return None  # prompt: "remember" answers are downgraded to once
         self._session.add((request.server, request.tool))
         if answer == "allow_always" and self.config_path is not None:
-            with trio.CancelScope(shield=True):  # a short local write; never half done
+            with anyio.CancelScope(shield=True):  # a short local write; never half done
                 await self._save(self.config_path, request.server, request.tool)
         return None
 
@@ -223,7 +223,7 @@ class ApprovalGate:
     async def _save(self, path: str, server: str, tool: str) -> None:
         async with self._save_lock:  # one read-modify-write of the file at a time
             try:
-                await trio.to_thread.run_sync(save_approve_always, path, server, tool)
+                await anyio.to_thread.run_sync(save_approve_always, path, server, tool)
             except Exception as error:
                 why = str(error) if not isinstance(error, OSError) else error.strerror or ""
                 message = texts.APPROVAL_NOT_SAVED.format(

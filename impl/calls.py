@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import anyio
 import attrs
-import trio
 
 from .errors import DuplicateCallId
 from .registry import Binding
@@ -46,8 +46,8 @@ class PendingCall:
     order: int
     """Acceptance order (1, 2, ...): calls that waited for a start go on in it."""
     accepted: float
-    """When it was accepted (``trio.current_time()``): the wall time runs from here."""
-    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    """When it was accepted (``anyio.current_time()``): the wall time runs from here."""
+    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     phase: CallPhase = "checking"
     binding: Binding | None = None
     """What it executes, once resolved in its step (INV-2)."""
@@ -71,14 +71,14 @@ class PendingCall:
     def pause(self) -> None:
         """Stop the tool timeout's clock (SPEC §11.10); nests."""
         if self._paused == 0:
-            self._remaining = self.scope.deadline - trio.current_time()
+            self._remaining = self.scope.deadline - anyio.current_time()
             self.scope.deadline = math.inf
         self._paused += 1
 
     def resume(self) -> None:
         self._paused -= 1
         if self._paused == 0:
-            self.scope.deadline = trio.current_time() + self._remaining
+            self.scope.deadline = anyio.current_time() + self._remaining
 
 
 @attrs.frozen
@@ -115,7 +115,7 @@ class CallTable:
         if call_id in self._used:
             raise DuplicateCallId(call_id)
         self._used.add(call_id)
-        call = PendingCall(call_id, len(self._used), trio.current_time())
+        call = PendingCall(call_id, len(self._used), anyio.current_time())
         self._pending[call_id] = call
         return call
 
@@ -127,7 +127,7 @@ class CallTable:
     def attach(self, call: PendingCall, server: str, timeout: float) -> None:
         """The call reached ``server``: its tool timeout (0: none) runs from now."""
         call.server = server
-        call.started = trio.current_time()
+        call.started = anyio.current_time()
         call.scope.deadline = call.started + timeout if timeout > 0 else math.inf
         self._by_server.setdefault(server, set()).add(call)
 

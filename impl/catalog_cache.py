@@ -6,8 +6,8 @@ description and the settings that change the catalog. A server started with
 ``startup="lazy_when_cached"`` installs its cached listing at open, through the same
 ``build_bindings``/``replace_source`` path as a refresh (INV-3), and connects on first use.
 
-The cache holds no trio objects and reads time from an injectable clock (default
-``time.monotonic``), so one instance serves every ``trio.run`` of a process and tests can
+The cache holds no event-loop objects and reads time from an injectable clock (default
+``time.monotonic``), so one instance serves every event loop of a process and tests can
 drive expiry. Secrets (``env`` values, HTTP headers) enter the identity only through the
 digest: no key, entry or statistic holds them in clear.
 """

@@ -12,7 +12,7 @@ Facts of ``mcp`` 2.3 this module handles (``../shared/SDK-NOTES.md``):
   ``Client.list_tools`` caches and silently drops tools with invalid header metadata;
 * calls are sent with the raw ``tools/call`` request: ``Client.call_tool`` may send an
   extra ``tools/list`` and raise on output-schema mismatches;
-* cancelling the trio scope around a request sends exactly one
+* cancelling the cancel scope around a request sends exactly one
   ``notifications/cancelled`` over JSON-RPC and cancels the handler directly in-process;
 * a dead session raises ``MCPError(CONNECTION_CLOSED)`` on every request;
 * ``list_changed`` arrives on a ``subscriptions/listen`` stream on 2026-07-28
@@ -31,8 +31,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol, cast
 
+import anyio
 import mcp_types as types
-import trio
 from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
@@ -134,7 +134,7 @@ class McpConnection:
 
     def __init__(self, client: Client, on_elicit: Elicit | None = None) -> None:
         self._client = client
-        self._lost = trio.Event()
+        self._lost = anyio.Event()
         self._on_elicit = on_elicit
 
     async def wait_lost(self) -> None:
@@ -154,7 +154,7 @@ class McpConnection:
             raise RequestFailed(
                 f"malformed reply: {error.error_count()} validation error(s)"
             ) from error
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
             self._lost.set()
             raise ConnectionLost("connection closed") from error
 
@@ -207,7 +207,7 @@ class McpConnection:
                 )
             responses[key] = await _answer_elicitation(self._on_elicit, request.params)
         if not responses:
-            await trio.sleep(0.05)  # state only: the server is not ready yet; ask again soon
+            await anyio.sleep(0.05)  # state only: the server is not ready yet; ask again soon
         return params.model_copy(
             update={"input_responses": responses or None, "request_state": needed.request_state}
         )
@@ -224,7 +224,7 @@ class McpConnection:
             if error.code == types.CONNECTION_CLOSED:
                 self._lost.set()
             # otherwise the server does not serve subscriptions/listen: no notifications
-        except (SubscriptionLost, trio.BrokenResourceError, trio.ClosedResourceError):
+        except (SubscriptionLost, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._lost.set()  # an abrupt drop: the session is gone
 
 
@@ -281,12 +281,12 @@ class McpConnector:
         async with client:
             connection = McpConnection(client, on_elicit)
             holder.append(connection)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(connection.listen, on_list_changed)
+            async with anyio.create_task_group() as group:
+                group.start_soon(connection.listen, on_list_changed)
                 try:
                     yield connection
                 finally:
-                    nursery.cancel_scope.cancel()
+                    group.cancel_scope.cancel()
 
 
 @asynccontextmanager

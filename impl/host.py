@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import trio
+import anyio
+from anyio.abc import TaskGroup
 
 from mcpbind.model.naming import BUILTIN
 
@@ -150,25 +151,25 @@ class Host:
         (a step sampled before shows what is installed so far)."""
         host = cls(config, connector=connector, recorder=recorder, seams=seams)
         failure: BaseException | None = None
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as group:
             if wait_ready:
-                failure = await host._start(nursery)
+                failure = await host._start(group)
             else:
                 for runtime in host.servers.values():
-                    nursery.start_soon(runtime.run, name=f"mcpbind server {runtime.name}")
+                    group.start_soon(runtime.run, name=f"mcpbind server {runtime.name}")
             if failure is None:
                 host._open = True
                 try:
                     yield host
-                except BaseException as error:  # re-raised below, outside the nursery
+                except BaseException as error:  # re-raised below, outside the group
                     failure = error
             host._open = False
-            nursery.cancel_scope.cancel()
+            group.cancel_scope.cancel()
         if failure is not None:
             raise failure
 
-    async def _start(self, nursery: trio.Nursery) -> ServerStartupError | None:
-        """Start every server in ``nursery`` and wait until each has reported its first
+    async def _start(self, group: TaskGroup) -> ServerStartupError | None:
+        """Start every server in ``group`` and wait until each has reported its first
         attempt: required servers fully, optional ones at most the grace (SPEC §11.12).
         First catalogs install in configuration order, so that names that collide across
         servers resolve the same way on every start (SPEC §11.3). Returns the first
@@ -178,14 +179,14 @@ class Host:
 
         async def start(index: int, runtime: ServerRuntime, turn: Turn) -> None:
             name = f"mcpbind server {runtime.name}"
-            errors[index] = await nursery.start(runtime.run, turn, name=name)
+            errors[index] = await group.start(runtime.run, turn, name=name)
 
         grace = self.config.optional_startup_grace_sec
-        grace_over = trio.CancelScope()
-        async with trio.open_nursery() as waiting:
+        grace_over = anyio.CancelScope()
+        async with anyio.create_task_group() as waiting:
             if grace is not None:
                 waiting.start_soon(self._end_grace, grace, grace_over)
-            async with trio.open_nursery() as starting:
+            async with anyio.create_task_group() as starting:
                 for index, (runtime, turn) in enumerate(
                     zip(runtimes, install_order(len(runtimes)), strict=True)
                 ):
@@ -193,9 +194,9 @@ class Host:
             grace_over.cancel()
         return next((error for error in errors if error is not None), None)
 
-    async def _end_grace(self, grace: float, scope: trio.CancelScope) -> None:
+    async def _end_grace(self, grace: float, scope: anyio.CancelScope) -> None:
         with scope:
-            await trio.sleep(grace)
+            await anyio.sleep(grace)
             for runtime in self.servers.values():
                 if not runtime.config.required:
                     runtime.stop_waiting()  # it joins when it connects

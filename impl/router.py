@@ -34,8 +34,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import anyio
 import attrs
-import trio
 
 from mcpbind.model import texts
 
@@ -104,18 +104,18 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | str:
 
 @attrs.define(eq=False)
 class Lanes:
-    """The exclusive lane of each step (SPEC §8.3, INV-9): a FIFO ``trio.Lock``, forgotten
+    """The exclusive lane of each step (SPEC §8.3, INV-9): a FIFO ``anyio.Lock``, forgotten
     once nobody holds or waits for it."""
 
-    _locks: dict[int, trio.Lock] = attrs.field(factory=dict)
+    _locks: dict[int, anyio.Lock] = attrs.field(factory=dict)
 
-    def get(self, step: int) -> trio.Lock:
+    def get(self, step: int) -> anyio.Lock:
         lane = self._locks.get(step)
         if lane is None:
-            lane = self._locks[step] = trio.Lock()
+            lane = self._locks[step] = anyio.Lock()
         return lane
 
-    def release(self, step: int, lane: trio.Lock) -> None:
+    def release(self, step: int, lane: anyio.Lock) -> None:
         lane.release()  # hands the lane to the oldest waiter, if any
         if not lane.locked() and lane.statistics().tasks_waiting == 0:
             self._locks.pop(step, None)
@@ -292,7 +292,7 @@ class Router:
         )
         status, output, items = encode_result(
             raw,
-            trio.current_time() - call.accepted,
+            anyio.current_time() - call.accepted,
             server=runtime.name,
             tool=binding.remote_name,
             limit=self._limits.of(runtime.name, binding.remote_name),
@@ -326,7 +326,7 @@ class Router:
         if lane is not None:
             try:
                 lane.acquire_nowait()  # uncontended: no extra trip through the scheduler
-            except trio.WouldBlock:
+            except anyio.WouldBlock:
                 await lane.acquire()
         try:
             connection = runtime.connection
@@ -360,13 +360,13 @@ class Router:
         handler = binding.handler
         assert handler is not None, "a non-MCP binding carries its handler"
         call.phase = "local"
-        call.started = trio.current_time()
+        call.started = anyio.current_time()
         output = await handler(arguments)
-        return Ending("ok", f"{wall_time_header(trio.current_time() - call.started)}\n{output}")
+        return Ending("ok", f"{wall_time_header(anyio.current_time() - call.started)}\n{output}")
 
     def _tool_search(self, step: StepSnapshot, arguments: dict[str, Any]) -> Ending:
         """SPEC §11.9: rank the step's MCP tools, discover the matches for later steps."""
-        started = trio.current_time()
+        started = anyio.current_time()
         parsed = parse_search_arguments(arguments)
         if isinstance(parsed, str):
             text = texts.SEARCH_BAD_ARGUMENTS.format(problem=parsed, maximum=MAX_SEARCH_LIMIT)
@@ -374,7 +374,7 @@ class Router:
         query, limit = parsed
         found = step.exposure.view.search(query, limit)
         self.planner.discover(found)
-        header = wall_time_header(trio.current_time() - started)
+        header = wall_time_header(anyio.current_time() - started)
         return Ending("ok", f"{header}\n{search_output(query, found)}")
 
     # --- how a call that did not run to its answer ends ----------------------------------
@@ -382,7 +382,7 @@ class Router:
     def _translate(self, call: PendingCall, error: Exception) -> Ending | None:
         """An exception as the call's ending; None: the call ended early (lost session)."""
         if call.phase == "local":  # the handler's own failure is the tool's error
-            header = wall_time_header(trio.current_time() - call.started)
+            header = wall_time_header(anyio.current_time() - call.started)
             return Ending("error", f"{header}\n{error}")
         if isinstance(error, ConnectionLost):
             # The session is gone. The runtime ended the call when it learnt that (INV-8,

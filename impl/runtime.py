@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-One task per enabled server, which the host starts with ``nursery.start``. It connects
+One task per enabled server, which the host starts with ``TaskGroup.start``. It connects
 (under ``startup_timeout_sec``), runs the first refresh, then serves until the session is
 lost. Then it applies INV-8 at once: every call attached to the server fails (through
 the call table), the refresh in flight and the queued one are rejected, and the registry
@@ -39,8 +39,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import attrs
-import trio
+from anyio.abc import TaskGroup, TaskStatus
 
 from mcpbind.model import texts
 from mcpbind.model.naming import mcp_source
@@ -84,10 +85,10 @@ class RuntimeContext:
 class Turn:
     """A place in the order first catalogs install in (SPEC §11.3)."""
 
-    before: trio.Event | None = None
+    before: anyio.Event | None = None
     """Set once the server before this one has installed its first catalog, failed, or
     been given up on; None for the first server."""
-    decided: trio.Event = attrs.field(factory=trio.Event)
+    decided: anyio.Event = attrs.field(factory=anyio.Event)
 
     async def wait(self) -> None:
         if self.before is not None:
@@ -109,7 +110,7 @@ def install_order(count: int) -> list[Turn]:
 class RefreshRun:
     """One refresh; every ``host.refresh`` it covers waits for its outcome."""
 
-    done: trio.Event = attrs.field(factory=trio.Event)
+    done: anyio.Event = attrs.field(factory=anyio.Event)
     outcome: RefreshOutcome | None = None
 
 
@@ -118,8 +119,8 @@ class _Session:
     """One live connection and the tasks that serve it."""
 
     connection: Connection
-    nursery: trio.Nursery
-    lost: trio.Event = attrs.field(factory=trio.Event)
+    group: TaskGroup
+    lost: anyio.Event = attrs.field(factory=anyio.Event)
 
 
 class ServerRuntime:
@@ -134,9 +135,11 @@ class ServerRuntime:
         self._identity = server_identity(config)
         self._session: _Session | None = None
         self._turn: Turn | None = None
-        self._report: trio.TaskStatus[ServerStartupError | None] | None = None
-        self._wake = trio.Event()
-        self._waiters: list[tuple[int, trio.Event]] = []
+        self._reported = anyio.Event()
+        """Set once the first attempt settled, or the host stopped waiting for it."""
+        self._startup_error: ServerStartupError | None = None
+        self._wake = anyio.Event()
+        self._waiters: list[tuple[int, anyio.Event]] = []
         """Calls waiting for the lazy start, by acceptance order, each with its turn."""
         self._first_run: RefreshRun | None = None
         """A ``host.refresh`` of a dormant server: its first refresh answers it."""
@@ -181,14 +184,20 @@ class ServerRuntime:
         self,
         turn: Turn | None = None,
         *,
-        task_status: trio.TaskStatus[ServerStartupError | None] = trio.TASK_STATUS_IGNORED,
+        task_status: TaskStatus[ServerStartupError | None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """Connect, serve, reconnect with backoff until the host closes; report the first
         attempt through ``task_status`` (see the module docstring). With a ``turn``, the
-        first catalog installs only once the servers before it are decided."""
-        self._turn, self._report = turn, task_status
+        first catalog installs only once the servers before it are decided.
+
+        The report is made by this task itself (anyio's asyncio backend requires it), once
+        the server's life, which runs beside it, says its first attempt settled."""
+        self._turn = turn
         try:
-            await self._run()
+            async with anyio.create_task_group() as life:
+                life.start_soon(self._run)
+                await self._reported.wait()
+                task_status.started(self._startup_error)
         finally:
             self._release_waiters()  # the host is closing: calls waiting for a start end now
 
@@ -211,14 +220,14 @@ class ServerRuntime:
                     self.phase = "running"  # optional: it starts absent and keeps trying
                     self._report_started()
                 self._start_failed()
-            await trio.sleep(delay)
+            await anyio.sleep(delay)
             delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
 
     def _report_started(self, error: ServerStartupError | None = None) -> None:
         """The first attempt settled: tell the host (once) and let the next server install."""
-        report, self._report = self._report, None
-        if report is not None:
-            report.started(error)
+        if not self._reported.is_set():
+            self._startup_error = error
+            self._reported.set()
         if self._turn is not None:
             self._turn.pass_on()
 
@@ -277,7 +286,7 @@ class ServerRuntime:
         if not self.starting:
             return
         self.wake()
-        entry = (order, trio.Event())
+        entry = (order, anyio.Event())
         bisect.insort(self._waiters, entry, key=lambda waiter: waiter[0])
         try:
             await entry[1].wait()
@@ -306,9 +315,9 @@ class ServerRuntime:
     async def _attempt(self) -> str | None:
         """One connection's life. None once connected and then lost; else why it failed."""
         timeout = self.config.startup_timeout_sec
-        deadline = trio.current_time() + timeout if timeout > 0 else math.inf
+        deadline = anyio.current_time() + timeout if timeout > 0 else math.inf
         connected = False
-        with trio.CancelScope(deadline=deadline) as startup:
+        with anyio.CancelScope(deadline=deadline) as startup:
             try:
                 async with self._context.connector.connect(
                     self.name, self.config, self.on_list_changed, on_elicit=self.elicit
@@ -330,8 +339,8 @@ class ServerRuntime:
         return None
 
     async def _serve(self, connection: Connection) -> None:
-        async with trio.open_nursery() as nursery:
-            session = self._session = _Session(connection, nursery)
+        async with anyio.create_task_group() as group:
+            session = self._session = _Session(connection, group)
             self._sessions += 1
             first = self._start_refresh(self._first_run)
             self._first_run = None
@@ -340,9 +349,9 @@ class ServerRuntime:
                 self._release_waiters()
                 self.phase = "running"
                 self._report_started()
-            nursery.start_soon(self._watch, connection)
+            group.start_soon(self._watch, connection)
             await session.lost.wait()
-            nursery.cancel_scope.cancel()
+            group.cancel_scope.cancel()
 
     async def _watch(self, connection: Connection) -> None:
         await connection.wait_lost()
@@ -413,7 +422,7 @@ class ServerRuntime:
         assert session is not None
         run = run or RefreshRun()
         self._current = run
-        session.nursery.start_soon(self._refresh, run, session.connection)
+        session.group.start_soon(self._refresh, run, session.connection)
         return run
 
     def _resolve(self, run: RefreshRun, outcome: RefreshOutcome, *, record: bool) -> None:
@@ -429,7 +438,7 @@ class ServerRuntime:
         outcome: RefreshOutcome | None = None
         try:
             timeout = self.config.list_timeout_sec
-            with trio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
+            with anyio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
                 tools = await context.read_listing(
                     self.name, connection.list_tools, self._on_list_request
                 )

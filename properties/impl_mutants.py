@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import anyio
 import attrs
-import trio
 from typing_extensions import override
 
 from mcpbind.impl.approval import ApprovalGate, ApprovalRequest
@@ -203,8 +203,8 @@ class _KeepCallsOnDisconnect(CallTable):
 
 class _NoLane(Lanes):
     @override
-    def get(self, step: int) -> trio.Lock:
-        return trio.Lock()  # a lane of its own for every call
+    def get(self, step: int) -> anyio.Lock:
+        return anyio.Lock()  # a lane of its own for every call
 
 
 # --- LIVE-2 ---------------------------------------------------------------------------

@@ -94,6 +94,13 @@ def test_every_layer_contract_is_kept():
             "impl imports neither the property machines nor the CLI",
             id="impl-imports-properties",
         ),
+        pytest.param(
+            "impl",
+            "calls.py",
+            "import trio",
+            "impl imports neither the property machines nor the CLI, nor trio",
+            id="impl-imports-trio",
+        ),
     ],
 )
 def test_a_planted_violation_breaks_its_contract(tmp_path, part, module, code, broken):
