@@ -13,11 +13,11 @@ import sys
 import textwrap
 import tomllib
 
+import anyio
 import attrs
 import mcp_types as types
 import pytest
-import trio
-import trio.testing
+from backends import ON_TRIO_REAL_PACE_CLOCK
 from cli_runner import mcpbind
 from mcp.server.mcpserver import MCPServer
 
@@ -135,7 +135,7 @@ class Approver:
 
     async def __call__(self, request: ApprovalRequest) -> str:
         self.requests.append(request)
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
         return self.answers.pop(0) if self.answers else self.default
 
     @property
@@ -369,27 +369,26 @@ async def test_an_approver_that_fails_denies_the_call_and_sends_nothing(approver
 class Gate:
     """An approver that waits until the test answers."""
 
-    asked: trio.Event = attrs.field(factory=trio.Event)
+    asked: anyio.Event = attrs.field(factory=anyio.Event)
     answer: str = "allow"
-    go: trio.Event = attrs.field(factory=trio.Event)
+    go: anyio.Event = attrs.field(factory=anyio.Event)
     cancelled: bool = False
 
     async def __call__(self, request: ApprovalRequest) -> str:
         self.asked.set()
         try:
             await self.go.wait()
-        except trio.Cancelled:
+        except anyio.get_cancelled_exc_class():
             self.cancelled = True
             raise
         return self.answer
 
 
-@pytest.fixture
-def clock() -> trio.testing.MockClock:
-    return trio.testing.MockClock(rate=1.0)  # real pace, plus the jumps a test makes
-
-
-async def test_waiting_for_approval_counts_in_wall_time_but_not_against_the_tool_timeout(clock):
+@ON_TRIO_REAL_PACE_CLOCK
+async def test_waiting_for_approval_counts_in_wall_time_but_not_against_the_tool_timeout(
+    anyio_backend_options,
+):
+    clock = anyio_backend_options["clock"]  # real pace, plus the jumps this test makes
     seen, gate = Seen(), Gate()
     config = host_config(seen, gate, tool_timeout_sec=5)
     async with Host.open(config) as host:
@@ -398,7 +397,7 @@ async def test_waiting_for_approval_counts_in_wall_time_but_not_against_the_tool
         async def run() -> None:
             results.append(await host.call(host.sample(), "c1", "mcp__a__erase", {"path": "p"}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(run)
             await gate.asked.wait()
             assert host.statistics().calls_in_flight == 1
@@ -420,8 +419,8 @@ async def test_cancel_while_waiting_for_approval_ends_cancelled_and_sends_nothin
         async def run() -> None:
             results.append(await host.call(snap, "c1", "mcp__a__erase"))
 
-        with trio.fail_after(10):  # a cancel that does not reach the wait fails, not hangs
-            async with trio.open_nursery() as nursery:
+        with anyio.fail_after(10):  # a cancel that does not reach the wait fails, not hangs
+            async with anyio.create_task_group() as nursery:
                 nursery.start_soon(run)
                 await gate.asked.wait()
                 with pytest.raises(DuplicateCallId):  # INV-4: the waiting call holds its id

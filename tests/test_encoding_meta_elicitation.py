@@ -7,10 +7,11 @@ import base64
 import json
 from typing import Annotated
 
+import anyio
 import attrs
 import mcp_types as types
 import pytest
-import trio
+from backends import ON_TRIO_MOCK_CLOCK
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel
@@ -89,7 +90,7 @@ def media_server() -> MCPServer:
     async def confirm_then_work(
         seconds: float, answer: Annotated[ElicitationResult[Confirm], Resolve(ask_confirm)]
     ) -> str:
-        await trio.sleep(seconds)
+        await anyio.sleep(seconds)
         return answer.action
 
     _ = (picture, echo, meta, confirm, whoami, confirm_then_work)
@@ -208,7 +209,7 @@ class Asker:
 
     async def __call__(self, request: ElicitationRequest) -> ElicitationAnswer:
         self.asked.append(request)
-        await trio.sleep(self.delay)
+        await anyio.sleep(self.delay)
         if isinstance(self.answer, Exception):
             raise self.answer
         return self.answer
@@ -261,8 +262,23 @@ async def test_a_handler_that_raises_or_answers_nonsense_declines(mode, caplog):
     assert out == '{"result":"cancel"}'
 
 
+async def test_the_tool_timeout_pauses_on_either_backend_in_real_time():
+    """SPEC §11.10 on trio and asyncio alike: the user takes twice the tool's timeout."""
+    slow_user = Asker(ElicitationAnswer("accept", {}), delay=0.6)
+    config = HostConfig(
+        servers={"m": ServerConfig(target=media_server(), tool_timeout_sec=0.3)},
+        elicitation="ask",
+        elicitation_handler=slow_user,
+    )
+    async with Host.open(config) as host:
+        result = await host.call(host.sample(), "c1", "mcp__m__confirm", {})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"accept"}')
+
+
+@ON_TRIO_MOCK_CLOCK
 @MODES
-async def test_the_tool_timeout_pauses_while_the_user_is_asked(mode, autojump_clock):
+async def test_the_tool_timeout_pauses_while_the_user_is_asked(mode):
     slow_user = Asker(ElicitationAnswer("accept", {}), delay=5.0)
     config = HostConfig(
         servers={"m": ServerConfig(target=media_server(), tool_timeout_sec=1)},
@@ -270,20 +286,19 @@ async def test_the_tool_timeout_pauses_while_the_user_is_asked(mode, autojump_cl
         elicitation_handler=slow_user,
     )
     async with Host.open(config, connector=McpConnector(mode)) as host:
-        started = trio.current_time()
+        started = anyio.current_time()
         result = await host.call(host.sample(), "c1", "mcp__m__confirm", {})
-        took = trio.current_time() - started
+        took = anyio.current_time() - started
     assert result.status == "ok", result.output
     assert result.output.endswith('{"result":"accept"}')
     assert took >= 5.0  # the user took 5 s of the tool's 1 s: the clock waited
     assert slow_user.asked
 
 
+@ON_TRIO_MOCK_CLOCK
 @MODES
 @pytest.mark.parametrize(("work", "status"), [(0.5, "ok"), (2.0, "timed_out")])
-async def test_after_the_question_the_call_has_only_the_time_it_had_left(
-    mode, work, status, autojump_clock
-):
+async def test_after_the_question_the_call_has_only_the_time_it_had_left(mode, work, status):
     slow_user = Asker(ElicitationAnswer("accept", {}), delay=5.0)
     config = HostConfig(
         servers={"m": ServerConfig(target=media_server(), tool_timeout_sec=1)},
@@ -291,10 +306,10 @@ async def test_after_the_question_the_call_has_only_the_time_it_had_left(
         elicitation_handler=slow_user,
     )
     async with Host.open(config, connector=McpConnector(mode)) as host:
-        started = trio.current_time()
+        started = anyio.current_time()
         arguments = {"seconds": work}
         result = await host.call(host.sample(), "c1", "mcp__m__confirm_then_work", arguments)
-        took = trio.current_time() - started
+        took = anyio.current_time() - started
     assert result.status == status, result.output
     if status == "timed_out":
         assert result.output == texts.TIMED_OUT.format(seconds="1")

@@ -6,10 +6,11 @@ import pathlib
 import sys
 from typing import Any
 
+import anyio
 import attrs
 import mcp_types as types
 import pytest
-import trio
+from backends import ON_TRIO_MOCK_CLOCK
 from mcp import StdioServerParameters
 from mcp.server.lowlevel import Server
 
@@ -40,7 +41,7 @@ class Counting:
     tools: list[str]
     listings: int = 0
     calls: list[str] = attrs.field(factory=list)
-    gate: trio.Event | None = None
+    gate: anyio.Event | None = None
     server: Server[Any] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -248,7 +249,7 @@ async def test_calls_that_arrive_while_a_lazy_server_starts_all_wait_for_it():
     cache = CatalogCache()
     counting = Counting(["read"])
     await warm(cache, s=lazy(counting))
-    counting.gate = trio.Event()
+    counting.gate = anyio.Event()
     async with Host.open(HostConfig(servers={"s": lazy(counting)}, catalog_cache=cache)) as host:
         snap = host.sample()
         results: list[Any] = []
@@ -256,10 +257,10 @@ async def test_calls_that_arrive_while_a_lazy_server_starts_all_wait_for_it():
         async def call(call_id: str) -> None:
             results.append(await host.call(snap, call_id, "mcp__s__read", {}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(call, "c1")
             nursery.start_soon(call, "c2")
-            await trio.testing.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
             assert counting.listings == 2  # one connection, one first listing
             assert results == []
             assert host.statistics().calls_in_flight == 2
@@ -273,7 +274,7 @@ async def test_a_call_during_the_first_refresh_of_a_lazy_server_waits_for_it():
     cache = CatalogCache()
     counting = Counting(["first", "second"])
     await warm(cache, s=lazy(counting))
-    counting.gate = trio.Event()
+    counting.gate = anyio.Event()
     async with Host.open(HostConfig(servers={"s": lazy(counting)}, catalog_cache=cache)) as host:
         snap = host.sample()
         results: list[Any] = []
@@ -281,13 +282,13 @@ async def test_a_call_during_the_first_refresh_of_a_lazy_server_waits_for_it():
         async def call(call_id: str, name: str) -> None:
             results.append(await host.call(snap, call_id, name, {}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(call, "c1", "mcp__s__first")
-            await trio.testing.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
             assert counting.listings == 2  # connected: its first listing is held
             assert host.statistics().connected == {"s": True}
             nursery.start_soon(call, "c2", "mcp__s__second")
-            await trio.testing.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
             assert counting.calls == []  # c2 waits too, although the server is connected
             assert host.statistics().calls_in_flight == 2
             counting.gate.set()
@@ -299,29 +300,28 @@ async def test_a_waiting_call_to_a_lazy_server_can_be_cancelled():
     cache = CatalogCache()
     counting = Counting(["read"])
     await warm(cache, s=lazy(counting))
-    counting.gate = trio.Event()
+    counting.gate = anyio.Event()
     async with Host.open(HostConfig(servers={"s": lazy(counting)}, catalog_cache=cache)) as host:
         results: list[Any] = []
 
         async def call() -> None:
             results.append(await host.call(host.sample(), "c1", "mcp__s__read", {}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(call)
-            await trio.testing.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
             host.cancel("c1")
         assert [(r.status, r.output) for r in results] == [("cancelled", texts.CANCELLED)]
         counting.gate.set()
     assert counting.calls == []
 
 
-async def test_a_call_whose_deadline_passes_while_a_lazy_server_starts_times_out_unsent(
-    autojump_clock,
-):
+@ON_TRIO_MOCK_CLOCK
+async def test_a_call_whose_deadline_passes_while_a_lazy_server_starts_times_out_unsent():
     cache = CatalogCache()
     counting = Counting(["read"])
     await warm(cache, s=lazy(counting))
-    counting.gate = trio.Event()
+    counting.gate = anyio.Event()
     server = lazy(counting, tool_timeout_sec=5)
     async with Host.open(HostConfig(servers={"s": server}, catalog_cache=cache)) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__read", {})
@@ -352,7 +352,7 @@ async def test_a_lazy_server_that_fails_to_start_fails_the_waiting_call_not_the_
     async with Host.open(config) as host:
         snap = host.sample()
         assert "mcp__s__read" in snap.names
-        with trio.fail_after(300):
+        with anyio.fail_after(300):
             result = await host.call(snap, "c1", "mcp__s__read", {})
         assert result.status == "failed"
         assert result.output == texts.NOT_CONNECTED.format(server="s")
@@ -374,21 +374,22 @@ async def test_an_eager_server_that_fails_to_start_still_fails_open_even_with_a_
             pass
 
 
-async def test_a_cached_catalog_installs_in_configuration_order(autojump_clock):
+@ON_TRIO_MOCK_CLOCK
+async def test_a_cached_catalog_installs_in_configuration_order():
     """SPEC §11.3: a collision resolves the same way whatever the start order, even when
     the server before a cached one is slow to list."""
     cache = CatalogCache()
     first, second = Counting(["t"]), Counting(["t"])
     await warm(cache, a_b=lazy(second))
-    first.gate = trio.Event()
+    first.gate = anyio.Event()
     servers = {"a.b": ServerConfig(target=first.server), "a_b": lazy(second)}
 
     async def release_later() -> None:
-        await trio.sleep(5)
+        await anyio.sleep(5)
         assert first.gate is not None
         first.gate.set()
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(release_later)
         async with Host.open(HostConfig(servers=servers, catalog_cache=cache)) as host:
             names = {(b.server, b.remote_name): n for n, b in host.sample().names.items()}
@@ -415,11 +416,10 @@ async def test_every_successful_refresh_stores_its_listing_and_a_rejected_one_do
 # --- the grace for optional servers ----------------------------------------------------
 
 
-async def test_a_slow_optional_server_starts_absent_after_the_grace_and_joins_later(
-    autojump_clock,
-):
+@ON_TRIO_MOCK_CLOCK
+async def test_a_slow_optional_server_starts_absent_after_the_grace_and_joins_later():
     slow, fast = Counting(["late"]), Counting(["early"])
-    slow.gate = trio.Event()
+    slow.gate = anyio.Event()
     config = HostConfig(
         servers={
             "slow": ServerConfig(target=slow.server),
@@ -432,21 +432,20 @@ async def test_a_slow_optional_server_starts_absent_after_the_grace_and_joins_la
         snap = host.sample()
         assert sorted(snap.names) == ["mcp__fast__early"]
         slow.gate.set()
-        with trio.fail_after(10):
+        with anyio.fail_after(10):
             while "mcp__slow__late" not in host.sample().names:
-                await trio.sleep(0.1)
+                await anyio.sleep(0.1)
         assert host.sample().generation == snap.generation + 1  # one normal publication
         result = await host.call(host.sample(), "c1", "mcp__slow__late", {})
         assert result.status == "ok"
 
 
-async def test_a_required_server_is_waited_for_beyond_the_grace_even_behind_an_absent_one(
-    autojump_clock,
-):
+@ON_TRIO_MOCK_CLOCK
+async def test_a_required_server_is_waited_for_beyond_the_grace_even_behind_an_absent_one():
     """The first-install order must not make the required server wait for the optional
     one that the host stopped waiting for."""
     optional, required = Counting(["o"]), Counting(["r"])
-    optional.gate, required.gate = trio.Event(), trio.Event()
+    optional.gate, required.gate = anyio.Event(), anyio.Event()
     released: list[str] = []
     config = HostConfig(
         servers={
@@ -458,34 +457,35 @@ async def test_a_required_server_is_waited_for_beyond_the_grace_even_behind_an_a
     )
 
     async def release_later() -> None:
-        await trio.sleep(5)
+        await anyio.sleep(5)
         released.append("req")
         required.gate.set()
 
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(release_later)
             async with Host.open(config) as host:
                 assert released == ["req"]
                 assert sorted(host.sample().names) == ["mcp__req__r"]
                 optional.gate.set()
                 while "mcp__opt__o" not in host.sample().names:
-                    await trio.sleep(0.1)
+                    await anyio.sleep(0.1)
 
 
-async def test_without_a_grace_the_host_waits_for_every_optional_server(autojump_clock):
+@ON_TRIO_MOCK_CLOCK
+async def test_without_a_grace_the_host_waits_for_every_optional_server():
     slow = Counting(["late"])
-    slow.gate = trio.Event()
+    slow.gate = anyio.Event()
     config = HostConfig(
         servers={"slow": ServerConfig(target=slow.server)}, catalog_cache=CatalogCache()
     )
 
     async def release_later() -> None:
-        await trio.sleep(5)
+        await anyio.sleep(5)
         assert slow.gate is not None
         slow.gate.set()
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(release_later)
         async with Host.open(config) as host:
             assert sorted(host.sample().names) == ["mcp__slow__late"]

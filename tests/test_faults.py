@@ -7,10 +7,12 @@ import os
 import pathlib
 import signal
 import socket
+import subprocess
 import sys
 
+import anyio
+import anyio.abc
 import pytest
-import trio
 from mcp import StdioServerParameters
 from testservers.inproc import fs_server
 
@@ -32,9 +34,9 @@ def config(**servers: ServerConfig) -> HostConfig:
 
 
 async def wait_for(predicate, seconds: float = 15.0) -> None:
-    with trio.fail_after(seconds):
+    with anyio.fail_after(seconds):
         while not predicate():
-            await trio.sleep(0.02)
+            await anyio.sleep(0.02)
 
 
 def kill(state: pathlib.Path) -> None:
@@ -51,9 +53,9 @@ async def test_sigkill_mid_listing_rejects_the_refresh_and_keeps_the_catalog(tmp
         async def refresh() -> None:
             outcomes.append(await host.refresh("ll"))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(refresh)
-            await trio.sleep(0.3)
+            await anyio.sleep(0.3)
             kill(tmp_path)
         (outcome,) = outcomes
         assert (outcome.status, outcome.kind) == ("rejected", "disconnected")
@@ -79,13 +81,13 @@ async def test_a_server_that_never_answers_times_out_and_the_host_stays_responsi
         async def hang() -> None:
             results["hang"] = await host.call(snap, "h", "mcp__ll__hang", {})
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(hang)
-            await trio.sleep(0.1)
-            started = trio.current_time()
+            await anyio.sleep(0.1)
+            started = anyio.current_time()
             other = await host.call(host.sample(), "o", "mcp__fs__read", {"path": "x"})
             assert other.status == "ok"
-            assert trio.current_time() - started < 0.5
+            assert anyio.current_time() - started < 0.5
         assert results["hang"].status == "timed_out"
         assert results["hang"].output == texts.TIMED_OUT.format(seconds="1")
 
@@ -113,12 +115,15 @@ async def test_an_http_server_stopped_and_restarted_mid_session_is_reconnected(t
     env = {**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)}
     script = [sys.executable, str(HERE / "stdio_server.py"), str(tmp_path)]
 
-    async def serve(task_status=trio.TASK_STATUS_IGNORED) -> None:
-        await trio.run_process(script, env=env, check=False, task_status=task_status)
+    async def serve() -> anyio.abc.Process:
+        return await anyio.open_process(
+            script, env=env, stdin=subprocess.DEVNULL, stdout=None, stderr=None
+        )
 
     conf = config(h=ServerConfig(target=f"http://127.0.0.1:{port}/mcp"))
-    async with trio.open_nursery() as outer:
-        first = await outer.start(serve)
+    first = await serve()
+    second: anyio.abc.Process | None = None
+    try:
         async with Host.open(
             HostConfig(servers=conf.servers, reconnect_initial_sec=0.1, reconnect_max_sec=0.3)
         ) as host:
@@ -129,12 +134,15 @@ async def test_an_http_server_stopped_and_restarted_mid_session_is_reconnected(t
             await first.wait()
             down = await host.call(host.sample(), "c2", "mcp__h__echo", {"text": "two"})
             assert down.status == "failed"
-            second = await outer.start(serve)
+            second = await serve()
             await wait_for(lambda: host.statistics().connected["h"], seconds=30)
             again = await host.call(host.sample(), "c3", "mcp__h__echo", {"text": "three"})
             assert again.status == "ok", again.output
-            second.kill()
-        outer.cancel_scope.cancel()
+    finally:
+        for process in (first, second):
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
 
 
 def test_load_under_faults_ends_every_call_once_in_the_status_its_fault_implies():

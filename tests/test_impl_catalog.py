@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
-import trio
 
 from mcpbind.impl import CatalogRejected, ServerConfig, ToolRegistry
 from mcpbind.impl.catalog import MAX_PAGES, MAX_TOOLS, build_bindings, read_listing
@@ -140,8 +140,8 @@ async def test_a_malformed_page_is_invalid(bad):
 
 async def test_listing_is_cancellable():
     async def stuck(cursor: str | None) -> Any:
-        await trio.sleep_forever()
+        await anyio.sleep_forever()
 
-    with trio.move_on_after(0.01) as scope:
+    with anyio.move_on_after(0.01) as scope:
         await read_listing("s", stuck)
     assert scope.cancelled_caught

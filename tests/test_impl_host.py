@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
-import trio
 from testservers.inproc import Probe, announce, fs_server, paged_server, tool
 
 from mcpbind.impl import (
@@ -120,10 +120,10 @@ async def test_cancel_ends_the_call_cancelled_and_the_server_sees_its_handler_ca
         async def run() -> None:
             results.append(await host.call(snap, "c1", "mcp__fs__slow", {"tag": "t1"}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(run)
             while probe.calls != ["slow:t1"]:
-                await trio.sleep(0.001)
+                await anyio.sleep(0.001)
             host.cancel("c1")
         assert results[0].status == "cancelled"
         assert results[0].output == texts.CANCELLED
@@ -147,11 +147,11 @@ async def test_exclusive_calls_never_overlap_and_read_only_ones_do():
     probe = Probe()
     async with Host.open(config(fs=ServerConfig(target=fs_server(probe)))) as host:
         snap = host.sample()
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             for i in range(5):
                 nursery.start_soon(host.call, snap, f"w{i}", "mcp__fs__write", {"path": str(i)})
         assert probe.peak["write"] == 1
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             for i in range(5):
                 nursery.start_soon(host.call, snap, f"r{i}", "mcp__fs__read", {"path": str(i)})
         assert probe.peak["read"] > 1
@@ -162,7 +162,7 @@ async def test_parallel_server_lets_exclusive_tools_overlap():
     server = ServerConfig(target=fs_server(probe), supports_parallel_tool_calls=True)
     async with Host.open(config(fs=server)) as host:
         snap = host.sample()
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             for i in range(5):
                 nursery.start_soon(host.call, snap, f"w{i}", "mcp__fs__write", {"path": str(i)})
     assert probe.peak["write"] > 1
@@ -179,7 +179,7 @@ async def test_three_hundred_concurrent_calls_each_get_exactly_one_result():
             assert result.call_id not in results
             results[result.call_id] = result
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             for i in range(300):
                 nursery.start_soon(one, i)
         assert len(results) == 300
@@ -201,9 +201,9 @@ async def test_list_changed_refreshes_the_server_and_a_sampled_step_is_unchanged
         before = host.sample()
         result = await host.call(before, "c1", "mcp__fs__grow", {"tool": "fresh"})
         assert result.status == "ok"
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             while host.sample().binding("mcp__fs__fresh") is None:
-                await trio.sleep(0.01)
+                await anyio.sleep(0.01)
         after = host.sample()
         assert after.generation == before.generation + 1
         assert before.binding("mcp__fs__fresh") is None
@@ -339,9 +339,9 @@ async def test_announce_outside_a_request_also_triggers_a_refresh():
     async with Host.open(config(fs=ServerConfig(target=server))) as host:
         server.add_tool(lambda: "x", name="late", description="late tool")
         await announce(server)
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             while host.sample().binding("mcp__fs__late") is None:
-                await trio.sleep(0.01)
+                await anyio.sleep(0.01)
 
 
 async def test_a_queued_exclusive_call_can_be_cancelled_or_time_out_without_being_sent():
@@ -355,13 +355,13 @@ async def test_a_queued_exclusive_call_can_be_cancelled_or_time_out_without_bein
         async def run(call_id: str, tag: str) -> None:
             results[call_id] = await host.call(snap, call_id, "mcp__fs__slow", {"tag": tag})
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(run, "holder", "h")
             while probe.calls != ["slow:h"]:
-                await trio.sleep(0.001)
+                await anyio.sleep(0.001)
             nursery.start_soon(run, "queued1", "q1")
             nursery.start_soon(run, "queued2", "q2")
-            await trio.sleep(0.05)
+            await anyio.sleep(0.05)
             host.cancel("queued1")
         assert results["queued1"].status == "cancelled"
         assert results["queued2"].status == "timed_out"
@@ -382,9 +382,9 @@ async def test_list_changed_notification_on_a_handshake_era_connection_refreshes
     async with Host.open(conf, connector=McpConnector(mode="legacy")) as host:
         result = await host.call(host.sample(), "c1", "mcp__fs__grow_legacy", {"tool": "old"})
         assert result.status == "ok", result.output
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             while host.sample().binding("mcp__fs__old") is None:
-                await trio.sleep(0.01)
+                await anyio.sleep(0.01)
 
 
 def test_output_longer_than_the_limit_is_cut_to_exactly_the_limit_with_a_marker():

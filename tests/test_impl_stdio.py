@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
+import subprocess
 import sys
 
+import anyio
 import pytest
-import trio
 from mcp import StdioServerParameters
 
 from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
@@ -33,9 +34,9 @@ def host_config(state: pathlib.Path, **options) -> HostConfig:
 
 
 async def wait_for(predicate, seconds: float = 10.0) -> None:
-    with trio.fail_after(seconds):
+    with anyio.fail_after(seconds):
         while not predicate():
-            await trio.sleep(0.01)
+            await anyio.sleep(0.01)
 
 
 async def test_stdio_call_round_trip(tmp_path):
@@ -54,9 +55,9 @@ async def test_cancel_sends_one_notification_and_the_server_cancels_its_handler(
         async def run() -> None:
             results.append(await host.call(snap, "c1", "mcp__s__slow", {"tag": "x1"}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(run)
-            await trio.sleep(0.3)
+            await anyio.sleep(0.3)
             host.cancel("c1")
         assert results[0].status == "cancelled"
         await wait_for((tmp_path / "cancelled").exists)
@@ -80,13 +81,13 @@ async def test_killed_server_fails_in_flight_calls_fast_keeps_the_catalog_and_re
         async def run() -> None:
             results.append(await host.call(snap, "c1", "mcp__s__slow", {"tag": "k"}))
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(run)
-            await trio.sleep(0.3)
+            await anyio.sleep(0.3)
             os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
-            with trio.fail_after(5):
+            with anyio.fail_after(5):
                 while not results:
-                    await trio.sleep(0.01)
+                    await anyio.sleep(0.01)
         assert results[0].status == "failed"
         assert results[0].output == texts.DISCONNECTED.format(server="s")
         assert host.sample().generation == generation  # the catalog is kept
@@ -136,7 +137,7 @@ async def test_startup_timeout_applies_to_a_server_that_never_answers(tmp_path):
         servers={"h": ServerConfig(target=hang, required=True, startup_timeout_sec=0.5)}
     )
     with (
-        trio.fail_after(10),
+        anyio.fail_after(10),
         pytest.raises(ServerStartupError, match=r"startup_timeout_sec = 0\.5"),
     ):
         async with Host.open(config):
@@ -154,30 +155,29 @@ def free_port() -> int:
 async def test_streamable_http_url_target(tmp_path):
     port = free_port()
     env = {**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)}
-    async with trio.open_nursery() as nursery:
-        process = await nursery.start(
-            lambda task_status: trio.run_process(
-                [sys.executable, str(SERVER), str(tmp_path)],
-                env=env,
-                task_status=task_status,
-                check=False,
-            )
+    process = await anyio.open_process(
+        [sys.executable, str(SERVER), str(tmp_path)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=None,
+        stderr=None,
+    )
+    try:
+        config = HostConfig(
+            servers={
+                "h": ServerConfig(
+                    target=f"http://127.0.0.1:{port}/mcp",
+                    headers={"Authorization": "Bearer test-token"},
+                )
+            },
+            reconnect_initial_sec=0.05,
+            reconnect_max_sec=0.1,
         )
-        try:
-            config = HostConfig(
-                servers={
-                    "h": ServerConfig(
-                        target=f"http://127.0.0.1:{port}/mcp",
-                        headers={"Authorization": "Bearer test-token"},
-                    )
-                },
-                reconnect_initial_sec=0.05,
-                reconnect_max_sec=0.1,
-            )
-            async with Host.open(config) as host:
-                await wait_for(lambda: host.sample().binding("mcp__h__echo") is not None)
-                result = await host.call(host.sample(), "c1", "mcp__h__echo", {"text": "web"})
-                assert result.status == "ok"
-                assert result.output.endswith('{"result":"web"}')
-        finally:
-            process.kill()
+        async with Host.open(config) as host:
+            await wait_for(lambda: host.sample().binding("mcp__h__echo") is not None)
+            result = await host.call(host.sample(), "c1", "mcp__h__echo", {"text": "web"})
+            assert result.status == "ok"
+            assert result.output.endswith('{"result":"web"}')
+    finally:
+        process.kill()
+        await process.wait()

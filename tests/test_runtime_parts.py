@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sys
 
+import anyio
 import pytest
-import trio
+from backends import ON_TRIO_MOCK_CLOCK
 from mcp import StdioServerParameters
 from testservers.inproc import fs_server
 
@@ -40,7 +41,7 @@ async def test_a_server_runtime_runs_without_a_host_and_reports_its_first_start(
     shared = context()
     runtime = ServerRuntime("fs", ServerConfig(target=fs_server()), shared)
     assert runtime.statistics().phase == "connecting"
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         error = await nursery.start(runtime.run)
         assert error is None
         stats = runtime.statistics()
@@ -59,8 +60,8 @@ async def test_a_server_runtime_runs_without_a_host_and_reports_its_first_start(
 async def test_a_required_server_that_cannot_start_reports_its_error_and_its_task_ends():
     exits = StdioServerParameters(command=sys.executable, args=["-c", "raise SystemExit(3)"])
     runtime = ServerRuntime("gone", ServerConfig(target=exits, required=True), context())
-    with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as nursery:
             error = await nursery.start(runtime.run)
     # The nursery closed by itself: the runtime's task had nothing left to do.
     assert isinstance(error, ServerStartupError)
@@ -72,7 +73,7 @@ async def test_a_required_server_that_cannot_start_reports_its_error_and_its_tas
 async def test_an_optional_server_the_host_stops_waiting_for_reports_at_once():
     """SPEC §11.12 (the grace): a server still connecting is reported when the host stops
     waiting, joins later, and lets the servers after it install their first catalogs."""
-    never = trio.Event()
+    never = anyio.Event()
 
     class Hanging:
         def connect(self, *args: object, **kwargs: object) -> object:
@@ -96,10 +97,10 @@ async def test_an_optional_server_the_host_stops_waiting_for_reports_at_once():
     )
     runtime = ServerRuntime("slow", ServerConfig(target=fs_server()), shared)
     first, second = install_order(2)
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
 
         async def stop_soon() -> None:
-            await trio.sleep(0.01)
+            await anyio.sleep(0.01)
             runtime.stop_waiting()
 
         nursery.start_soon(stop_soon)
@@ -135,16 +136,15 @@ async def test_the_call_table_accepts_a_call_id_once_and_fails_only_the_lost_ser
     assert table.statistics().accepted == 3
 
 
-async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_back_the_rest(
-    autojump_clock: object,
-):
+@ON_TRIO_MOCK_CLOCK
+async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_back_the_rest():
     """SPEC §11.10: the tool timeout waits while the server asks the user for input."""
     table = CallTable()
     call = table.open("c")
     table.attach(call, "s", 10)
-    await trio.sleep(4)
+    await anyio.sleep(4)
     paused = table.pause("s")
     assert call.scope.deadline == float("inf")
-    await trio.sleep(100)
+    await anyio.sleep(100)
     table.resume(paused)
-    assert call.scope.deadline == pytest.approx(trio.current_time() + 6)
+    assert call.scope.deadline == pytest.approx(anyio.current_time() + 6)

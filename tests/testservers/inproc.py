@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import attrs
 import mcp_types as types
-import trio
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
@@ -22,7 +22,7 @@ class Probe:
     running: int = 0
     peak: dict[str, int] = attrs.field(factory=dict)
     calls: list[str] = attrs.field(factory=list)
-    release: trio.Event = attrs.field(factory=trio.Event)
+    release: anyio.Event = attrs.field(factory=anyio.Event)
 
     def enter(self, kind: str) -> None:
         self.running += 1
@@ -42,7 +42,7 @@ def fs_server(probe: Probe | None = None, name: str = "fs") -> MCPServer:
         probe.calls.append(f"read:{path}")
         probe.enter("read")
         try:
-            await trio.sleep(0.01)
+            await anyio.sleep(0.01)
         finally:
             probe.leave()
         return f"contents of {path}"
@@ -52,7 +52,7 @@ def fs_server(probe: Probe | None = None, name: str = "fs") -> MCPServer:
         probe.calls.append(f"write:{path}")
         probe.enter("write")
         try:
-            await trio.sleep(0.01)
+            await anyio.sleep(0.01)
         finally:
             probe.leave()
         return f"wrote {path}"
@@ -62,7 +62,7 @@ def fs_server(probe: Probe | None = None, name: str = "fs") -> MCPServer:
         probe.calls.append(f"slow:{tag}")
         try:
             await probe.release.wait()
-        except trio.Cancelled:
+        except anyio.get_cancelled_exc_class():
             probe.cancelled.append(tag)
             raise
         return "released"
