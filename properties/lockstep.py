@@ -1,8 +1,9 @@
-"""The lockstep machine: the abstract model and the trio runtime, driven side by side.
+"""The lockstep machine: the abstract model and the runtime, driven side by side.
 
 Theory of operation
 -------------------
-One run is one ``trio.run`` with a ``MockClock`` that only the machine advances. The
+One run is one event loop (trio by default; asyncio too, :mod:`.schedulers`) with a
+clock that only the machine advances. The
 runtime is the production ``Host`` over a :class:`~.scripted.ScriptedConnector`, whose
 every request parks until a rule releases it. At each step the machine takes the events
 the model's ``enabled(state)`` allows (SPEC §3), lets the chooser pick one, performs it on
@@ -31,9 +32,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 import attrs
-import trio
-import trio.testing
+from anyio.abc import TaskGroup
 
 from mcpbind.impl import (
     ApprovalRequest,
@@ -80,6 +81,7 @@ from mcpbind.model.values import (
 
 from . import impl_invariants
 from .chooser import Chooser, ReplayMismatch
+from .schedulers import Scheduler, scheduler
 from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
 
 __all__ = ["MachineFailure", "Observation", "run_machine"]
@@ -265,7 +267,7 @@ class _Run:
     chooser: Chooser
     steps: int
     seams: Seams
-    clock: trio.testing.MockClock
+    scheduler: Scheduler
     trace: list[str] = attrs.field(factory=list)
     observation: Observation = attrs.field(factory=Observation)
     state: State | None = None
@@ -277,17 +279,17 @@ class _Run:
     results: dict[str, list[ToolResult]] = attrs.field(factory=dict)
     refused: list[str] = attrs.field(factory=list)
     outcomes: list[ImplOutcome] = attrs.field(factory=list)
-    nursery: trio.Nursery | None = None
+    nursery: TaskGroup | None = None
     previous_names: dict[tuple[str, str], str] | None = None
     call_events: int = 0
     cached_installs: int = 0
     """Publications of cached catalogs at the start (lazy servers, SPEC §11.12)."""
-    approvals: dict[str, tuple[trio.Event, list[str]]] = attrs.field(factory=dict)
+    approvals: dict[str, tuple[anyio.Event, list[str]]] = attrs.field(factory=dict)
     """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
 
     async def approver(self, request: ApprovalRequest) -> str:
         """The approver of a gated run: parks each request until a rule answers it."""
-        answered, answer = trio.Event(), ["cancel"]
+        answered, answer = anyio.Event(), ["cancel"]
         self.approvals[request.call_id] = (answered, answer)
         try:
             await answered.wait()
@@ -320,7 +322,7 @@ class _Run:
                 wait_ready=False,
                 seams=self.seams,
             ) as host,
-            trio.open_nursery() as nursery,
+            anyio.create_task_group() as nursery,
         ):
             self.host, self.nursery = host, nursery
             await self.settle()
@@ -333,7 +335,7 @@ class _Run:
             nursery.cancel_scope.cancel()
 
     async def settle(self) -> None:
-        await trio.testing.wait_all_tasks_blocked()
+        await self.scheduler.settle()
 
     def options(self) -> list[Event]:
         assert self.state is not None
@@ -394,9 +396,9 @@ class _Run:
             # any gap between two deadlines) can reach a deadline that a timeout rule did
             # not choose.
             self.call_events += 1
-            self.clock.jump(2.0**-self.call_events)
+            self.scheduler.jump(2.0**-self.call_events)
             if event.call_id not in self.deadlines:
-                self.deadlines[event.call_id] = trio.current_time() + TOOL_TIMEOUT
+                self.deadlines[event.call_id] = anyio.current_time() + TOOL_TIMEOUT
             arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
             nursery.start_soon(
                 self._call, self.snapshots[event.step], event.call_id, event.name, arguments
@@ -414,13 +416,13 @@ class _Run:
         elif isinstance(event, Approve):
             # The tool timeout starts now (dispatch); the same geometric spacing as calls.
             self.call_events += 1
-            self.clock.jump(2.0**-self.call_events)
-            self.deadlines[event.call_id] = trio.current_time() + TOOL_TIMEOUT
+            self.scheduler.jump(2.0**-self.call_events)
+            self.deadlines[event.call_id] = anyio.current_time() + TOOL_TIMEOUT
             self.answer_approval(event.call_id, "allow")
         elif isinstance(event, Deny):
             self.answer_approval(event.call_id, event.answer)
         elif isinstance(event, Timeout):
-            self.clock.jump(max(0.0, self.deadlines[event.call_id] - trio.current_time()))
+            self.scheduler.jump(max(0.0, self.deadlines[event.call_id] - anyio.current_time()))
         elif isinstance(event, Disconnect):
             self.servers[event.server].disconnect()
         elif isinstance(event, Reconnect):
@@ -553,12 +555,14 @@ def run_machine(
     *,
     steps: int = 30,
     seams: Seams = PRODUCTION,
+    backend: str = "trio",
 ) -> list[str]:
-    """One lockstep run; returns its event trace, raises :class:`MachineFailure`."""
-    clock = trio.testing.MockClock()
-    run = _Run(bound, chooser, steps, seams, clock)
+    """One lockstep run on ``backend`` (``trio`` or ``asyncio``); returns its event trace,
+    raises :class:`MachineFailure`."""
+    runner = scheduler(backend)
+    run = _Run(bound, chooser, steps, seams, runner)
     try:
-        trio.run(run.main, clock=clock)
+        runner.run(run.main)
     except BaseExceptionGroup as group:
         failure = _first(group)
         if failure is None:
@@ -568,7 +572,7 @@ def run_machine(
 
 
 def _first(group: BaseExceptionGroup[Any]) -> Exception | None:
-    """The machine's own verdict inside trio's exception groups, if there is one."""
+    """The machine's own verdict inside the task groups' exception groups, if any."""
     for error in group.exceptions:
         if isinstance(error, MachineFailure | ReplayMismatch):
             return error

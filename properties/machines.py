@@ -57,19 +57,24 @@ def lockstep_property(
     on_example: Callable[[], None] | None = None,
     approval: bool = False,
     lazy: bool = False,
+    backend: str = "trio",
 ) -> Callable[[], None]:
-    """A Hypothesis test: random interleavings, model and runtime in lockstep."""
+    """A Hypothesis test: random interleavings, model and runtime in lockstep, the
+    runtime on ``backend`` (trio, the machines' scheduler, or asyncio)."""
     bound = lockstep_bound(policy, approval=approval, lazy=lazy)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
         if on_example is not None:
             on_example()
-        trace = run_machine(bound, DrawChooser(data), steps=steps, seams=seams)
+        trace = run_machine(bound, DrawChooser(data), steps=steps, seams=seams, backend=backend)
         note(f"{len(trace)} events")
 
     lockstep.__name__ = (
-        f"lockstep_{policy}" + ("_approval" if approval else "") + ("_lazy" if lazy else "")
+        f"lockstep_{policy}"
+        + ("_approval" if approval else "")
+        + ("_lazy" if lazy else "")
+        + ("" if backend == "trio" else f"_{backend}")
     )
     return lockstep
 
@@ -80,18 +85,22 @@ class OdometerReport:
     steps: int
 
 
-def run_odometer(policy: Policy, depth: int, *, seams: Seams = PRODUCTION) -> OdometerReport:
+def run_odometer(
+    policy: Policy, depth: int, *, seams: Seams = PRODUCTION, backend: str = "trio"
+) -> OdometerReport:
     """Every choice sequence of ``depth`` events, each run in lockstep."""
     bound = lockstep_bound(policy)
     odometer = Odometer(depth)
     steps = 0
     while True:
-        steps += len(run_machine(bound, odometer, steps=depth, seams=seams))
+        steps += len(run_machine(bound, odometer, steps=depth, seams=seams, backend=backend))
         if not odometer.advance():
             return OdometerReport(odometer.runs, steps)
 
 
-def run_replay(path: pathlib.Path, *, seams: Seams = PRODUCTION) -> list[str]:
+def run_replay(
+    path: pathlib.Path, *, seams: Seams = PRODUCTION, backend: str = "trio"
+) -> list[str]:
     """Run one replay file (SPEC §12.3) against the model and the runtime."""
     data = json.loads(path.read_text(encoding="utf-8"))
     events = list(data["events"])
@@ -101,7 +110,9 @@ def run_replay(path: pathlib.Path, *, seams: Seams = PRODUCTION) -> list[str]:
         approval=bool(data.get("approval", False)),
         lazy=bool(data.get("lazy", False)),
     )
-    return run_machine(bound, ReplayChooser(events), steps=len(events), seams=seams)
+    return run_machine(
+        bound, ReplayChooser(events), steps=len(events), seams=seams, backend=backend
+    )
 
 
 @attrs.frozen

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import anyio
 import attrs
-import trio
 
 from mcpbind.impl.connection import Connection, ConnectionLost, Elicit, RequestFailed
 from mcpbind.impl.server_config import ServerConfig
@@ -45,7 +45,7 @@ def raw_tool(tool: ToolDef) -> dict[str, Any]:
 
 @attrs.define(eq=False)
 class _Parked:
-    released: trio.Event = attrs.field(factory=trio.Event)
+    released: anyio.Event = attrs.field(factory=anyio.Event)
     value: Any = None
     error: BaseException | None = None
 
@@ -81,9 +81,9 @@ class ScriptedServer:
         self.spec = spec
         self.version = 0
         self.up = True
-        self._up_event = trio.Event()
+        self._up_event = anyio.Event()
         self._up_event.set()
-        self.lost: trio.Event | None = None
+        self.lost: anyio.Event | None = None
         self.on_list_changed: Callable[[], None] | None = None
         self.lists: list[PendingList] = []
         self.calls: dict[str, PendingCall] = {}
@@ -125,7 +125,7 @@ class ScriptedServer:
 
     def disconnect(self) -> None:
         self.up = False
-        self._up_event = trio.Event()
+        self._up_event = anyio.Event()
         if self.lost is not None:
             self.lost.set()
         lost = ConnectionLost("connection closed")
@@ -146,7 +146,7 @@ class ScriptedServer:
 
 
 class _Connection:
-    def __init__(self, server: ScriptedServer, lost: trio.Event) -> None:
+    def __init__(self, server: ScriptedServer, lost: anyio.Event) -> None:
         self._server = server
         self._lost = lost
 
@@ -187,7 +187,7 @@ class _Connection:
         server.calls[call_id] = pending
         try:
             return await pending.wait()
-        except trio.Cancelled:
+        except anyio.get_cancelled_exc_class():
             if server.calls.get(call_id) is pending:
                 del server.calls[call_id]
                 if server.up:
@@ -220,7 +220,7 @@ class ScriptedConnector:
         self, server: ScriptedServer, on_list_changed: Callable[[], None]
     ) -> AsyncIterator[Connection]:
         await server.wait_up()
-        lost = trio.Event()
+        lost = anyio.Event()
         server.lost = lost
         server.on_list_changed = on_list_changed
         server.connections += 1

@@ -7,6 +7,7 @@ import pathlib
 
 import pytest
 from cli_runner import mcpbind
+from hypothesis import settings
 
 from mcpbind.cli.check import LOCKSTEP_VARIANTS
 from mcpbind.properties import profiles
@@ -53,6 +54,23 @@ def test_runtime_refines_the_model_with_a_lazily_started_server(policy):
 def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
     report = run_odometer(policy, depth)
     assert report.runs > 1000
+
+
+@pytest.mark.parametrize("variant", [{}, {"lazy": True}], ids=["plain", "lazy"])
+def test_runtime_on_asyncio_refines_the_model_on_random_interleavings(variant):
+    """The same runtime on asyncio (SPEC §11.13): a small budget in CI, the machine on a
+    virtual-time event loop (``properties/schedulers.py``)."""
+    settings(max_examples=40)(lockstep_property("revalidate", backend="asyncio", **variant))()
+
+
+@pytest.mark.parametrize("path", REPLAYS, ids=lambda p: p.stem)
+def test_replay_corpus_passes_on_asyncio_and_each_mutant_replay_still_kills_it(path):
+    events = json.loads(path.read_text())["events"]
+    assert run_replay(path, backend="asyncio") == events
+    mutant = next((m for m in IMPL_MUTANTS if m.name == path.stem), None)
+    if mutant is not None:
+        with pytest.raises(MachineFailure):
+            run_replay(path, seams=mutant.seams, backend="asyncio")
 
 
 def test_real_servers_keep_the_invariants_and_end_every_call_once():
