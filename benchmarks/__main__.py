@@ -12,9 +12,9 @@ import pathlib
 import sys
 from typing import Any
 
-import trio
+import anyio
 
-from .suite import explorer_rate, property_rate, run_all
+from .suite import explorer_rate, property_rate, run_all, run_asyncio
 
 
 def table(figures: dict[str, Any]) -> str:
@@ -27,20 +27,29 @@ def table(figures: dict[str, Any]) -> str:
 
     row("call overhead, in-process", figures["call_overhead_ratio"]["inproc"])
     row("call overhead, stdio", figures["call_overhead_ratio"]["stdio"])
+    on_asyncio = figures["asyncio"]
+    row("call overhead, in-process (asyncio)", on_asyncio["call_overhead_ratio"]["inproc"])
+    row("call overhead, stdio (asyncio)", on_asyncio["call_overhead_ratio"]["stdio"])
     row(f"refresh, {figures['refresh_ratio']['tools']} tools", figures["refresh_ratio"])
     for peer, result in figures.get("peers", {}).items():
         row(f"peer {peer}, call (stdio)", result["call_overhead_ratio"])
     s = figures["sample_scaling_ratio"]
     row(f"sample(), {s['large_tools']} vs {s['small_tools']} tools", s)
-    for n, c in figures["concurrency"].items():
-        lines.append(
-            f"{n + ' concurrent calls, throughput':<38} {c['mcpbind']['calls_per_s']:>9}/s "
-            f"{c['baseline']['calls_per_s']:>9}/s   x{c['throughput_ratio']:.3f}"
-        )
-        lines.append(
-            f"{n + ' concurrent calls, peak memory':<38} {c['mcpbind']['peak_bytes'] // 1024:>9}KB "
-            f"{c['baseline']['peak_bytes'] // 1024:>9}KB   x{c['peak_memory_ratio']:.3f}"
-        )
+    for backend, concurrency in (
+        ("", figures["concurrency"]),
+        (" (asyncio)", on_asyncio["concurrency"]),
+    ):
+        for n, c in concurrency.items():
+            lines.append(
+                f"{n + ' concurrent calls, throughput' + backend:<38} "
+                f"{c['mcpbind']['calls_per_s']:>9}/s "
+                f"{c['baseline']['calls_per_s']:>9}/s   x{c['throughput_ratio']:.3f}"
+            )
+            lines.append(
+                f"{n + ' concurrent calls, peak memory' + backend:<38} "
+                f"{c['mcpbind']['peak_bytes'] // 1024:>9}KB "
+                f"{c['baseline']['peak_bytes'] // 1024:>9}KB   x{c['peak_memory_ratio']:.3f}"
+            )
     e = figures["explorer_states_per_s"]
     lines.append(f"explorer: {e['states_per_s']} states/s ({e['transitions_per_s']} transitions/s)")
     p = figures["property_steps_per_s"]
@@ -61,7 +70,8 @@ def main() -> int:
         print(f"  … {label}", file=sys.stderr, flush=True)
 
     size = "smoke" if args.smoke else "quick" if args.quick else "full"
-    figures = trio.run(run_all, size, progress)
+    figures = anyio.run(run_all, size, progress, backend="trio")
+    figures["asyncio"] = anyio.run(run_asyncio, size, progress, backend="asyncio")
     progress("explorer and property machine rates")
     figures["explorer_states_per_s"] = explorer_rate(small=args.smoke)
     figures["property_steps_per_s"] = property_rate({"smoke": 3, "quick": 20, "full": 200}[size])

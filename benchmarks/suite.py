@@ -15,7 +15,7 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import trio
+import anyio
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
@@ -182,7 +182,7 @@ async def concurrency(calls: int) -> dict[str, Any]:
             gc.collect()
             tracemalloc.start()
             started = time.perf_counter()
-            async with trio.open_nursery() as nursery:
+            async with anyio.create_task_group() as nursery:
                 for i in range(calls):
                     nursery.start_soon(op, i)
             seconds = time.perf_counter() - started
@@ -313,3 +313,19 @@ async def run_all(size: str, progress: Callable[[str], None]) -> dict[str, Any]:
     progress("concurrency")
     figures["concurrency"] = {str(n): await concurrency(n) for n in sizes["calls"]}
     return figures
+
+
+async def run_asyncio(size: str, progress: Callable[[str], None]) -> dict[str, Any]:
+    """The call overhead and concurrency figures again on asyncio: the same runtime (it is
+    written on anyio), each against the raw ``mcp.Client`` on asyncio too (SPEC §11.13)."""
+    sizes = SIZES[size]
+    rounds, per_round = sizes["rounds"], sizes["per_round"]
+    progress("asyncio: call overhead (in-process)")
+    inproc = await call_overhead(echo_server(), rounds=rounds, per_round=per_round)
+    progress("asyncio: call overhead (stdio)")
+    stdio = await call_overhead(stdio_target(), rounds=rounds, per_round=per_round // 2)
+    progress("asyncio: concurrency")
+    return {
+        "call_overhead_ratio": {"inproc": inproc, "stdio": stdio},
+        "concurrency": {str(n): await concurrency(n) for n in sizes["calls"]},
+    }

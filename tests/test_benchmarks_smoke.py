@@ -17,6 +17,7 @@ KEYS = {
     "concurrency",
     "explorer_states_per_s",
     "property_steps_per_s",
+    "asyncio",
 }
 
 
@@ -34,6 +35,10 @@ def test_benchmark_command_runs_and_writes_every_figure(tmp_path):
     figures = json.loads(out.read_text())
     assert set(figures) >= KEYS
     assert set(figures["call_overhead_ratio"]) == {"inproc", "stdio"}
+    # the same figures on asyncio, each against the raw mcp.Client on asyncio
+    assert set(figures["asyncio"]["call_overhead_ratio"]) == {"inproc", "stdio"}
+    assert set(figures["asyncio"]["concurrency"]) == set(figures["concurrency"])
+    assert "call overhead, in-process (asyncio)" in done.stdout
     for result in (figures["call_overhead_ratio"]["inproc"], figures["refresh_ratio"]):
         assert {"ratio", "mcpbind", "baseline"} <= set(result)
     assert "call overhead, in-process" in done.stdout
