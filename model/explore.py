@@ -27,6 +27,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from . import texts
 from .invariants import check_state, check_transition
 from .rules import STANDARD, Rules
 from .values import (
@@ -122,7 +123,8 @@ def effect_of(outputs: Iterable[Output]) -> str:
         elif isinstance(out, Published):
             parts.append("publish")
         elif isinstance(out, Refused):
-            parts.append("refuse duplicate call_id")
+            closed = out.text == texts.HOST_CLOSED
+            parts.append("refuse call after close" if closed else "refuse duplicate call_id")
         else:
             parts.append("drop late answer")
     return ", ".join(sorted(set(parts))) or "state only"

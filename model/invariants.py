@@ -1,4 +1,4 @@
-"""One predicate per invariant of SPEC §4 (INV-1..INV-11), over states and transitions.
+"""One predicate per invariant of SPEC §4 (INV-1..INV-12), over states and transitions.
 
 A state predicate sees one reachable state; a transition predicate sees the state
 before, the event and the transition. Each returns ``None`` when the invariant holds
@@ -21,6 +21,7 @@ from .values import (
     Bound,
     Call,
     Cancel,
+    Close,
     Deny,
     Disconnect,
     Event,
@@ -28,6 +29,7 @@ from .values import (
     ListFailed,
     Published,
     RefreshOutcome,
+    Refused,
     Result,
     Sent,
     State,
@@ -116,8 +118,8 @@ def inv_2_transition(before: State, event: Event, t: Transition) -> str | None:
             after = t.state.steps[index]
             if after is not None and after != snapshot:
                 return f"step {index} changed after it was sampled"
-    if not isinstance(event, Call) or before.call(event.call_id) is not None:
-        return None
+    if not isinstance(event, Call) or before.call(event.call_id) is not None or before.closed:
+        return None  # a call after close is refused and changes nothing (INV-12)
     snapshot = before.steps[event.step]
     if snapshot is None:
         return f"{event.call_id} was issued on step {event.step}, whose snapshot was dropped"
@@ -331,10 +333,14 @@ def inv_8_transition(before: State, event: Event, t: Transition) -> str | None:
         return None
     if isinstance(event, Disconnect) and t.state.registry != before.registry:
         return f"disconnect of {event.server} changed the registry"
+    # What close sends (owed cancellations, then the session's end) goes to servers that
+    # are connected until their sessions close (INV-12); anything else to servers still
+    # connected after the event.
+    servers = before.servers if isinstance(event, Close) else t.state.servers
     for out in t.outputs:
         if isinstance(out, Sent):
             i = before.bound.index(out.server)
-            if not t.state.servers[i].connected:
+            if not servers[i].connected:
                 return f"{out.method} sent to disconnected {out.server}"
     return None
 
@@ -419,7 +425,10 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
     ``tools/call`` reaches a server before its first refresh ended; a call to a dormant or
     starting server waits (never fails fast); a waiting call ends only when the start
     settles, by its own cancel or timeout (``TIMED_OUT_STARTING``), or ``NOT_CONNECTED``
-    when the connection is lost first, with nothing sent for it."""
+    when the connection is lost first, with nothing sent for it. A close ends a start
+    under way as INV-12 says."""
+    if isinstance(event, Close):
+        return None
     bound = before.bound
     for i, (spec, old) in enumerate(zip(bound.servers, before.servers, strict=True)):
         if old.start is None:
@@ -466,6 +475,75 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
         if _settles(event, server) and out.status == "unavailable":
             continue  # revalidated against the live catalog once started (SPEC §7.3)
         return f"{out.call_id} ended {out.status} by {event.kind} while waiting for {server}"
+    return None
+
+
+# --- INV-12 close loses nothing ---------------------------------------------------------
+
+
+def inv_12_state(state: State) -> str | None:
+    """INV-12: once the host closed, no call is pending, no server connected, no refresh
+    in flight."""
+    if not state.closed:
+        return None
+    pending = [c.call_id for c in state.calls if c.phase != "done"]
+    if pending:
+        return f"{pending} still pending after close"
+    for spec, server in zip(state.bound.servers, state.servers, strict=True):
+        if server.connected or server.refresh is not None:
+            return f"{spec.name} still connected or refreshing after close"
+    return None
+
+
+def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-12: close ends every pending call once, ``cancelled`` with a closing text; a
+    call in flight gets its one cancellation, and every cancellation reaches its server
+    before that server's session closes; refreshes in flight end ``rejected`` and nothing
+    is published; every connected server's session is closed once. After close a call is
+    refused and changes nothing."""
+    if before.closed:
+        if t.state != before:
+            return f"{event.kind} after close changed the state"
+        if any(not isinstance(o, Refused) for o in t.outputs):
+            return f"{event.kind} after close produced {[o.kind for o in t.outputs]}"
+        return None
+    if not isinstance(event, Close):
+        return None
+    results: dict[str, list[Result]] = {}
+    for out in t.outputs:
+        if isinstance(out, Published):
+            return f"close published generation {out.generation}"
+        if isinstance(out, Result):
+            results.setdefault(out.call_id, []).append(out)
+    for record in before.calls:
+        if record.phase == "done":
+            if record.call_id in results:
+                return f"{record.call_id} ended before close and got another result"
+            continue
+        got = results.get(record.call_id, [])
+        sent = record.phase == "sent"
+        text = texts.CLOSED_SENT if sent else texts.CLOSED_UNSENT
+        if [(r.status, r.text) for r in got] != [("cancelled", text)]:
+            return f"{record.call_id} ({record.phase}) ended {[r.status for r in got]} at close"
+    for spec, server in zip(before.bound.servers, before.servers, strict=True):
+        mine = [o for o in t.outputs if isinstance(o, Sent) and o.server == spec.name]
+        closes = [n for n, o in enumerate(mine) if o.method == "close"]
+        if closes != ([len(mine) - 1] if server.connected else []):
+            return f"{spec.name}'s session closed {len(closes)} times, or not last"
+        cancelled = sorted(o.detail for o in mine if o.method == "notifications/cancelled")
+        owed = sorted(
+            c.call_id
+            for c in before.calls
+            if c.phase == "sent" and c.binding is not None and c.binding.server == spec.name
+        )
+        if cancelled != owed:
+            return f"{spec.name} got cancellations for {cancelled} at close, owed {owed}"
+        if any(o.method not in ("notifications/cancelled", "close") for o in mine):
+            return f"close sent {[o.method for o in mine]} to {spec.name}"
+        outcomes = [o for o in t.outputs if isinstance(o, RefreshOutcome) and o.server == spec.name]
+        flying = server.refresh is not None and server.connected
+        if [(o.status, o.reject) for o in outcomes] != ([("rejected", "closed")] if flying else []):
+            return f"{spec.name}'s refresh ended {[o.status for o in outcomes]} at close"
     return None
 
 
@@ -531,6 +609,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         inv_11_transition,
         frozenset({"sent", "result", "refresh_outcome", "published", "call"}),
     ),
+    Invariant(
+        "INV-12",
+        "close loses nothing",
+        inv_12_state,
+        inv_12_transition,
+        frozenset({"close", "call", "refused"}),
+    ),
 )
 _STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)
 _TRANSITION_CHECKS = tuple(
@@ -555,7 +640,7 @@ def triggers_of(before: State, event: Event, t: Transition) -> set[str]:
         found.add("registry")
     if t.state.steps is not before.steps:
         found.add("steps")
-    if isinstance(event, (Call, Disconnect, Approve, Deny)):
+    if isinstance(event, (Call, Disconnect, Approve, Deny, Close)):
         found.add(event.kind)
     return found
 

@@ -274,6 +274,35 @@ class StrandWaitersOnLostStart(Mutant):
         return False
 
 
+class ForgetCancellationsAtClose(Mutant):
+    name = "forget_cancellations_at_close"
+    target = "INV-12"
+    description = "closes the sessions without the cancellations owed to the calls in flight"
+    part = "calls"
+
+    def close_cancellations(self, server: str, call_id: str) -> tuple[Output, ...]:
+        return ()
+
+
+class LeaveUnsentCallsAtClose(Mutant):
+    name = "leave_unsent_calls_at_close"
+    target = "INV-12"
+    description = "ends only the calls in flight at close; queued or waiting calls keep waiting"
+    part = "calls"
+
+    def ends_at_close(self, record: CallRecord) -> bool:
+        return record.phase == "sent"
+
+
+class AcceptCallsAfterClose(Mutant):
+    name = "accept_calls_after_close"
+    target = "INV-12"
+    description = "accepts a call after the host closed"
+
+    def accepts_after_close(self) -> bool:
+        return True
+
+
 MUTANTS: tuple[Mutant, ...] = (
     BumpGenerationWhenUnchanged(),
     ResolveThroughLiveRegistry(),
@@ -295,6 +324,9 @@ MUTANTS: tuple[Mutant, ...] = (
     FailFastWhenDormant(),
     SendWhileStarting(),
     StrandWaitersOnLostStart(),
+    ForgetCancellationsAtClose(),
+    LeaveUnsentCallsAtClose(),
+    AcceptCallsAfterClose(),
 )
 
 

@@ -61,6 +61,7 @@ from .values import (
     CallRecord,
     CallResponded,
     Cancel,
+    Close,
     Deny,
     Disconnect,
     Event,
@@ -162,6 +163,11 @@ class Rules:
     def enabled(self, state: State) -> list[Event]:
         """Every event the state allows, in a fixed order (SPEC §3, guards)."""
         bound = state.bound
+        if state.closed:
+            # SPEC §3.6: nothing happens after close but a host trying to call (refused).
+            if not state.steps:
+                return []
+            return [Call(len(state.steps) - 1, call_id_for(len(state.calls)), UNKNOWN_TOOL)]
         events: list[Event] = []
         allowed = bound.environment
         for spec, server in zip(bound.servers, state.servers, strict=True):
@@ -202,6 +208,7 @@ class Rules:
                 events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
         for record in state.calls:
             events.extend(self.call_events(record, allowed))
+        events.append(Close())
         return events
 
     def call_events(self, record: CallRecord, allowed: frozenset[str] | None) -> list[Event]:
@@ -476,6 +483,55 @@ class Rules:
         server = evolve(state.servers[i], connected=True)
         return self.start_refresh(_with_server(state, i, server), i, server)
 
+    # --- close (SPEC §3.6) ------------------------------------------------------------
+
+    def _on_close(self, state: State, event: Event) -> Transition:
+        """INV-12: the host shuts down. Refreshes in flight end ``rejected`` and nothing is
+        published; every pending call ends ``cancelled`` (a sent one with its one
+        cancellation); then each connected server's session is closed, after every
+        cancellation owed to it. Afterwards no server is connected and no call accepted."""
+        assert isinstance(event, Close)
+        bound = state.bound
+        outputs: list[Output] = []
+        generation = state.registry.generation
+        for spec, server in zip(bound.servers, state.servers, strict=True):
+            if server.refresh is not None and server.connected:
+                reason = texts.REJECT_CLOSED.format(server=spec.name)
+                outputs.append(RefreshOutcome(spec.name, "rejected", generation, "closed", reason))
+        calls: list[CallRecord] = []
+        for record in state.calls:
+            if record.phase == "done" or not self.ends_at_close(record):
+                calls.append(retired(evolve(record, late=False)) if record.late else record)
+                continue
+            calls.append(self.end_at_close(record, outputs))
+        for spec, server in zip(bound.servers, state.servers, strict=True):
+            if server.connected:
+                outputs.append(Sent(spec.name, "close"))
+        servers = tuple(ServerState(False, 0, None) for _ in bound.servers)
+        closed = State(bound, servers, state.registry, state.steps, tuple(calls), True)
+        return Transition(closed, tuple(outputs))
+
+    def ends_at_close(self, record: CallRecord) -> bool:
+        """INV-12: every pending call ends at close, whatever it waits for."""
+        return True
+
+    def end_at_close(self, record: CallRecord, outputs: list[Output]) -> CallRecord:
+        """One pending call at close: ``cancelled``; its cancellation if it was sent."""
+        sent = record.phase == "sent"
+        outputs.append(
+            Result(record.call_id, "cancelled", texts.CLOSED_SENT if sent else texts.CLOSED_UNSENT)
+        )
+        if sent:
+            assert record.binding is not None
+            assert record.binding.server is not None
+            outputs.extend(self.close_cancellations(record.binding.server, record.call_id))
+        return retired(evolve(record, phase="done", results=record.results + 1, late=False))
+
+    def close_cancellations(self, server: str, call_id: str) -> tuple[Output, ...]:
+        """INV-12 (and INV-7): a call in flight at close owes its server one cancellation,
+        delivered before the session closes."""
+        return self.cancel_messages(server, call_id)
+
     # --- steps -----------------------------------------------------------------------
 
     def _on_sample(self, state: State, event: Event) -> Transition:
@@ -491,6 +547,8 @@ class Rules:
 
     def _on_call(self, state: State, event: Event) -> Transition:
         assert isinstance(event, Call)
+        if state.closed and not self.accepts_after_close():
+            return Transition(state, (Refused(event.call_id, texts.HOST_CLOSED),))
         if state.call(event.call_id) is not None and not self.accept_reused_id(event):
             text = texts.DUPLICATE_CALL_ID.format(call_id=event.call_id)
             return Transition(state, (Refused(event.call_id, text),))
@@ -566,6 +624,10 @@ class Rules:
 
     def accept_reused_id(self, event: Call) -> bool:
         """INV-4: a reused call_id is refused."""
+        return False
+
+    def accepts_after_close(self) -> bool:
+        """INV-12: once the host closed, no call is accepted."""
         return False
 
     def resolve(self, state: State, step: int, name: str) -> Binding | None:
@@ -736,6 +798,7 @@ def _evolve(
         state.registry if registry is None else registry,
         state.steps if steps is None else steps,
         state.calls if calls is None else calls,
+        state.closed,
     )
 
 
@@ -766,7 +829,7 @@ def collect_steps(state: State) -> tuple[Registry | None, ...]:
     if not steps:
         return steps
     last = len(steps) - 1
-    keep_last = len(state.calls) < state.bound.max_calls
+    keep_last = not state.closed and len(state.calls) < state.bound.max_calls
     used = {c.step for c in state.calls if c.step >= 0}
     if all(s is None or i in used or (i == last and keep_last) for i, s in enumerate(steps)):
         return steps
@@ -824,7 +887,10 @@ EVENT_GUARDS: dict[str, str] = {
     "list_failed": "a refresh is in flight and the server is connected",
     "list_changed": "the server has a next scripted catalog version",
     "sample": "fewer steps than the bound's",
-    "call": "a step exists and fewer calls than the bound's (or: a reused call_id)",
+    "call": (
+        "a step exists and fewer calls than the bound's (or: a reused call_id; or, once the "
+        "host closed, a new call, refused)"
+    ),
     "call_responded": "the call is in flight, or ended with a late answer still possible",
     "call_failed": "the call is in flight",
     "cancel": "the call waits for approval or a lazy start, is queued or is in flight",
@@ -836,6 +902,9 @@ EVENT_GUARDS: dict[str, str] = {
     "deny": "the call waits for approval",
     "disconnect": "the server is connected",
     "reconnect": "the server is disconnected (a dormant server is woken instead)",
+    "close": (
+        "the host is open (afterwards no other event is enabled but a call, which is refused)"
+    ),
 }
 
 

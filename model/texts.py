@@ -29,7 +29,7 @@ CALL_STATUSES: Final[tuple[CallStatus, ...]] = (
 )
 
 OutcomeStatus = Literal["installed", "unchanged", "rejected"]
-RejectKind = Literal["invalid", "collision", "disconnected", "list_failed", "cap"]
+RejectKind = Literal["invalid", "collision", "disconnected", "list_failed", "cap", "closed"]
 
 # --- terminal results made by the host (SPEC §8.4) -------------------------------------
 
@@ -58,6 +58,10 @@ TIMED_OUT: Final = "call timed out after {seconds} seconds; the server was told 
 TIMED_OUT_QUEUED: Final = (
     "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
 )
+CLOSED_SENT: Final = (
+    "call cancelled: the host closed while it was in flight; the server was told to cancel it"
+)
+CLOSED_UNSENT: Final = "call cancelled: the host closed before it was sent; nothing was sent"
 TIMED_OUT_STARTING: Final = (
     "call timed out after {seconds} seconds while waiting for server {server!r} to start; "
     "nothing was sent"
@@ -114,6 +118,9 @@ REJECT_NOT_CONNECTED: Final = (
 )
 REJECT_LIST_FAILED: Final = (
     "tools/list failed on server {server!r}: {why}; the previous catalog stays installed"
+)
+REJECT_CLOSED: Final = (
+    "the host closed during the refresh of server {server!r}; nothing was installed"
 )
 REJECT_CAP: Final = (
     "tools/list of server {server!r} exceeded a limit: {cap}; the previous catalog stays installed"

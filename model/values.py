@@ -23,6 +23,7 @@ __all__ = [
     "CallRecord",
     "CallResponded",
     "Cancel",
+    "Close",
     "Deny",
     "Disconnect",
     "Event",
@@ -260,6 +261,8 @@ class State:
     steps: tuple[Registry | None, ...] = ()
     """Snapshots by step index; ``None`` once no call can use it (see ``collect_steps``)."""
     calls: tuple[CallRecord, ...] = ()
+    closed: bool = False
+    """The host has closed (SPEC §3.6): sessions ended, every call ended, none accepted."""
 
     def call(self, call_id: str) -> CallRecord | None:
         for record in self.calls:
@@ -374,6 +377,13 @@ class Disconnect:
 
 
 @attrs.frozen
+class Close:
+    """The host shuts down (SPEC §3.6): its ``async with Host.open(...)`` block ends."""
+
+    kind: ClassVar[str] = "close"
+
+
+@attrs.frozen
 class Reconnect:
     kind: ClassVar[str] = "reconnect"
     server: str
@@ -395,6 +405,7 @@ Event = (
     | Timeout
     | Disconnect
     | Reconnect
+    | Close
 )
 EVENT_TYPES: tuple[type[Event], ...] = (
     RefreshRequested,
@@ -412,6 +423,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Timeout,
     Disconnect,
     Reconnect,
+    Close,
 )
 
 # --- outputs (SPEC §3.2) ----------------------------------------------------------------
@@ -447,7 +459,8 @@ class Result:
     text: str | None = None
 
 
-Method = Literal["tools/list", "tools/call", "notifications/cancelled"]
+Method = Literal["tools/list", "tools/call", "notifications/cancelled", "close"]
+"""``close``: the host ended the server's session (stdin closed, or an HTTP ``DELETE``)."""
 
 
 @attrs.frozen

@@ -15,6 +15,7 @@ from mcpbind.model import (
     CallFailed,
     CallResponded,
     Cancel,
+    Close,
     Deny,
     Disconnect,
     EventNotEnabled,
@@ -261,6 +262,35 @@ def test_cancel_of_an_in_flight_call_sends_one_cancellation_and_drops_the_late_a
     assert outputs == [LateDropped("c1")]
     assert state.call("c1") is not None
     assert CallResponded("c1") not in enabled(state)
+
+
+def test_close_ends_every_pending_call_once_and_closes_the_sessions_after_their_cancellations():
+    """INV-12: a call in flight and a queued one end cancelled; only the one in flight is
+    cancelled at the server, before its session closes; a refresh in flight is rejected."""
+    b, prefix = installed()
+    calls = [Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search")]
+    state, outputs = run(b, *prefix, *calls, RefreshRequested("fs"), Close())
+    assert outputs == [
+        RefreshOutcome("fs", "rejected", 1, "closed", texts.REJECT_CLOSED.format(server="fs")),
+        Result("c1", "cancelled", texts.CLOSED_SENT),
+        Sent("fs", "notifications/cancelled", "c1"),
+        Result("c2", "cancelled", texts.CLOSED_UNSENT),
+        Sent("fs", "close"),
+    ]
+    assert state.closed
+    assert not any(s.connected for s in state.servers)
+    assert all(c.phase == "done" and c.results == 1 for c in state.calls)
+
+
+def test_a_call_after_close_is_refused_and_changes_nothing():
+    """INV-12: once closed, a call is refused (HOST_CLOSED) and nothing else can happen."""
+    b, prefix = installed()
+    state, _ = run(b, *prefix, Close())
+    after = enabled(state)
+    assert after == [Call(0, "c1", "no_such_tool")]
+    t = step(state, after[0])
+    assert t.outputs == (Refused("c1", texts.HOST_CLOSED),)
+    assert t.state == state
 
 
 def test_timeout_of_a_queued_call_sends_nothing():

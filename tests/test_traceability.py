@@ -25,8 +25,8 @@ def cited_in(folder: str) -> dict[str, set[str]]:
     return found
 
 
-def test_spec_defines_invariants_one_to_eleven_and_two_liveness_properties():
-    assert {f"INV-{n}" for n in range(1, 12)} | {"LIVE-1", "LIVE-2"} == DEFINED
+def test_spec_defines_invariants_one_to_twelve_and_two_liveness_properties():
+    assert {f"INV-{n}" for n in range(1, 13)} | {"LIVE-1", "LIVE-2"} == DEFINED
 
 
 def test_every_id_in_spec_is_enforced_by_a_check_that_can_fail():
