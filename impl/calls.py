@@ -10,7 +10,8 @@ A call_id is accepted once per host: :meth:`CallTable.open` refuses one used bef
   after any approval, SPEC §8.4);
 * while it is attached to a server, :meth:`CallTable.fail_server` ends it ``failed`` when
   that server's session is lost (INV-8), and :meth:`CallTable.pause` stops its deadline
-  while the server asks the user for input (SPEC §11.10).
+  while the server asks the user for input (SPEC §11.10);
+* :meth:`CallTable.close_all` ends every pending call when the host closes (INV-12).
 
 A call waiting for its approval is pending but attached to no server: a disconnect does
 not end it and it has no deadline yet (SPEC §3.4), as in the model's ``approval`` phase.
@@ -35,7 +36,7 @@ CallPhase = Literal["checking", "approval", "starting", "dispatch", "local"]
 """Where a pending call is: its synchronous checks, waiting for its approval, waiting for
 a lazy start (SPEC §11.12), queued for the lane or sent (``sent`` tells which), or running
 a builtin or extension tool's handler."""
-EndedBy = Literal["cancelled", "disconnected"]
+EndedBy = Literal["cancelled", "disconnected", "closed"]
 
 
 @attrs.define(eq=False)
@@ -99,6 +100,7 @@ class CallTable:
     _used: set[str] = attrs.field(factory=set)
     _pending: dict[str, PendingCall] = attrs.field(factory=dict)
     _by_server: dict[str, set[PendingCall]] = attrs.field(factory=dict)
+    _emptied: anyio.Event | None = None
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -123,6 +125,8 @@ class CallTable:
         """The call has its terminal result: it is no longer pending anywhere."""
         del self._pending[call.call_id]
         self.detach(call)
+        if not self._pending and self._emptied is not None:
+            self._emptied.set()
 
     def attach(self, call: PendingCall, server: str, timeout: float) -> None:
         """The call reached ``server``: its tool timeout (0: none) runs from now."""
@@ -149,6 +153,17 @@ class CallTable:
         """INV-8: every call attached to ``server`` ends now (its session is gone)."""
         for call in list(self._by_server.get(server, ())):
             call.end_early("disconnected")
+
+    def close_all(self) -> None:
+        """INV-12: the host closes; every pending call ends now, whatever it waits for."""
+        for call in list(self._pending.values()):
+            call.end_early("closed")
+
+    async def wait_empty(self) -> None:
+        """Return once no call is pending (each has had its result made)."""
+        if self._pending:
+            self._emptied = anyio.Event()
+            await self._emptied.wait()
 
     def pause(self, server: str) -> tuple[PendingCall, ...]:
         """Stop the deadlines of ``server``'s calls; give the result to :meth:`resume`."""

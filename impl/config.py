@@ -82,6 +82,10 @@ class HostConfig:
     schema_limit_bytes: int | None = 5000
     """An MCP tool whose input schema's compact JSON is longer is shown with a shortened
     schema (SPEC §11.9); None: never shorten."""
+    close_timeout_sec: float = attrs.field(default=5.0, validator=non_negative("close_timeout_sec"))
+    """How long leaving ``Host.open`` may take to end the pending calls, deliver the
+    cancellations owed and close every session gracefully (SPEC §11.14); then what is left
+    is cancelled. 0 means no limit."""
     optional_startup_grace_sec: float | None = attrs.field(
         default=None,
         validator=attrs.validators.optional(non_negative("optional_startup_grace_sec")),

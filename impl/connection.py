@@ -27,14 +27,16 @@ Facts of ``mcp`` 2.3 this module handles (``../shared/SDK-NOTES.md``):
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol, cast
 
 import anyio
 import mcp_types as types
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client import ClientRequestContext
+from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
@@ -49,6 +51,7 @@ __all__ = [
     "Elicit",
     "McpConnection",
     "McpConnector",
+    "OnStderr",
     "RequestFailed",
 ]
 
@@ -59,6 +62,8 @@ _INPUT_ROUNDS = 10
 
 Elicit = Callable[[str, Mapping[str, Any]], Awaitable[ElicitationAnswer]]
 """The host's answer to a server's elicitation: ``(message, requested schema)``."""
+OnStderr = Callable[[str], None]
+"""Receives each line a stdio server writes to its stderr."""
 
 
 class ConnectionLost(Exception):
@@ -104,10 +109,15 @@ class Connector(Protocol):
         on_list_changed: Callable[[], None],
         *,
         on_elicit: Elicit | None = None,
+        on_stderr: OnStderr | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         """Open a session; ``on_list_changed`` is called (synchronously) on every
         ``list_changed`` the server announces while it is open; ``on_elicit`` answers
-        the server's elicitation requests (None: decline them all)."""
+        the server's elicitation requests (None: decline them all); ``on_stderr`` gets
+        each line a stdio server writes to its stderr (None: they are dropped).
+
+        Leaving the context normally closes the session as the SDK does, after what it
+        was handed (SPEC §11.14); leaving it cancelled tears it down."""
 
 
 def _map_error(error: MCPError) -> Exception:
@@ -244,8 +254,9 @@ class McpConnector:
         on_list_changed: Callable[[], None],
         *,
         on_elicit: Elicit | None = None,
+        on_stderr: OnStderr | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
-        return self._connect(server, config, on_list_changed, on_elicit)
+        return self._connect(server, config, on_list_changed, on_elicit, on_stderr)
 
     @asynccontextmanager
     async def _connect(
@@ -254,6 +265,7 @@ class McpConnector:
         config: ServerConfig,
         on_list_changed: Callable[[], None],
         on_elicit: Elicit | None,
+        on_stderr: OnStderr | None,
     ) -> AsyncIterator[Connection]:
         holder: list[McpConnection] = []
 
@@ -269,8 +281,14 @@ class McpConnector:
                 logger.debug("server %r transport fault: %r", server, message)
 
         target = config.target
+        stderr: _StderrPipe | None = None
         if isinstance(target, str) and config.headers:
             target = _http_transport(target, config.headers)
+        elif isinstance(target, StdioServerParameters):
+            # The server's stderr goes to a pipe of ours, line by line to ``on_stderr``,
+            # instead of into the user's terminal (SPEC §11.14).
+            stderr = _StderrPipe(on_stderr or (lambda line: None))
+            target = stdio_client(target, errlog=stderr.writer)
         client = Client(
             target,
             cache=None,
@@ -278,15 +296,74 @@ class McpConnector:
             mode=self.mode,
             elicitation_callback=on_elicitation,
         )
-        async with client:
-            connection = McpConnection(client, on_elicit)
-            holder.append(connection)
-            async with anyio.create_task_group() as group:
-                group.start_soon(connection.listen, on_list_changed)
+        try:
+            async with anyio.create_task_group() as pipes:
+                if stderr is not None:
+                    pipes.start_soon(stderr.read)
                 try:
-                    yield connection
+                    async with client:
+                        if stderr is not None:
+                            stderr.spawned()
+                        connection = McpConnection(client, on_elicit)
+                        holder.append(connection)
+                        async with anyio.create_task_group() as group:
+                            group.start_soon(connection.listen, on_list_changed)
+                            try:
+                                yield connection
+                            finally:
+                                group.cancel_scope.cancel()
                 finally:
-                    group.cancel_scope.cancel()
+                    pipes.cancel_scope.cancel()
+        finally:
+            if stderr is not None:
+                stderr.finish()  # the last lines, before a startup error is described
+
+
+class _StderrPipe:
+    """A stdio server's stderr: a pipe whose lines go to a callback."""
+
+    def __init__(self, on_line: OnStderr) -> None:
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        self._read = read
+        self.writer = os.fdopen(write, "w")
+        """The write end, the child's stderr; ours is closed once the child has it."""
+        self._on_line = on_line
+        self._partial = b""
+
+    def spawned(self) -> None:
+        """The child holds the write end now: ours closes, so its exit ends the stream."""
+        if not self.writer.closed:
+            self.writer.close()
+
+    async def read(self) -> None:
+        while not self._read_some():
+            await anyio.wait_readable(self._read)
+
+    def _read_some(self) -> bool:
+        """Read what is there; True at the end of the stream."""
+        while True:
+            try:
+                data = os.read(self._read, 65536)
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True
+            if not data:
+                if self._partial:
+                    self._on_line(self._partial.decode("utf-8", "replace"))
+                    self._partial = b""
+                return True
+            lines = (self._partial + data).split(b"\n")
+            self._partial = lines.pop()
+            for line in lines:
+                self._on_line(line.decode("utf-8", "replace").rstrip("\r"))
+
+    def finish(self) -> None:
+        """The session is over: take what is left, then close the pipe."""
+        self.spawned()
+        self._read_some()
+        os.close(self._read)
 
 
 @asynccontextmanager

@@ -92,12 +92,14 @@ class CatalogRejected(RemoteError):
 
 
 class ServerStartupError(RemoteError):
-    """A ``required`` server could not be started within its startup timeout."""
+    """A ``required`` server could not be started within its startup timeout.
+    ``stderr``: the last lines a stdio server wrote to its stderr (SPEC §11.14)."""
 
-    def __init__(self, server: str, why: str) -> None:
+    def __init__(self, server: str, why: str, stderr: tuple[str, ...] = ()) -> None:
         super().__init__(texts.STARTUP_FAILED.format(server=server, why=why))
         self.server = server
         self.why = why
+        self.stderr = stderr
 
 
 def describe(error: BaseException) -> str:

@@ -16,6 +16,7 @@ its :class:`~.publisher.Publisher`, the :class:`~.planner.Planner` (steps), the
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,6 +25,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from mcpbind.model import texts
 from mcpbind.model.naming import BUILTIN
 
 from .calls import CallTable
@@ -50,8 +52,9 @@ from .exposure import TOOL_SEARCH, Exposer
 from .publisher import Publisher
 from .recorder import NullRecorder, Recorder
 from .router import META_CALL_ID, META_SESSION_ID, META_STEP
-from .runtime import RuntimeContext, ServerRuntime, Turn, install_order
+from .runtime import RuntimeContext, ServerRuntime
 from .seams import PRODUCTION, Seams
+from .startup import Turn, install_order
 from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
 
 __all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Host"]
@@ -164,6 +167,8 @@ class Host:
                 except BaseException as error:  # re-raised below, outside the group
                     failure = error
             host._open = False
+            with anyio.CancelScope(shield=True):  # graceful even when the block was cancelled
+                await host._close()
             group.cancel_scope.cancel()
         if failure is not None:
             raise failure
@@ -193,6 +198,20 @@ class Host:
                     starting.start_soon(start, index, runtime, turn)
             grace_over.cancel()
         return next((error for error in errors if error is not None), None)
+
+    async def _close(self) -> None:
+        """SPEC §11.14 (INV-12), within ``close_timeout_sec``: every pending call ends
+        ``cancelled`` and its caller gets the result (a call in flight hands its one
+        cancellation to its session first); then every server closes its session
+        gracefully, after what it was handed. What is left after the timeout is cancelled
+        (the SDK still stops a stdio server's process, shielded)."""
+        timeout = self.config.close_timeout_sec
+        with anyio.move_on_after(timeout if timeout > 0 else math.inf):
+            self._calls.close_all()
+            await self._calls.wait_empty()
+            async with anyio.create_task_group() as closing:
+                for runtime in self.servers.values():
+                    closing.start_soon(runtime.close)
 
     async def _end_grace(self, grace: float, scope: anyio.CancelScope) -> None:
         with scope:
@@ -280,8 +299,11 @@ class Host:
 
         ``arguments``: a mapping, or JSON text of an object (empty text means ``{}``).
         Raises :class:`DuplicateCallId` if ``call_id`` was used before on this host.
-        Turn-item contributors then rewrite the result's output, in order (SPEC §11.11)."""
-        self._check_open()
+        Turn-item contributors then rewrite the result's output, in order (SPEC §11.11).
+        Once the host closed, raises :class:`HostClosed` (INV-12: nothing is accepted)."""
+        if not self._open:
+            self.recorder.refused(call_id, texts.HOST_CLOSED)
+            raise HostClosed
         result = await self._router.call(step, call_id, name, arguments)
         if self._item_contributors:
             result = await run_turn_items(self._item_contributors, result)

@@ -399,8 +399,15 @@ class Router:
         return Ending("failed", text)
 
     def _ended_early(self, call: PendingCall) -> Ending:
-        """A call its scope interrupted: cancelled, out of time or its server lost."""
+        """A call its scope interrupted: cancelled, out of time, its server lost, or the
+        host closed."""
         server = call.server
+        if call.ended_by == "closed":  # INV-12
+            if not call.sent:
+                return Ending("cancelled", texts.CLOSED_UNSENT)
+            assert server is not None
+            self.recorder.sent(server, "notifications/cancelled", call.call_id)
+            return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
         seconds = f"{self.servers[server].config.tool_timeout_sec:g}"

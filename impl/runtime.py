@@ -34,8 +34,9 @@ host's settings) and imports nothing above it.
 
 from __future__ import annotations
 
-import bisect
+import logging
 import math
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,7 +56,9 @@ from .elicitation import answer
 from .errors import CatalogRejected, ServerStartupError, describe
 from .publisher import Publisher
 from .recorder import Recorder
+from .refreshes import Refreshes, RefreshRun
 from .server_config import ServerConfig
+from .startup import StartWaiters, Turn
 from .values import (
     ElicitationAnswer,
     ElicitationRequest,
@@ -64,7 +67,15 @@ from .values import (
     ServerStatistics,
 )
 
-__all__ = ["RefreshRun", "RuntimeContext", "ServerRuntime", "Turn", "install_order"]
+STDERR_LINES = 20
+"""How many of a server's last stderr lines are kept (its statistics, a startup error)."""
+
+__all__ = [
+    "STDERR_LINES",
+    "RuntimeContext",
+    "ServerRuntime",
+    "Session",
+]
 
 
 @attrs.frozen
@@ -82,40 +93,7 @@ class RuntimeContext:
 
 
 @attrs.define(eq=False)
-class Turn:
-    """A place in the order first catalogs install in (SPEC §11.3)."""
-
-    before: anyio.Event | None = None
-    """Set once the server before this one has installed its first catalog, failed, or
-    been given up on; None for the first server."""
-    decided: anyio.Event = attrs.field(factory=anyio.Event)
-
-    async def wait(self) -> None:
-        if self.before is not None:
-            await self.before.wait()
-
-    def pass_on(self) -> None:
-        self.decided.set()
-
-
-def install_order(count: int) -> list[Turn]:
-    """``count`` turns, each after the one before it."""
-    turns: list[Turn] = []
-    for _ in range(count):
-        turns.append(Turn(turns[-1].decided if turns else None))
-    return turns
-
-
-@attrs.define(eq=False)
-class RefreshRun:
-    """One refresh; every ``host.refresh`` it covers waits for its outcome."""
-
-    done: anyio.Event = attrs.field(factory=anyio.Event)
-    outcome: RefreshOutcome | None = None
-
-
-@attrs.define(eq=False)
-class _Session:
+class Session:
     """One live connection and the tasks that serve it."""
 
     connection: Connection
@@ -133,20 +111,24 @@ class ServerRuntime:
         """Why the last connection attempt or refresh failed; None after a success."""
         self._context = context
         self._identity = server_identity(config)
-        self._session: _Session | None = None
+        self._session: Session | None = None
         self._turn: Turn | None = None
         self._reported = anyio.Event()
         """Set once the first attempt settled, or the host stopped waiting for it."""
         self._startup_error: ServerStartupError | None = None
         self._wake = anyio.Event()
-        self._waiters: list[tuple[int, anyio.Event]] = []
-        """Calls waiting for the lazy start, by acceptance order, each with its turn."""
-        self._first_run: RefreshRun | None = None
-        """A ``host.refresh`` of a dormant server: its first refresh answers it."""
-        self._current: RefreshRun | None = None
-        self._queued: RefreshRun | None = None
+        self._waiters = StartWaiters()
+        """Calls waiting for the lazy start, by acceptance order."""
+        self._refreshes = Refreshes(
+            name, context.publisher, context.recorder, on_outcome=self._on_outcome
+        )
         self._sessions = 0
-        self._outcomes: dict[str, int] = {}
+        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._server_log = logging.getLogger(f"mcpbind.server.{name}")
+        self._closing = False
+        self._stop = anyio.CancelScope()
+        """Cancelled when the host closes a server that has no session to close."""
+        self._ended = anyio.Event()
 
     @property
     def connection(self) -> Connection | None:
@@ -162,8 +144,18 @@ class ServerRuntime:
         return self.phase in ("dormant", "starting")
 
     @property
+    def closing(self) -> bool:
+        """The host is closing: this server's session ends and it is not reconnected."""
+        return self._closing
+
+    @property
     def refreshing(self) -> bool:
-        return self._current is not None
+        return self._refreshes.current is not None
+
+    def _on_stderr(self, line: str) -> None:
+        """A line of the server's stderr (SPEC §11.14): logged, the last ones kept."""
+        self._stderr.append(line)
+        self._server_log.info("%s", line)
 
     def statistics(self) -> ServerStatistics:
         return ServerStatistics(
@@ -172,10 +164,11 @@ class ServerRuntime:
             connected=self.connected,
             sessions=self._sessions,
             refreshing=self.refreshing,
-            refresh_queued=self._queued is not None,
+            refresh_queued=self._refreshes.queued is not None,
             waiting_for_start=len(self._waiters),
-            outcomes=dict(self._outcomes),
+            outcomes=dict(self._refreshes.outcomes),
             last_error=self.last_error,
+            stderr=tuple(self._stderr),
         )
 
     # --- lifecycle -------------------------------------------------------------------
@@ -195,19 +188,56 @@ class ServerRuntime:
         self._turn = turn
         try:
             async with anyio.create_task_group() as life:
-                life.start_soon(self._run)
+                life.start_soon(self._live)
                 await self._reported.wait()
                 task_status.started(self._startup_error)
         finally:
             self._release_waiters()  # the host is closing: calls waiting for a start end now
+            self._ended.set()
+
+    async def _live(self) -> None:
+        try:
+            with self._stop:
+                await self._run()
+        finally:
+            self._report_started()  # ended before its first attempt settled: the host closed
+
+    async def close(self) -> None:
+        """INV-12 (SPEC §11.14): the host closes. The refresh in flight ends ``rejected``;
+        the session, if there is one, is closed gracefully — the transport delivers what
+        it was handed (the cancellations owed), then ends the session as the SDK does
+        (stdin closed, then terminate, then kill; an HTTP ``DELETE``) — and the server is
+        not reconnected. A server without a session just stops. Returns once it ended."""
+        self._closing = True
+        refreshes = self._refreshes
+        reason = texts.REJECT_CLOSED.format(server=self.name)
+        refreshes.reject_all(refreshes.rejected("closed", reason), first=True)
+        session = self._session
+        if session is None:
+            self.stop()
+        else:
+            self._context.recorder.sent(self.name, "close", "")
+            self.end_session(session)
+        await self._ended.wait()
+
+    def end_session(self, session: Session) -> None:
+        """Close ``session`` unhurried: ``_serve`` returns, so the connection's context ends
+        normally and its transport delivers what it was handed first (a seam, §12.7)."""
+        session.lost.set()
+
+    def stop(self) -> None:
+        """Stop at once: whatever the server's task is doing is cancelled."""
+        self._stop.cancel()
 
     async def _run(self) -> None:
         if self.config.startup == "lazy_when_cached" and await self._install_cached():
             await self._wake.wait()  # dormant until first use
         settings = self._context.config
         delay = settings.reconnect_initial_sec
-        while True:
+        while True:  # a host closing while no session is open cancels this (``_stop``)
             why = await self._attempt()
+            if self._closing:  # the session ended because the host closed
+                return
             if why is None:
                 delay = settings.reconnect_initial_sec
             else:
@@ -215,7 +245,8 @@ class ServerRuntime:
                 if self.phase == "connecting":  # the first attempt failed
                     if self.config.required:
                         self.phase = "failed"
-                        self._report_started(ServerStartupError(self.name, why))
+                        stderr = tuple(self._stderr)
+                        self._report_started(ServerStartupError(self.name, why, stderr))
                         return
                     self.phase = "running"  # optional: it starts absent and keeps trying
                     self._report_started()
@@ -283,33 +314,25 @@ class ServerRuntime:
         each passes the turn on only once it resumes, and it reaches the exclusive lane
         (SPEC §8.3) before its next checkpoint, so the lane serves them in that order,
         as the model's ``settle_start`` does (SPEC §11.12)."""
-        if not self.starting:
-            return
-        self.wake()
-        entry = (order, anyio.Event())
-        bisect.insort(self._waiters, entry, key=lambda waiter: waiter[0])
-        try:
-            await entry[1].wait()
-        finally:
-            self._waiters.remove(entry)
-            if entry[1].is_set() and self._waiters:
-                self._waiters[0][1].set()
+        if self.starting:
+            self.wake()
+            await self._waiters.wait(order)
 
     def _release_waiters(self) -> None:
         """A lazy start settled: the first waiter goes on, and each passes the turn on."""
         if self.starting:
             self.phase = "running"
-            if self._waiters:
-                self._waiters[0][1].set()
+            self._waiters.release()
 
     def _start_failed(self) -> None:
         """The first connection of a lazy start failed: its refresh and calls learn now."""
         if not self.starting:
             return
-        run, self._first_run = self._first_run, None
+        refreshes = self._refreshes
+        run, refreshes.first = refreshes.first, None
         if run is not None:
             reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-            self._resolve(run, self._rejected("disconnected", reason), record=True)
+            refreshes.resolve(run, refreshes.rejected("disconnected", reason), record=True)
         self._release_waiters()
 
     async def _attempt(self) -> str | None:
@@ -320,7 +343,11 @@ class ServerRuntime:
         with anyio.CancelScope(deadline=deadline) as startup:
             try:
                 async with self._context.connector.connect(
-                    self.name, self.config, self.on_list_changed, on_elicit=self.elicit
+                    self.name,
+                    self.config,
+                    self.on_list_changed,
+                    on_elicit=self.elicit,
+                    on_stderr=self._on_stderr,
                 ) as connection:
                     # SDK-NOTES: the deadline encloses the client's whole life; lift it now.
                     startup.deadline = math.inf
@@ -340,10 +367,10 @@ class ServerRuntime:
 
     async def _serve(self, connection: Connection) -> None:
         async with anyio.create_task_group() as group:
-            session = self._session = _Session(connection, group)
+            session = self._session = Session(connection, group)
             self._sessions += 1
-            first = self._start_refresh(self._first_run)
-            self._first_run = None
+            first = self._start_refresh(self._refreshes.first)
+            self._refreshes.first = None
             if self.phase in ("connecting", "starting"):  # this refresh settles the start
                 await first.done.wait()
                 self._release_waiters()
@@ -372,13 +399,8 @@ class ServerRuntime:
             return
         self._session = None
         self._context.calls.fail_server(self.name)
-        outcome = self._rejected("disconnected", texts.REJECT_DISCONNECTED.format(server=self.name))
-        current, queued = self._current, self._queued
-        self._current = self._queued = None
-        if current is not None and current.outcome is None:
-            self._resolve(current, outcome, record=True)
-        if queued is not None:
-            self._resolve(queued, outcome, record=False)  # never ran: not a refresh outcome
+        reason = texts.REJECT_DISCONNECTED.format(server=self.name)
+        self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
 
     # --- elicitation (SPEC §11.10) ----------------------------------------------------
 
@@ -395,43 +417,36 @@ class ServerRuntime:
 
     def on_list_changed(self) -> None:
         """LIVE-2: a notification starts a refresh or joins the queued one."""
-        if self.connected:
+        if self.connected and not self._closing:
             self.request_refresh()
 
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""
+        refreshes = self._refreshes
         if self._session is None and self.starting:
             # A lazy start: the first refresh of its first session answers (SPEC §11.12).
             self.wake()
-            if self._first_run is None:
-                self._first_run = RefreshRun()
-            return self._first_run
+            if refreshes.first is None:
+                refreshes.first = RefreshRun()
+            return refreshes.first
         if self._session is None:
             run = RefreshRun()
             reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-            self._resolve(run, self._rejected("disconnected", reason), record=True)
+            refreshes.resolve(run, refreshes.rejected("disconnected", reason), record=True)
             return run
-        if self._current is None:
+        if refreshes.current is None:
             return self._start_refresh()
-        if self._queued is None:
-            self._queued = RefreshRun()
-        return self._queued
+        return refreshes.join()
 
     def _start_refresh(self, run: RefreshRun | None = None) -> RefreshRun:
         session = self._session
         assert session is not None
-        run = run or RefreshRun()
-        self._current = run
+        run = self._refreshes.start(run)
         session.group.start_soon(self._refresh, run, session.connection)
         return run
 
-    def _resolve(self, run: RefreshRun, outcome: RefreshOutcome, *, record: bool) -> None:
-        run.outcome = outcome
+    def _on_outcome(self, outcome: RefreshOutcome) -> None:
         self.last_error = outcome.reason if outcome.status == "rejected" else None
-        if record:
-            self._outcomes[outcome.status] = self._outcomes.get(outcome.status, 0) + 1
-            self._context.recorder.refresh_outcome(outcome)
-        run.done.set()
 
     async def _refresh(self, run: RefreshRun, connection: Connection) -> None:
         context = self._context
@@ -445,7 +460,7 @@ class ServerRuntime:
             if deadline.cancelled_caught:
                 why = f"no complete listing within list_timeout_sec = {timeout:g}"
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
-                outcome = self._rejected("list_failed", reason)
+                outcome = self._refreshes.rejected("list_failed", reason)
                 return
             if self.phase == "connecting":
                 await self._wait_turn()  # first catalogs install in configuration order
@@ -461,26 +476,17 @@ class ServerRuntime:
             else:
                 outcome = RefreshOutcome(self.name, "installed", published.generation)
         except CatalogRejected as rejected:
-            outcome = self._rejected(rejected.kind, rejected.reason)
+            outcome = self._refreshes.rejected(rejected.kind, rejected.reason)
         except RequestFailed as failed:
             why = texts.REJECT_LIST_FAILED.format(server=self.name, why=str(failed))
-            outcome = self._rejected("list_failed", why)
+            outcome = self._refreshes.rejected("list_failed", why)
         except ConnectionLost:
             self.lost(connection)
         finally:
-            if outcome is not None and self._current is run:
-                self._finish(run, outcome)
+            if outcome is not None and self._refreshes.current is run:
+                queued = self._refreshes.finish(run, outcome)
+                if queued is not None and self._session is not None and not self._closing:
+                    self._start_refresh(queued)
 
     def _on_list_request(self, cursor: str | None) -> None:
         self._context.recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
-
-    def _rejected(self, kind: Any, reason: str) -> RefreshOutcome:
-        generation = self._context.publisher.state.generation
-        return RefreshOutcome(self.name, "rejected", generation, kind, reason)
-
-    def _finish(self, run: RefreshRun, outcome: RefreshOutcome) -> None:
-        self._current = None
-        self._resolve(run, outcome, record=True)
-        queued, self._queued = self._queued, None
-        if queued is not None and self._session is not None:
-            self._start_refresh(queued)

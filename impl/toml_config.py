@@ -68,6 +68,7 @@ MCPBIND_KEYS = frozenset(
         # defines them; ``[mcpbind.startup]`` maps a server name to its startup policy.
         "optional_startup_grace_sec",
         "startup",
+        "close_timeout_sec",
     }
 )
 #: ``[mcpbind]`` keys that ``false`` turns off (TOML has no null).
@@ -280,7 +281,7 @@ class _Reader:
                         )
                     raise self.error("mcpbind", key, problem)
                 settings[key] = value
-            elif key == "optional_startup_grace_sec":
+            elif key in ("optional_startup_grace_sec", "close_timeout_sec"):
                 settings[key] = self.number("mcpbind", key, value)
             elif key == "startup":
                 servers = self.startup(value, servers)

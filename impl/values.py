@@ -182,3 +182,6 @@ class ServerStatistics:
     outcomes: Mapping[str, int]
     """Refresh outcomes so far, by status."""
     last_error: str | None
+    stderr: tuple[str, ...] = ()
+    """The last lines a stdio server wrote to its stderr (logged on
+    ``mcpbind.server.<name>``)."""

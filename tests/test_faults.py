@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
-import socket
-import subprocess
 import sys
 
 import anyio
@@ -15,6 +13,7 @@ import anyio.abc
 import pytest
 from mcp import StdioServerParameters
 from testservers.inproc import fs_server
+from testservers.processes import free_port, start_http_server, stop
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.model import texts
@@ -102,26 +101,12 @@ async def test_an_optional_server_that_fails_to_start_joins_later_with_backoff(t
         assert host.server_status()[0].error is None
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_an_http_server_stopped_and_restarted_mid_session_is_reconnected(tmp_path):
     """INV-8 over streamable HTTP: calls fail while it is down; after the restart the host
     reconnects and refreshes."""
     port = free_port()
-    env = {**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)}
-    script = [sys.executable, str(HERE / "stdio_server.py"), str(tmp_path)]
-
-    async def serve() -> anyio.abc.Process:
-        return await anyio.open_process(
-            script, env=env, stdin=subprocess.DEVNULL, stdout=None, stderr=None
-        )
-
     conf = config(h=ServerConfig(target=f"http://127.0.0.1:{port}/mcp"))
-    first = await serve()
+    first = await start_http_server(tmp_path, port)
     second: anyio.abc.Process | None = None
     try:
         async with Host.open(
@@ -130,19 +115,16 @@ async def test_an_http_server_stopped_and_restarted_mid_session_is_reconnected(t
             await wait_for(lambda: host.sample().binding("mcp__h__echo") is not None)
             ok = await host.call(host.sample(), "c1", "mcp__h__echo", {"text": "one"})
             assert ok.status == "ok"
-            first.kill()
-            await first.wait()
+            await stop(first)
             down = await host.call(host.sample(), "c2", "mcp__h__echo", {"text": "two"})
             assert down.status == "failed"
-            second = await serve()
+            second = await start_http_server(tmp_path, port)
             await wait_for(lambda: host.statistics().connected["h"], seconds=30)
             again = await host.call(host.sample(), "c3", "mcp__h__echo", {"text": "three"})
             assert again.status == "ok", again.output
     finally:
-        for process in (first, second):
-            if process is not None and process.returncode is None:
-                process.kill()
-                await process.wait()
+        await stop(first)
+        await stop(second)
 
 
 def test_load_under_faults_ends_every_call_once_in_the_status_its_fault_implies():

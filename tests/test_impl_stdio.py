@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 
 import anyio
 import pytest
 from mcp import StdioServerParameters
+from testservers.processes import http_server
 
 from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
 from mcpbind.model import texts
@@ -144,25 +145,8 @@ async def test_startup_timeout_applies_to_a_server_that_never_answers(tmp_path):
             pass
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_streamable_http_url_target(tmp_path):
-    port = free_port()
-    env = {**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)}
-    process = await anyio.open_process(
-        [sys.executable, str(SERVER), str(tmp_path)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=None,
-        stderr=None,
-    )
-    try:
+    async with http_server(tmp_path) as port:
         config = HostConfig(
             servers={
                 "h": ServerConfig(
@@ -178,6 +162,22 @@ async def test_streamable_http_url_target(tmp_path):
             result = await host.call(host.sample(), "c1", "mcp__h__echo", {"text": "web"})
             assert result.status == "ok"
             assert result.output.endswith('{"result":"web"}')
-    finally:
-        process.kill()
-        await process.wait()
+
+
+async def test_a_servers_stderr_is_logged_under_its_name_and_kept_out_of_ours(tmp_path, caplog):
+    """SPEC §11.14: stderr lines go to the ``mcpbind.server.<name>`` logger."""
+    caplog.set_level(logging.INFO, logger="mcpbind.server")
+    config = host_config(tmp_path, env={"MCPBIND_TEST_BANNER": "hello from the server"})
+    async with Host.open(config) as host:
+        with anyio.fail_after(10):
+            while "hello from the server" not in host.servers["s"].statistics().stderr:
+                await anyio.sleep(0.02)
+    assert ("mcpbind.server.s", logging.INFO, "hello from the server") in caplog.record_tuples
+
+
+async def test_a_required_server_that_fails_to_start_carries_its_last_stderr_lines(tmp_path):
+    config = host_config(tmp_path, required=True, env={"MCPBIND_TEST_EXIT_AT_START": "1"})
+    with anyio.fail_after(30), pytest.raises(ServerStartupError) as raised:
+        async with Host.open(config):
+            pass
+    assert "fatal: the test asked this server to exit at start" in raised.value.stderr

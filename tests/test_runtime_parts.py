@@ -23,7 +23,8 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.calls import CallTable
 from mcpbind.impl.publisher import Publisher
-from mcpbind.impl.runtime import RuntimeContext, ServerRuntime, install_order
+from mcpbind.impl.runtime import RuntimeContext, ServerRuntime
+from mcpbind.impl.startup import install_order
 
 
 def context(calls: CallTable | None = None) -> RuntimeContext:

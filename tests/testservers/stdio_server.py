@@ -1,6 +1,10 @@
 """A stdio MCP server for the tests: ``python stdio_server.py STATE_DIR``.
 
-With ``MCPBIND_TEST_HTTP_PORT`` set it serves streamable HTTP on 127.0.0.1 instead.
+With ``MCPBIND_TEST_HTTP_PORT`` set it serves streamable HTTP on 127.0.0.1 instead; with
+``MCPBIND_TEST_HTTP_LEGACY`` too it answers ``server/discover`` with "Method not found", so
+a client falls back to the ``initialize`` handshake and a session id (the handshake era);
+``MCPBIND_TEST_HTTP_LOG`` names a file that gets one line per request (``POST <method>``,
+``GET``, ``DELETE``).
 
 Writes its pid to STATE_DIR/pid; a cancelled ``slow`` call appends to STATE_DIR/cancelled.
 """
@@ -10,6 +14,7 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
+import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -39,10 +44,22 @@ async def slow(seconds: float = 60.0, tag: str = "") -> str:
 if __name__ == "__main__":
     if os.environ.get("MCPBIND_TEST_GARBAGE"):
         print("this is not JSON-RPC", flush=True)
+    banner = os.environ.get("MCPBIND_TEST_BANNER")
+    if banner:
+        print(banner, file=sys.stderr, flush=True)
     if os.environ.get("MCPBIND_TEST_EXIT_AT_START"):
+        print("fatal: the test asked this server to exit at start", file=sys.stderr, flush=True)
         sys.exit(3)
+    if os.environ.get("MCPBIND_TEST_SLOW_START"):  # never answers `initialize` in time
+        time.sleep(float(os.environ["MCPBIND_TEST_SLOW_START"]))
     port = os.environ.get("MCPBIND_TEST_HTTP_PORT")
-    if port:  # streamable HTTP on loopback instead of stdio
+    if port and (
+        os.environ.get("MCPBIND_TEST_HTTP_LEGACY") or os.environ.get("MCPBIND_TEST_HTTP_LOG")
+    ):
+        from http_era import serve_logged
+
+        anyio.run(serve_logged, server, int(port))
+    elif port:  # streamable HTTP on loopback instead of stdio
         anyio.run(lambda: server.run_streamable_http_async(host="127.0.0.1", port=int(port)))
     else:
         server.run()

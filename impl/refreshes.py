@@ -1,0 +1,93 @@
+"""Refreshes: one server's refresh runs, coalesced (SPEC §5.1, LIVE-2).
+
+At most one refresh is in flight and one queued: a request (``Host.refresh``) or a
+``list_changed`` while one runs joins the queued one, which starts when the current one
+ends. Every caller of ``Host.refresh`` waits on the :class:`RefreshRun` that answers it.
+When the session is lost (INV-8) or the host closes (INV-12), the run in flight ends
+``rejected`` (a refresh outcome) and the queued one gets the same answer without ever
+having run (no outcome is reported for it). The listing itself is read and installed by
+the server's runtime; this module only keeps the runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import attrs
+
+from mcpbind.model import texts
+
+from .publisher import Publisher
+from .recorder import Recorder
+from .values import RefreshOutcome
+
+__all__ = ["RefreshRun", "Refreshes"]
+
+
+@attrs.define(eq=False)
+class RefreshRun:
+    """One refresh; every ``host.refresh`` it covers waits for its outcome."""
+
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+    outcome: RefreshOutcome | None = None
+
+
+@attrs.define(eq=False)
+class Refreshes:
+    server: str
+    publisher: Publisher
+    recorder: Recorder
+    on_outcome: Callable[[RefreshOutcome], None] = lambda outcome: None
+    """Told every outcome a run gets (the runtime keeps the last error)."""
+    current: RefreshRun | None = None
+    queued: RefreshRun | None = None
+    first: RefreshRun | None = None
+    """A refresh asked of a dormant server: its first refresh answers it (SPEC §11.12)."""
+    outcomes: dict[str, int] = attrs.field(factory=dict)
+    """Refresh outcomes reported so far, by status."""
+
+    def rejected(self, kind: texts.RejectKind, reason: str) -> RefreshOutcome:
+        generation = self.publisher.state.generation
+        return RefreshOutcome(self.server, "rejected", generation, kind, reason)
+
+    def resolve(self, run: RefreshRun, outcome: RefreshOutcome, *, record: bool) -> None:
+        """``run`` ends with ``outcome``; ``record``: it ran, so the outcome is reported."""
+        run.outcome = outcome
+        self.on_outcome(outcome)
+        if record:
+            self.outcomes[outcome.status] = self.outcomes.get(outcome.status, 0) + 1
+            self.recorder.refresh_outcome(outcome)
+        run.done.set()
+
+    def start(self, run: RefreshRun | None = None) -> RefreshRun:
+        """The run in flight from now (the caller starts reading its listing)."""
+        self.current = run or RefreshRun()
+        return self.current
+
+    def join(self) -> RefreshRun:
+        """A refresh runs already: the queued one, which answers every later request."""
+        if self.queued is None:
+            self.queued = RefreshRun()
+        return self.queued
+
+    def finish(self, run: RefreshRun, outcome: RefreshOutcome) -> RefreshRun | None:
+        """The run in flight ended with ``outcome``; the queued run to start next, if any."""
+        self.current = None
+        self.resolve(run, outcome, record=True)
+        queued, self.queued = self.queued, None
+        return queued
+
+    def reject_all(self, outcome: RefreshOutcome, *, first: bool = False) -> None:
+        """INV-8, INV-12: the run in flight and the queued one end ``rejected`` (and the
+        one a dormant server was asked for, with ``first``)."""
+        current, queued, waiting = self.current, self.queued, self.first if first else None
+        self.current = self.queued = None
+        if first:
+            self.first = None
+        if current is not None and current.outcome is None:
+            self.resolve(current, outcome, record=True)
+        if queued is not None:
+            self.resolve(queued, outcome, record=False)  # never ran: not a refresh outcome
+        if waiting is not None:
+            self.resolve(waiting, outcome, record=True)

@@ -1,0 +1,87 @@
+"""Streamable HTTP for a test server, handshake era and logged (``stdio_server.py``).
+
+An ASGI wrapper around the SDK's app: with ``MCPBIND_TEST_HTTP_LEGACY`` it answers
+``server/discover`` with JSON-RPC "Method not found" (-32601), which makes a 2026-07-28
+client fall back to ``initialize`` and a session id; with ``MCPBIND_TEST_HTTP_LOG`` it
+appends ``POST <method>`` (or ``GET``, ``DELETE``) to that file for every request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+
+Scope = dict[str, Any]
+
+
+def _methods(body: bytes) -> list[str]:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return []
+    batch = message if isinstance(message, list) else [message]
+    return [m.get("method", "response") for m in batch if isinstance(m, dict)]
+
+
+def wrapped(app: Any) -> Any:
+    legacy = bool(os.environ.get("MCPBIND_TEST_HTTP_LEGACY"))
+    log_path = os.environ.get("MCPBIND_TEST_HTTP_LOG")
+
+    def log(line: str) -> None:
+        if log_path:
+            with open(log_path, "a", encoding="utf-8") as file:
+                file.write(line + "\n")
+
+    async def asgi(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        method = scope["method"]
+        if method != "POST":
+            log(method)
+            await app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            event = await receive()
+            chunks.append(event.get("body", b""))
+            if not event.get("more_body"):
+                break
+        body = b"".join(chunks)
+        methods = _methods(body)
+        log("POST " + ",".join(methods))
+        if legacy and methods == ["server/discover"]:
+            request_id = json.loads(body).get("id")
+            error = {"code": -32601, "message": "Method not found"}
+            payload = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": payload})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return asgi
+
+
+async def serve_logged(server: MCPServer, port: int) -> None:
+    app = wrapped(server.streamable_http_app(host="127.0.0.1"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()

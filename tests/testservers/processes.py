@@ -1,0 +1,64 @@
+"""Test servers as subprocesses on loopback: the streamable-HTTP test server."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.abc
+
+SERVER = pathlib.Path(__file__).parent / "stdio_server.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def start_http_server(state: pathlib.Path, port: int, **env: str) -> anyio.abc.Process:
+    """``stdio_server.py`` serving streamable HTTP on 127.0.0.1:``port``; ``env`` adds its
+    settings (``MCPBIND_TEST_HTTP_LEGACY``, ``MCPBIND_TEST_HTTP_LOG``)."""
+    return await anyio.open_process(
+        [sys.executable, str(SERVER), str(state)],
+        env={**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port), **env},
+        stdin=subprocess.DEVNULL,
+        stdout=None,
+        stderr=None,
+    )
+
+
+async def stop(process: anyio.abc.Process | None) -> None:
+    if process is not None and process.returncode is None:
+        process.kill()
+        await process.wait()
+
+
+@asynccontextmanager
+async def http_server(
+    state: pathlib.Path, *, listening: bool = False, **env: str
+) -> AsyncIterator[int]:
+    """An HTTP test server for the block; yields its port. ``listening``: wait until it
+    accepts connections first (the host does not wait for an optional server)."""
+    port = free_port()
+    process = await start_http_server(state, port, **env)
+    try:
+        if listening:
+            with anyio.fail_after(60):
+                while True:
+                    try:
+                        stream = await anyio.connect_tcp("127.0.0.1", port)
+                    except OSError:
+                        await anyio.sleep(0.1)
+                    else:
+                        await stream.aclose()
+                        break
+        yield port
+    finally:
+        await stop(process)
