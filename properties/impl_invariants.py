@@ -178,6 +178,31 @@ def inv_11_lazy_server_waited_for(run: _Run) -> str | None:
     return None
 
 
+def inv_12_close_loses_nothing(run: _Run) -> str | None:
+    """INV-12: every cancellation the runtime reported reached its server's wire (the
+    machine writes what transports were handed when it settles; a session that closes
+    writes it first); no session is ever torn down; once the host closed, leaving
+    ``Host.open`` has finished and each session it had open ended ``close``."""
+    if run.closing and not run.closed:
+        return "leaving Host.open did not finish"
+    history = run.observation.history
+    for name, server in run.servers.items():
+        reported = Counter(
+            item[3] for item in history if item[:3] == ("sent", name, "notifications/cancelled")
+        )
+        written = Counter(
+            detail for what, detail in server.wire if what == "notifications/cancelled"
+        )
+        if reported != written:
+            missing = sorted((reported - written).elements())
+            return f"cancellations {missing} reported for {name} never reached it"
+        if ("killed", "") in server.wire:
+            return f"a session of {name} was torn down instead of closed"
+        if run.closed and server.wire and server.wire[-1][0] == "open":
+            return f"{name}'s session was still open after the host closed"
+    return None
+
+
 CHECKS = (
     inv_1_one_generation_per_install,
     inv_2_steps_never_change,
@@ -190,4 +215,5 @@ CHECKS = (
     inv_9_one_exclusive_call_per_step,
     inv_10_nothing_sent_before_approval,
     inv_11_lazy_server_waited_for,
+    inv_12_close_loses_nothing,
 )

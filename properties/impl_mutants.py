@@ -24,7 +24,7 @@ from mcpbind.impl.exposure import Exposure
 from mcpbind.impl.planner import Planner
 from mcpbind.impl.registry import Binding, RegistryState, SourceCatalog, ToolRegistry
 from mcpbind.impl.router import Ending, Lanes, Router
-from mcpbind.impl.runtime import ServerRuntime
+from mcpbind.impl.runtime import ServerRuntime, Session
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.server_config import ServerConfig
 from mcpbind.impl.values import StepSnapshot
@@ -198,6 +198,21 @@ class _KeepCallsOnDisconnect(CallTable):
         return None
 
 
+# --- INV-12 ---------------------------------------------------------------------------
+
+
+class _TearDownSessions(ServerRuntime):
+    @override
+    def end_session(self, session: Session) -> None:
+        self.stop()  # the session is cancelled, not closed: what it was handed is lost
+
+
+class _ForgetPendingAtClose(CallTable):
+    @override
+    def close_all(self) -> None:
+        return None  # the pending calls are left to wait
+
+
 # --- INV-9 ----------------------------------------------------------------------------
 
 
@@ -337,6 +352,18 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "the approval gate lets every call through without asking the approver",
         _with(approvals=_AllowWithoutAsking),
         approval=True,
+    ),
+    ImplMutant(
+        "tear_down_sessions_at_close",
+        "INV-12",
+        "closing the host cancels each session instead of closing it, losing owed cancellations",
+        _with(runtime=_TearDownSessions),
+    ),
+    ImplMutant(
+        "leave_pending_calls_at_close",
+        "INV-12",
+        "closing the host does not end the pending calls",
+        _with(calls=_ForgetPendingAtClose),
     ),
     ImplMutant(
         "send_once_connected",

@@ -27,6 +27,7 @@ disabled in the machine's configuration (listing and startup deadlines, reconnec
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ from mcpbind.impl import (
     CatalogCache,
     DuplicateCallId,
     Host,
+    HostClosed,
     HostConfig,
     ServerConfig,
 )
@@ -58,6 +60,7 @@ from mcpbind.model.values import (
     CallFailed,
     CallResponded,
     Cancel,
+    Close,
     Deny,
     Disconnect,
     Event,
@@ -80,7 +83,7 @@ from mcpbind.model.values import (
 )
 
 from . import impl_invariants
-from .chooser import Chooser, ReplayMismatch
+from .chooser import Chooser, DrawChooser, ReplayMismatch
 from .schedulers import Scheduler, scheduler
 from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
 
@@ -102,10 +105,12 @@ KIND_ORDER = (
     "reconnect",
     "list_failed",
     "call_failed",
+    "close",
 )
 """The order kinds are offered in: progress before faults, so that the odometer meets the
 productive sequences first and Hypothesis shrinks toward them."""
 TOOL_TIMEOUT = 300.0
+CLOSE_TIMEOUT = 5.0
 Normal = tuple[Any, ...]
 
 
@@ -242,6 +247,7 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
         reconnect_initial_sec=0,
         reconnect_max_sec=0,
         approver=approver if bound.approval else None,
+        close_timeout_sec=CLOSE_TIMEOUT,
         contributors=contributors,
         catalog_cache=cache,
     )
@@ -284,6 +290,15 @@ class _Run:
     call_events: int = 0
     cached_installs: int = 0
     """Publications of cached catalogs at the start (lazy servers, SPEC §11.12)."""
+    stack: contextlib.AsyncExitStack | None = None
+    planned: int = 0
+    """Rules this run will take (the chooser's ``steps``)."""
+    taken: int = 0
+    """Rules taken so far."""
+    closing: bool = False
+    """A ``close`` rule ran: the host is closing (or closed)."""
+    closed: bool = False
+    """Leaving ``Host.open`` has finished."""
     approvals: dict[str, tuple[anyio.Event, list[str]]] = attrs.field(factory=dict)
     """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
 
@@ -314,28 +329,38 @@ class _Run:
         connector = ScriptedConnector(self.servers)
         initial = STANDARD.initial(self.bound)
         self.state = initial.state
-        async with (
-            Host.open(
-                host_config(self.bound, self.approver),
-                connector=connector,
-                recorder=self.observation,
-                wait_ready=False,
-                seams=self.seams,
-            ) as host,
-            anyio.create_task_group() as nursery,
-        ):
-            self.host, self.nursery = host, nursery
+        # The host is opened inside the callers' task group, so a ``close`` rule can close
+        # it while calls are pending: they are the host's callers and outlive it (INV-12).
+        async with anyio.create_task_group() as nursery, contextlib.AsyncExitStack() as stack:
+            self.host = await stack.enter_async_context(
+                Host.open(
+                    host_config(self.bound, self.approver),
+                    connector=connector,
+                    recorder=self.observation,
+                    wait_ready=False,
+                    seams=self.seams,
+                )
+            )
+            self.nursery, self.stack = nursery, stack
+            # However the host is left (a close rule, the end of the run, a failure), a
+            # close that waits for something no rule gives runs out its timeout.
+            stack.callback(nursery.start_soon, self._close_watchdog)
             await self.settle()
             self.compare(initial.outputs, "initial")
             self.cached_installs = sum(isinstance(o, Published) for o in initial.outputs)
-            for _ in range(self.chooser.steps(self.steps)):
+            self.planned = self.chooser.steps(self.steps)
+            for taken in range(self.planned):
+                self.taken = taken
                 if not await self.step():
                     break
             await self.teardown()
             nursery.cancel_scope.cancel()
 
     async def settle(self) -> None:
+        """Every task waits for a rule; then the transports write what they were handed."""
         await self.scheduler.settle()
+        for server in self.servers.values():
+            server.write()
 
     def options(self) -> list[Event]:
         assert self.state is not None
@@ -343,11 +368,17 @@ class _Run:
         # A call waiting for approval has no deadline yet (SPEC §3.4, INV-10).
         open_calls = [c for c in self.state.calls if c.phase not in ("done", "approval")]
         earliest = min(open_calls, key=lambda c: self.deadlines[c.call_id], default=None)
+        # Drawn at random, close would end half the runs after a few rules; Hypothesis is
+        # offered it in a run's last two rules only (the odometer and replays: at every one).
+        late = not isinstance(self.chooser, DrawChooser) or self.taken >= self.planned - 2
         return [
             e
             for e in events
-            if not isinstance(e, Timeout)
-            or (earliest is not None and e.call_id == earliest.call_id)
+            if (
+                not isinstance(e, Timeout)
+                or (earliest is not None and e.call_id == earliest.call_id)
+            )
+            and (late or not isinstance(e, Close))
         ]
 
     async def step(self) -> bool:
@@ -427,6 +458,24 @@ class _Run:
             self.servers[event.server].disconnect()
         elif isinstance(event, Reconnect):
             self.servers[event.server].reconnect()
+        elif isinstance(event, Close):
+            await self._close()
+
+    async def _close(self) -> None:
+        """Leave Host.open in the task that entered it (anyio cancel scopes must be left
+        by the task that entered them); the close needs no rule to finish."""
+        assert self.stack is not None
+        assert self.nursery is not None
+        self.closing = True
+        await self.stack.aclose()
+        self.closed = True
+
+    async def _close_watchdog(self) -> None:
+        """A close that waits for something no rule gives runs out its close_timeout_sec:
+        the machine's clock moves only when the machine moves it, so it moves it here."""
+        await self.settle()
+        if not self.closed:
+            self.scheduler.jump(CLOSE_TIMEOUT + 1)
 
     def _server_of(self, call_id: str) -> ScriptedServer:
         for server in self.servers.values():
@@ -442,7 +491,7 @@ class _Run:
         assert self.host is not None
         try:
             result = await self.host.call(snapshot, call_id, name, arguments)
-        except DuplicateCallId:
+        except (DuplicateCallId, HostClosed):
             self.refused.append(call_id)
             return
         self.results.setdefault(call_id, []).append(result)

@@ -68,6 +68,7 @@ class AsyncioScheduler:
 
     def __init__(self) -> None:
         self.loop: VirtualTimeLoop | None = None
+        self._settling = 0
 
     def _new_loop(self) -> VirtualTimeLoop:
         self.loop = VirtualTimeLoop()
@@ -81,15 +82,22 @@ class AsyncioScheduler:
         self.loop.jump(seconds)
 
     async def settle(self) -> None:
+        """Yield until nothing but other settling tasks is ready and no timer is due. Each
+        other task inside ``settle`` has exactly one wake-up ready at any time (its own
+        ``sleep(0)``), so several tasks may settle at once without waiting on each other."""
         loop = self.loop
         assert loop is not None
-        while True:
-            await asyncio.sleep(0)
-            ready: Any = loop._ready  # type: ignore[attr-defined]  # see the module docstring
-            scheduled: Any = loop._scheduled  # type: ignore[attr-defined]
-            due = bool(scheduled) and scheduled[0].when() <= loop.time()
-            if not ready and not due:
-                return
+        self._settling += 1
+        try:
+            while True:
+                await asyncio.sleep(0)
+                ready: Any = loop._ready  # type: ignore[attr-defined]  # see the docstring
+                scheduled: Any = loop._scheduled  # type: ignore[attr-defined]
+                due = bool(scheduled) and scheduled[0].when() <= loop.time()
+                if len(ready) <= self._settling - 1 and not due:
+                    return
+        finally:
+            self._settling -= 1
 
 
 def scheduler(name: str) -> Scheduler:

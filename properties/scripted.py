@@ -7,6 +7,13 @@ Every request the runtime makes parks here until a rule of the machine releases 
 changes and ``list_changed`` is announced. The runtime under test is the production
 code: only what sits behind :class:`~mcpbind.impl.connection.Connection` is scripted.
 
+Each server keeps its *wire*: what reached it, in order (``open``, ``tools/call``,
+``notifications/cancelled``, and how the session ended: ``close`` when the host closed it,
+``gone`` after a disconnect, ``killed`` when the host tore it down while cancelled). As in
+the SDK, a cancellation is first handed to the transport (the *outbox*) and written later:
+the machine writes outboxes when it settles, a session that closes writes its outbox
+first, and a session torn down loses it (INV-12).
+
 Catalogs come from the abstract model's :class:`~mcpbind.model.values.ServerSpec`, so the
 implementation and the model list exactly the same tools.
 """
@@ -20,7 +27,7 @@ from typing import Any
 import anyio
 import attrs
 
-from mcpbind.impl.connection import Connection, ConnectionLost, Elicit, RequestFailed
+from mcpbind.impl.connection import Connection, ConnectionLost, Elicit, OnStderr, RequestFailed
 from mcpbind.impl.server_config import ServerConfig
 from mcpbind.model.values import ServerSpec, ToolDef
 
@@ -90,6 +97,13 @@ class ScriptedServer:
         self.late: dict[str, Callable[[], None]] = {}
         """Calls the host ended while they were out: the server may still answer."""
         self.connections = 0
+        self.wire: list[tuple[str, str]] = []
+        self.outbox: list[tuple[str, str]] = []
+
+    def write(self) -> None:
+        """The transport writes what it was handed."""
+        self.wire.extend(self.outbox)
+        self.outbox.clear()
 
     # --- what the rules do -------------------------------------------------------------
 
@@ -136,6 +150,7 @@ class ScriptedServer:
         self.lists.clear()
         self.calls.clear()
         self.late.clear()
+        self.outbox.clear()  # the session is gone, and what it was handed with it
 
     def reconnect(self) -> None:
         self.up = True
@@ -184,6 +199,7 @@ class _Connection:
         call_id = str(arguments[CALL_ID])
         pending = PendingCall(call_id=call_id, name=name, on_late=on_late)
         on_sent()
+        server.wire.append(("tools/call", call_id))
         server.calls[call_id] = pending
         try:
             return await pending.wait()
@@ -192,6 +208,7 @@ class _Connection:
                 del server.calls[call_id]
                 if server.up:
                     server.late[call_id] = on_late  # the server may still answer
+                    server.outbox.append(("notifications/cancelled", call_id))
             raise
 
     async def wait_lost(self) -> None:
@@ -211,8 +228,9 @@ class ScriptedConnector:
         on_list_changed: Callable[[], None],
         *,
         on_elicit: Elicit | None = None,
+        on_stderr: OnStderr | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
-        # Scripted servers never elicit; ``on_elicit`` is unused.
+        # Scripted servers never elicit and write no stderr.
         return self._connect(self.servers[server], on_list_changed)
 
     @asynccontextmanager
@@ -224,8 +242,22 @@ class ScriptedConnector:
         server.lost = lost
         server.on_list_changed = on_list_changed
         server.connections += 1
+        server.wire.append(("open", ""))
         try:
             yield _Connection(server, lost)
+        except BaseException:
+            server.outbox.clear()  # torn down: what was handed is lost
+            server.late.clear()
+            server.wire.append(("killed", ""))
+            raise
+        else:
+            if server.up and server.lost is lost:
+                server.write()  # closed unhurried: what was handed goes first
+                server.wire.append(("close", ""))
+                server.late.clear()  # no answer comes after the session ended
+            else:
+                server.outbox.clear()
+                server.wire.append(("gone", ""))
         finally:
             if server.lost is lost:
                 server.on_list_changed = None
