@@ -40,6 +40,8 @@ class Progress:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.tty = sys.stderr.isatty()
+        self.finished: list[str] = []
+        """Stages finished so far (the one-line summary after Ctrl-C)."""
 
     def start(self, label: str) -> float:
         if not self.quiet:
@@ -48,6 +50,7 @@ class Progress:
         return time.perf_counter()
 
     def done(self, label: str, started: float, verdict: str) -> None:
+        self.finished.append(label)
         if not self.quiet:
             seconds = time.perf_counter() - started
             print(f"  {verdict:<4} {label} ({seconds:.1f} s)", file=sys.stderr, flush=True)
@@ -351,6 +354,10 @@ def add_parser(commands: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     progress = Progress(quiet=args.json)
+    args.interrupted = lambda: (
+        f"{len(progress.finished)} stage(s) finished"
+        + (f", the last: {progress.finished[-1]}" if progress.finished else "")
+    )
     started = time.perf_counter()
     report = run_checks(args, progress)
     report["seconds"] = round(time.perf_counter() - started, 2)
@@ -380,7 +387,7 @@ def _print_summary(report: dict[str, Any]) -> None:
     for m in report.get("mutants", []):
         state = "killed" if m["killed"] else "SURVIVED"
         print(f"  mutant:     {m['kind']} {m['name']}: {state} ({m['invariant']})")
-    print("  invariants: INV-1..INV-11 and LIVE-1, LIVE-2")
+    print("  invariants: INV-1..INV-12 and LIVE-1, LIVE-2")
     if report["failures"]:
         print(f"FAILED: {len(report['failures'])} check(s); traces above")
         for f in report["failures"]:

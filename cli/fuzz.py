@@ -139,6 +139,13 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(handler=main)
 
 
+def ignore_sigint() -> None:
+    """In a worker process: Ctrl-C is the parent's to report (the pool ends the workers)."""
+    import signal  # noqa: PLC0415
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main(args: argparse.Namespace) -> int:
     if args.minutes <= 0 or args.workers < 1:
         print("mcpbind fuzz: --minutes must be > 0 and --workers >= 1", file=sys.stderr)
@@ -155,7 +162,7 @@ def main(args: argparse.Namespace) -> int:
     started = time.time()
     deadline = started + args.minutes * 60
     context = multiprocessing.get_context("spawn")
-    with context.Pool(args.workers) as pool:
+    with context.Pool(args.workers, initializer=ignore_sigint) as pool:
         shards = pool.starmap(
             _worker,
             [(i, deadline, args.db, args.plant, args.failures) for i in range(args.workers)],

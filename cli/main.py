@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 
 from . import check, explore, fuzz, tools
@@ -30,8 +31,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    result: int = args.handler(args)
+    started = time.perf_counter()
+    try:
+        result: int = args.handler(args)
+    except BaseException as error:
+        if not _interrupted(error):
+            raise
+        # Ctrl-C: one line, no traceback. Hosts close gracefully on the way out (their
+        # servers get their cancellations and are stopped), worker processes are ended.
+        seconds = time.perf_counter() - started
+        done = getattr(args, "interrupted", None)
+        what = f"; {done()}" if callable(done) else ""
+        print(f"mcpbind {args.command}: interrupted after {seconds:.1f} s{what}", file=sys.stderr)
+        return INTERRUPTED
     return result
+
+
+def _interrupted(error: BaseException) -> bool:
+    """Ctrl-C, bare or as trio delivers it from inside task groups (wrapped in groups,
+    possibly beside the cancellations it caused)."""
+    if isinstance(error, KeyboardInterrupt):
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        interrupts, _ = error.split(KeyboardInterrupt)
+        return interrupts is not None
+    return False
+
+
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Configuration lookup: ``--config PATH``, else ``./mcpbind.toml``, else the embedded demo.
 Exit status: 0 (``catalog``: every server up; ``call``: ``ok``), 1 (a server failed; a call
-ended in any other status), 2 (usage or configuration error).
+ended in any other status), 2 (usage or configuration error), 130 or 143 (``call`` stopped
+by SIGINT or SIGTERM: the call ends ``cancelled``, its cancellation delivered, no child
+process left).
 
 ``call`` approves calls (SPEC §11.8) by asking on the terminal: stdin a terminal, the
 question on stderr. ``--yes`` answers "allow" without asking; with neither, the host has no
@@ -13,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import pathlib
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -72,6 +76,7 @@ async def _catalog(config: HostConfig, as_model: bool = False) -> dict[str, Any]
     async with Host.open(_every_tool(config, as_model)) as host:
         snap = host.sample()
         statuses = host.server_status()
+        stderr = {name: runtime.statistics().stderr for name, runtime in host.servers.items()}
     parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
     return {
         "generation": snap.generation,
@@ -82,6 +87,7 @@ async def _catalog(config: HostConfig, as_model: bool = False) -> dict[str, Any]
                 "status": "connected" if s.connected else "unavailable",
                 "tools": s.tools,
                 "error": s.error,
+                "stderr": list(stderr.get(s.name, ())) if not s.connected else [],
             }
             for s in statuses
         ],
@@ -100,16 +106,46 @@ async def _catalog(config: HostConfig, as_model: bool = False) -> dict[str, Any]
     }
 
 
+def _print_stderr(server: str, lines: Any, file: TextIO = sys.stdout) -> None:
+    """A server's last stderr lines, when it failed (SPEC §11.14)."""
+    if lines:
+        print(f"  stderr of {server} (last {len(lines)} lines):", file=file)
+        for line in lines:
+            print(f"    {line}", file=file)
+
+
+def _startup_failed(error: ServerStartupError) -> int:
+    print(f"mcpbind: {error}", file=sys.stderr)
+    _print_stderr(error.server, error.stderr, file=sys.stderr)
+    return 1
+
+
+def _verbose(enabled: bool) -> None:
+    """``-v``: every server's stderr on ours, each line after the server's name."""
+    if not enabled:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_ServerLineFormatter())
+    logger = logging.getLogger("mcpbind.server")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
+class _ServerLineFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"[{record.name.removeprefix('mcpbind.server.')}] {record.getMessage()}"
+
+
 def catalog_main(args: argparse.Namespace) -> int:
     found = _config_or_exit(args)
     if found is None:
         return USAGE
     config, source = found
+    _verbose(args.verbose)
     try:
         report = trio.run(_catalog, config, args.as_model)
     except ServerStartupError as error:
-        print(f"mcpbind: {error}", file=sys.stderr)
-        return 1
+        return _startup_failed(error)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -125,6 +161,8 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
     print(f"  {'server':<16} {'status':<12} {'tools':>5}  error")
     for s in report["servers"]:
         print(f"  {s['name']:<16} {s['status']:<12} {s['tools']:>5}  {s['error'] or ''}")
+    for s in report["servers"]:
+        _print_stderr(s["name"], s["stderr"])
     print()
     print(f"  {'tool (what the model calls)':<44} {'server':<10} {'remote name':<14} lane")
     for t in report["tools"]:
@@ -188,11 +226,53 @@ def _approver(yes: bool, isatty: Callable[[], bool]) -> Approver | None:
     return None
 
 
+@attrs.define
+class _Interrupt:
+    """SIGINT or SIGTERM while ``call`` runs (SPEC §11.14): the first ends the call
+    ``cancelled`` (its cancellation delivered as the host closes) or, before the call
+    started, stops the start; a second one stops waiting for the close."""
+
+    signum: int | None = None
+    calling: bool = False
+
+    async def watch(
+        self, signals: Any, host: list[Host], call_id: str, startup: trio.CancelScope
+    ) -> None:
+        async for signum in signals:
+            if self.signum is None:
+                self.signum = signum
+                if self.calling and host:
+                    host[0].cancel(call_id)
+                    continue
+            startup.cancel()
+
+
 async def _call(
     config: HostConfig, name: str, arguments: str, call_id: str, as_model: bool = False
-) -> dict[str, Any]:
-    async with Host.open(_every_tool(config, as_model)) as host:
-        result = await host.call(host.sample(), call_id, name, arguments)
+) -> tuple[dict[str, Any] | None, int | None]:
+    """The call's report (None when it never ran) and the signal that stopped it, if any."""
+    interrupt = _Interrupt()
+    opened: list[Host] = []
+    result = None
+    failed: ServerStartupError | None = None
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            with trio.CancelScope() as startup:
+                nursery.start_soon(interrupt.watch, signals, opened, call_id, startup)
+                try:
+                    async with Host.open(_every_tool(config, as_model)) as host:
+                        opened.append(host)
+                        step = host.sample()
+                        if interrupt.signum is None:
+                            interrupt.calling = True
+                            result = await host.call(step, call_id, name, arguments)
+                except ServerStartupError as error:
+                    failed = error  # raised below, outside the nursery
+            nursery.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    if result is None:
+        return None, interrupt.signum
     report: dict[str, Any] = {
         "call_id": result.call_id,
         "status": result.status,
@@ -202,7 +282,7 @@ async def _call(
         report["items"] = [
             {"type": "image", "mime_type": i.mime_type, "data": i.data} for i in result.items
         ]
-    return report
+    return report, interrupt.signum
 
 
 def call_main(args: argparse.Namespace) -> int:
@@ -213,19 +293,27 @@ def call_main(args: argparse.Namespace) -> int:
     approver = _approver(args.yes, sys.stdin.isatty)
     if approver is not None:
         config = attrs.evolve(config, approver=approver)
+    _verbose(args.verbose)
     try:
-        report = trio.run(_call, config, args.name, args.arguments, args.call_id, args.as_model)
+        report, signum = trio.run(
+            _call, config, args.name, args.arguments, args.call_id, args.as_model
+        )
     except ServerStartupError as error:
-        print(f"mcpbind: {error}", file=sys.stderr)
-        return 1
+        return _startup_failed(error)
     except DuplicateCallId as error:  # pragma: no cover - one call per process
         print(f"mcpbind: {error}", file=sys.stderr)
         return USAGE
+    if report is None:
+        name = signal.Signals(signum).name if signum is not None else "a signal"
+        print(f"mcpbind call: stopped by {name} before the call was sent", file=sys.stderr)
+        return 128 + (signum or signal.SIGINT)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(f"{report['call_id']}: {report['status']}")
         print(report["output"])
+    if signum is not None:
+        return 128 + signum  # 130 after SIGINT, 143 after SIGTERM
     return 0 if report["status"] == "ok" else 1
 
 
@@ -245,6 +333,7 @@ def add_parsers(commands: Any) -> None:
         help="show the step exactly as a model sees it: above defer_threshold, MCP tools "
         "are deferred behind tool_search (default: every tool)",
     )
+    _add_verbose(catalog)
     catalog.set_defaults(handler=catalog_main)
 
     call = commands.add_parser(
@@ -273,4 +362,15 @@ def add_parsers(commands: Any) -> None:
         help="route the call in a step as a model sees it (tool_search is callable above "
         "defer_threshold; deferred tools are unsupported)",
     )
+    _add_verbose(call)
     call.set_defaults(handler=call_main)
+
+
+def _add_verbose(parser: Any) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show what the servers write to their stderr (default: kept out of the "
+        "terminal; a server that fails to start shows its last lines)",
+    )
