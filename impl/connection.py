@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from importlib import metadata
 from typing import Any, Protocol, cast
 
 import anyio
@@ -39,8 +41,10 @@ from mcp.client import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 from pydantic import TypeAdapter, ValidationError
 
+from .http import HTTP_STAND_IN, HttpStatus, failed_at_connect, http_transport
 from .server_config import ServerConfig
 from .values import ElicitationAnswer
 
@@ -53,6 +57,7 @@ __all__ = [
     "McpConnector",
     "OnStderr",
     "RequestFailed",
+    "ServerError",
 ]
 
 logger = logging.getLogger("mcpbind.connection")
@@ -72,6 +77,18 @@ class ConnectionLost(Exception):
 
 class RequestFailed(Exception):
     """One request failed (an error response, a malformed reply); the session lives on."""
+
+
+class ServerError(RequestFailed):
+    """The server answered a request with a JSON-RPC error: its own code and message.
+
+    Distinct from a failure of the transport (an HTTP status the SDK turned into an
+    error, a malformed reply), which is a plain :class:`RequestFailed`."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
 
 
 class Connection(Protocol):
@@ -120,10 +137,42 @@ class Connector(Protocol):
         was handed (SPEC §11.14); leaving it cancelled tears it down."""
 
 
-def _map_error(error: MCPError) -> Exception:
+_SDK_PREFIX = re.compile(r"^MCP error (-?\d+): ")
+"""The TypeScript SDK puts ``MCP error <code>: `` before the message it sends."""
+
+
+def _teach_header_maps(session: Any, page: Any) -> None:
+    """SPEC §11.2: on 2026-07-28 HTTP a ``tools/call`` MUST mirror the arguments marked
+    ``x-mcp-header`` into ``Mcp-Param-*`` headers. The SDK adds them to any ``tools/call``
+    it sends, raw ones included, from a map per tool that only its own ``list_tools``
+    fills; mcpbind reads listings raw (INV-3), so it fills the map from each page, with
+    the SDK's own helpers. A tool whose annotation is invalid gets no map (no headers).
+    Pinned by ``test_x_mcp_header_parameters_reach_the_server_as_headers``."""
+    maps = getattr(session, "_x_mcp_header_maps", None)
+    if not isinstance(maps, dict):
+        logger.warning("this mcp SDK keeps no x-mcp-header map: Mcp-Param-* headers not sent")
+        return
+    tools = page.get("tools") if isinstance(page, Mapping) else None
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, Mapping) or not isinstance(name := tool.get("name"), str):
+            continue
+        schema = tool.get("inputSchema")
+        if find_invalid_x_mcp_header(schema) is None:
+            maps[name] = x_mcp_header_map(schema)
+        else:
+            maps.pop(name, None)
+
+
+def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     if error.code == types.CONNECTION_CLOSED:
         return ConnectionLost(error.message or "connection closed")
-    return RequestFailed(f"{error.message} (code {error.code})")
+    message = error.message or ""
+    if http is not None and message == HTTP_STAND_IN and http.failed is not None:
+        return RequestFailed(f"the server answered HTTP {http.failed}")
+    prefix = _SDK_PREFIX.match(message)
+    if prefix is not None and int(prefix.group(1)) == error.code:
+        message = message[prefix.end() :]  # the code is said once, by us
+    return ServerError(error.code, message)
 
 
 async def _answer_elicitation(
@@ -142,10 +191,13 @@ async def _answer_elicitation(
 class McpConnection:
     """A :class:`Connection` over an entered ``mcp.Client``."""
 
-    def __init__(self, client: Client, on_elicit: Elicit | None = None) -> None:
+    def __init__(
+        self, client: Client, on_elicit: Elicit | None = None, http: HttpStatus | None = None
+    ) -> None:
         self._client = client
         self._lost = anyio.Event()
         self._on_elicit = on_elicit
+        self._http = http
 
     async def wait_lost(self) -> None:
         await self._lost.wait()
@@ -156,7 +208,7 @@ class McpConnection:
         try:
             return await self._client.session.send_request(request, _RAW)
         except MCPError as error:
-            mapped = _map_error(error)
+            mapped = _map_error(error, self._http)
             if isinstance(mapped, ConnectionLost):
                 self._lost.set()
             raise mapped from error
@@ -170,7 +222,9 @@ class McpConnection:
 
     async def list_tools(self, cursor: str | None) -> Any:
         params = types.PaginatedRequestParams(cursor=cursor)
-        return await self._request(types.ListToolsRequest(params=params))
+        page = await self._request(types.ListToolsRequest(params=params))
+        _teach_header_maps(self._client.session, page)
+        return page
 
     async def call_tool(
         self,
@@ -238,6 +292,28 @@ class McpConnection:
             self._lost.set()  # an abrupt drop: the session is gone
 
 
+class _FormOnlyClient(Client):
+    """``mcp.Client`` advertising the elicitation modes mcpbind honours (SPEC §11.10):
+    forms only. The SDK advertises URL mode too whenever an elicitation callback is set;
+    mcpbind declines every URL request, so it must not claim it. Two private names of
+    the SDK (``_build_session``, ``_build_capabilities``), pinned by
+    ``test_the_client_advertises_form_elicitation_only``."""
+
+    async def _build_session(self, exit_stack: Any) -> Any:
+        session = await super()._build_session(exit_stack)
+        built = session._build_capabilities
+
+        def form_only(version: str) -> types.ClientCapabilities:
+            capabilities: types.ClientCapabilities = built(version)
+            if capabilities.elicitation is None:
+                return capabilities
+            form = types.ElicitationCapability(form=types.FormElicitationCapability())
+            return capabilities.model_copy(update={"elicitation": form})
+
+        session._build_capabilities = form_only  # type: ignore[method-assign] # the seam above
+        return session
+
+
 class McpConnector:
     """Opens sessions with ``mcp.Client``; the production :class:`Connector`.
 
@@ -282,29 +358,32 @@ class McpConnector:
 
         target = config.target
         stderr: _StderrPipe | None = None
-        if isinstance(target, str) and config.headers:
-            target = _http_transport(target, config.headers)
+        http: HttpStatus | None = None
+        if isinstance(target, str):
+            http = HttpStatus()
+            target = http_transport(target, config, http)
         elif isinstance(target, StdioServerParameters):
             # The server's stderr goes to a pipe of ours, line by line to ``on_stderr``,
             # instead of into the user's terminal (SPEC §11.14).
             stderr = _StderrPipe(on_stderr or (lambda line: None))
             target = stdio_client(target, errlog=stderr.writer)
-        client = Client(
+        client = _FormOnlyClient(
             target,
             cache=None,
             message_handler=on_message,
             mode=self.mode,
             elicitation_callback=on_elicitation,
+            client_info=CLIENT_INFO,
         )
         try:
             async with anyio.create_task_group() as pipes:
                 if stderr is not None:
                     pipes.start_soon(stderr.read)
                 try:
-                    async with client:
+                    async with failed_at_connect(http), client:
                         if stderr is not None:
                             stderr.spawned()
-                        connection = McpConnection(client, on_elicit)
+                        connection = McpConnection(client, on_elicit, http)
                         holder.append(connection)
                         async with anyio.create_task_group() as group:
                             group.start_soon(connection.listen, on_list_changed)
@@ -366,15 +445,12 @@ class _StderrPipe:
         os.close(self._read)
 
 
-@asynccontextmanager
-async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
-    """Streamable HTTP with extra headers (``http_headers``, the bearer token)."""
-    import httpx2  # noqa: PLC0415 - the SDK's HTTP client, only for URL servers
-    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+def _version() -> str:
+    try:
+        return metadata.version("mcpbind")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "0+unknown"
 
-    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP
-    async with (
-        httpx2.AsyncClient(headers=dict(headers), timeout=timeout) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
+
+CLIENT_INFO = types.Implementation(name="mcpbind", version=_version())
+"""How mcpbind names itself to servers (``clientInfo``), not as the SDK's default."""

@@ -24,6 +24,7 @@ __all__ = [
     "ServerStartupError",
     "UnknownServer",
     "describe",
+    "split_failure",
 ]
 
 
@@ -108,3 +109,15 @@ def describe(error: BaseException) -> str:
         error = error.exceptions[0]
     text = str(error) or type(error).__name__
     return text.splitlines()[0]
+
+
+def split_failure(error: BaseException) -> tuple[Exception | None, BaseException | None]:
+    """``(failure, rest)``: the plain exceptions in ``error`` and what else came with them
+    (cancellations, KeyboardInterrupt), either None when there is none. A transport that
+    fails while it is being cancelled raises both in one group."""
+    if isinstance(error, Exception):
+        return error, None
+    if isinstance(error, BaseExceptionGroup):
+        failure, rest = error.split(Exception)
+        return failure, rest
+    return None, error

@@ -42,7 +42,7 @@ from mcpbind.model import texts
 from .approval import ApprovalGate
 from .calls import CallTable, PendingCall
 from .config import HostConfig
-from .connection import ConnectionLost, RequestFailed
+from .connection import ConnectionLost, RequestFailed, ServerError
 from .encoding import OutputLimits, encode_result, wall_time_header
 from .errors import DuplicateCallId
 from .exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
@@ -297,6 +297,7 @@ class Router:
             tool=binding.remote_name,
             limit=self._limits.of(runtime.name, binding.remote_name),
             image_capable=self.config.image_capable,
+            output=binding.spec.output_check,
         )
         return Ending(status, output, items)
 
@@ -390,6 +391,14 @@ class Router:
             return None
         binding = call.binding
         assert binding is not None, "only a resolved call can fail in transit"
+        if isinstance(error, ServerError):  # SPEC §11.2: the server's answer, not the wire's
+            text = texts.SERVER_ERROR.format(
+                server=binding.server,
+                tool=binding.remote_name,
+                message=error.message,
+                code=error.code,
+            )
+            return Ending("failed", text)
         if isinstance(error, RequestFailed):
             why = str(error)
         else:

@@ -53,7 +53,7 @@ from .catalog_cache import CatalogCache, server_identity
 from .config import HostConfig
 from .connection import Connection, ConnectionLost, Connector, RequestFailed
 from .elicitation import answer
-from .errors import CatalogRejected, ServerStartupError, describe
+from .errors import CatalogRejected, ServerStartupError, describe, split_failure
 from .publisher import Publisher
 from .recorder import Recorder
 from .refreshes import Refreshes, RefreshRun
@@ -66,6 +66,8 @@ from .values import (
     RefreshOutcome,
     ServerStatistics,
 )
+
+logger = logging.getLogger("mcpbind.runtime")
 
 STDERR_LINES = 20
 """How many of a server's last stderr lines are kept (its statistics, a startup error)."""
@@ -353,11 +355,18 @@ class ServerRuntime:
                     startup.deadline = math.inf
                     connected = True
                     await self._serve(connection)
-            except Exception as error:
+            except BaseException as error:
+                failure, rest = split_failure(error)
+                if failure is None:
+                    raise
+                if connected:  # the session ended on a fault of its transport: it is lost
+                    logger.debug("server %r: session ended: %s", self.name, describe(failure))
+                if rest is not None:  # a cancellation came with the fault: it goes on
+                    raise rest from failure
                 if not connected:
                     if startup.cancel_called:
                         return f"no answer within startup_timeout_sec = {timeout:g}"
-                    return describe(error)
+                    return describe(failure)
             finally:
                 if connected:
                     self._disconnected()

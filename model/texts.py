@@ -50,6 +50,18 @@ DISCONNECTED: Final = (
     "server {server!r} disconnected while the call was in flight; its outcome is unknown"
 )
 TRANSPORT: Final = "transport error calling {tool!r} on server {server!r}: {why}"
+SERVER_ERROR: Final = (
+    "server {server!r} answered the call of {tool!r} with an error: {message} (code {code}); "
+    "the tool did not run to a result"
+)
+STRUCTURED_MISMATCH: Final = (
+    "server {server!r} answered {tool!r} with structured content that does not match the "
+    "tool's outputSchema: {problem}"
+)
+UNKNOWN_RESULT_TYPE: Final = (
+    "server {server!r} answered tools/call for {tool!r} with resultType {result_type!r}, "
+    "which mcpbind does not understand; the result is treated as invalid"
+)
 CANCELLED: Final = "call cancelled by the host"
 MALFORMED_RESULT: Final = (
     "server {server!r} answered tools/call for {tool!r} with a malformed result: {problem}"

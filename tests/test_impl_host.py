@@ -96,7 +96,7 @@ async def test_a_json_rpc_error_fails_only_that_call():
         failed = await host.call(snap, "c1", "mcp__p__explode", {})
         fine = await host.call(snap, "c2", "mcp__p__fine", {})
     assert failed.status == "failed"
-    assert failed.output.startswith("transport error calling 'explode' on server 'p': ")
+    assert failed.output.startswith("server 'p' answered the call of 'explode' with an error: ")
     assert "the server exploded" in failed.output
     assert fine.status == "ok"
 

@@ -3,7 +3,9 @@
 An ASGI wrapper around the SDK's app: with ``MCPBIND_TEST_HTTP_LEGACY`` it answers
 ``server/discover`` with JSON-RPC "Method not found" (-32601), which makes a 2026-07-28
 client fall back to ``initialize`` and a session id; with ``MCPBIND_TEST_HTTP_LOG`` it
-appends ``POST <method>`` (or ``GET``, ``DELETE``) to that file for every request.
+appends ``POST <method>`` (or ``GET``, ``DELETE``) to that file for every request; with
+``MCPBIND_TEST_HTTP_STATUS`` (e.g. 401) it answers every request with that status and a
+plain-text body, as a server behind an authorization gateway does.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def _methods(body: bytes) -> list[str]:
 def wrapped(app: Any) -> Any:
     legacy = bool(os.environ.get("MCPBIND_TEST_HTTP_LEGACY"))
     log_path = os.environ.get("MCPBIND_TEST_HTTP_LOG")
+    status = int(os.environ.get("MCPBIND_TEST_HTTP_STATUS") or 0)
 
     def log(line: str) -> None:
         if log_path:
@@ -41,6 +44,13 @@ def wrapped(app: Any) -> Any:
             await app(scope, receive, send)
             return
         method = scope["method"]
+        if status:
+            headers = [(b"content-type", b"text/plain")]
+            if status == 401:
+                headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": b"no entry"})
+            return
         if method != "POST":
             log(method)
             await app(scope, receive, send)

@@ -6,7 +6,7 @@ a client falls back to the ``initialize`` handshake and a session id (the handsh
 ``MCPBIND_TEST_HTTP_LOG`` names a file that gets one line per request (``POST <method>``,
 ``GET``, ``DELETE``).
 
-Writes its pid to STATE_DIR/pid; a cancelled ``slow`` call appends to STATE_DIR/cancelled.
+Writes its pid to STATE_DIR/pid; its tools are ``common.make_server``'s.
 """
 
 from __future__ import annotations
@@ -17,28 +17,12 @@ import sys
 import time
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from common import make_server
 
 state = pathlib.Path(sys.argv[1])
 state.mkdir(parents=True, exist_ok=True)
 (state / "pid").write_text(str(os.getpid()))
-server = MCPServer("stdio-test")
-
-
-@server.tool(description="Echo the text back")
-def echo(text: str) -> str:
-    return text
-
-
-@server.tool(description="Sleep, noting a cancellation")
-async def slow(seconds: float = 60.0, tag: str = "") -> str:
-    try:
-        await anyio.sleep(seconds)
-    except anyio.get_cancelled_exc_class():
-        with (state / "cancelled").open("a") as marker:
-            marker.write(tag + "\n")
-        raise
-    return "slept"
+server = make_server(state)
 
 
 if __name__ == "__main__":
@@ -54,7 +38,9 @@ if __name__ == "__main__":
         time.sleep(float(os.environ["MCPBIND_TEST_SLOW_START"]))
     port = os.environ.get("MCPBIND_TEST_HTTP_PORT")
     if port and (
-        os.environ.get("MCPBIND_TEST_HTTP_LEGACY") or os.environ.get("MCPBIND_TEST_HTTP_LOG")
+        os.environ.get("MCPBIND_TEST_HTTP_LEGACY")
+        or os.environ.get("MCPBIND_TEST_HTTP_LOG")
+        or os.environ.get("MCPBIND_TEST_HTTP_STATUS")
     ):
         from http_era import serve_logged
 

@@ -1,0 +1,113 @@
+"""Streamable HTTP for a server session (SPEC §11.2): the transport mcpbind builds for
+the SDK's client, its read timeout, and the names of the HTTP failures it saw.
+
+The SDK turns a non-2xx answer without a JSON-RPC body into the error "Server returned
+an error response"; an event hook on mcpbind's HTTP client keeps the status, so that a
+connection refused with 401 or 403 says that the server requires authorization and any
+other status is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+
+from .errors import describe
+from .server_config import ServerConfig
+
+__all__ = [
+    "AUTHORIZATION_REQUIRED",
+    "HTTP_READ_MARGIN",
+    "HTTP_READ_TIMEOUT",
+    "HTTP_STAND_IN",
+    "AuthorizationRequired",
+    "HttpStatus",
+    "HttpStatusError",
+    "failed_at_connect",
+    "http_read_timeout",
+    "http_transport",
+]
+
+HTTP_STAND_IN = "Server returned an error response"
+"""The error the SDK's HTTP transport makes of a non-2xx answer without a JSON-RPC body."""
+HTTP_READ_TIMEOUT = 300.0
+"""The SDK's own read timeout for MCP over HTTP: how long a response may be silent."""
+HTTP_READ_MARGIN = 30.0
+"""Added to a tool's timeout, so that the tool timeout, not the transport, ends a call."""
+
+
+def http_read_timeout(config: ServerConfig) -> float | None:
+    """SPEC §11.2: the read timeout of a server's HTTP transport follows its tool timeout.
+
+    A tool timeout of 0 (no limit) means no read timeout either; a longer one raises it
+    above the SDK's default. Never below the default, which long-lived streams rely on."""
+    if config.tool_timeout_sec == 0:
+        return None
+    return max(HTTP_READ_TIMEOUT, config.tool_timeout_sec + HTTP_READ_MARGIN)
+
+
+@attrs.define
+class HttpStatus:
+    """What the HTTP transport saw of a server's failed answers (SPEC §11.2)."""
+
+    failed: str | None = None
+    """The last non-2xx status, as ``401 Unauthorized``."""
+    refused: bool = False
+    """The last failed answer was 401 or 403: the server requires authorization."""
+
+    async def on_response(self, response: Any) -> None:
+        if response.status_code >= 400:
+            self.failed = f"{response.status_code} {response.reason_phrase}".strip()
+            self.refused = response.status_code in (401, 403)
+
+
+AUTHORIZATION_REQUIRED = (
+    "the server requires authorization (HTTP {status}); give it credentials: "
+    "bearer_token_env_var or http_headers / env_http_headers"
+)
+
+
+class HttpStatusError(Exception):
+    """A connection failed on the HTTP status the server answered."""
+
+
+class AuthorizationRequired(HttpStatusError):
+    """A server refused the connection with HTTP 401 or 403."""
+
+
+@asynccontextmanager
+async def failed_at_connect(http: HttpStatus | None) -> AsyncIterator[None]:
+    """A connection that fails on an HTTP status says which, not the SDK's stand-in; on
+    401 or 403, that the server requires authorization."""
+    try:
+        yield
+    except Exception as error:
+        if http is None or http.failed is None:
+            raise
+        if http.refused:
+            text = AUTHORIZATION_REQUIRED.format(status=http.failed)
+            raise AuthorizationRequired(text) from error
+        if describe(error) == HTTP_STAND_IN:
+            raise HttpStatusError(f"the server answered HTTP {http.failed}") from error
+        raise
+
+
+@asynccontextmanager
+async def http_transport(url: str, config: ServerConfig, http: HttpStatus) -> AsyncIterator[Any]:
+    """Streamable HTTP with the server's headers (``http_headers``, the bearer token),
+    the read timeout of :func:`http_read_timeout`, and its failed answers seen."""
+    import httpx2  # noqa: PLC0415 - the SDK's HTTP client, only for URL servers
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+
+    timeout = httpx2.Timeout(30.0, read=http_read_timeout(config))
+    hooks = {"response": [http.on_response]}
+    async with (
+        httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=timeout, event_hooks=hooks
+        ) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams

@@ -1,0 +1,66 @@
+"""The tools of the test server that runs in-process, over stdio and over HTTP
+(``stdio_server.py``), so that one test can try all three transports."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from pydantic import Field
+
+Region = Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]
+"""A parameter a 2026-07-28 HTTP client mirrors into the ``Mcp-Param-Region`` header."""
+
+
+def make_server(state: pathlib.Path) -> MCPServer:
+    """echo, whoami (the client's name and version), locate (an ``x-mcp-header``
+    parameter), measure (structured, with an outputSchema), modes (the elicitation
+    modes the client advertises), refuse (a JSON-RPC error worded as
+    the TypeScript SDK words one), slow (a cancelled call appends its tag to
+    STATE/cancelled)."""
+    server = MCPServer("stdio-test")
+
+    @server.tool(description="Echo the text back")
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool(description="Who the client says it is")
+    def whoami(ctx: Context) -> str:
+        params = ctx.session.client_params
+        info = None if params is None else params.client_info
+        return "unknown" if info is None else f"{info.name} {info.version}"
+
+    @server.tool(description="Say the region the call was routed by")
+    def locate(region: Region) -> str:
+        return f"region {region}"
+
+    @server.tool(description="A structured answer, with the output schema MCPServer derives")
+    def measure(text: str) -> dict[str, int]:
+        return {"length": len(text), "words": len(text.split())}
+
+    @server.tool(description="The elicitation modes the client advertises")
+    def modes(ctx: Context) -> str:
+        capabilities = ctx.client_capabilities
+        elicitation = None if capabilities is None else capabilities.elicitation
+        if elicitation is None:
+            return "none"
+        return ",".join(m for m in ("form", "url") if getattr(elicitation, m) is not None)
+
+    @server.tool(description="Answer with a JSON-RPC error, as the TypeScript SDK words one")
+    def refuse() -> str:
+        raise MCPError(-32042, "MCP error -32042: this needs a browser")
+
+    @server.tool(description="Sleep, noting a cancellation")
+    async def slow(seconds: float = 60.0, tag: str = "") -> str:
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            with (state / "cancelled").open("a") as marker:
+                marker.write(tag + "\n")
+            raise
+        return "slept"
+
+    return server
