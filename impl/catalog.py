@@ -18,6 +18,7 @@ from mcpbind.model.naming import NameCollision, mcp_source
 from .errors import CatalogRejected
 from .registry import Binding, RegistryState, ToolSpec
 from .server_config import ServerConfig
+from .structured import OutputSchema, schema_problem
 
 __all__ = [
     "MAX_CURSOR_BYTES",
@@ -117,6 +118,10 @@ def _problem(tool: Any, names: set[str]) -> str | None:
         title = annotations.get("title")
         if title is not None and not isinstance(title, str):
             return "annotations.title is not a string"
+    if "outputSchema" in tool and tool["outputSchema"] is not None:
+        problem = schema_problem(tool["outputSchema"])
+        if problem is not None:
+            return problem
     meta = tool.get("_meta")
     if meta is not None and not isinstance(meta, Mapping):
         return "_meta is not a JSON object"
@@ -185,11 +190,14 @@ def build_bindings(
     for tool in kept:
         name = assignment[(server, tool["name"])]
         annotations = tool.get("annotations")
+        output = tool.get("outputSchema")
         spec = ToolSpec(
             name=name,
             description=tool.get("description") or "",
             input_schema=MappingProxyType(dict(tool["inputSchema"])),
             annotations=None if annotations is None else MappingProxyType(dict(annotations)),
+            output_schema=None if output is None else MappingProxyType(dict(output)),
+            output_check=None if output is None else OutputSchema.of(output),
         )
         read_only = bool(annotations and annotations.get("readOnlyHint") is True)
         bindings.append(Binding(name, source, server, tool["name"], spec, 0, read_only))

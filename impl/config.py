@@ -57,9 +57,11 @@ class HostConfig:
     reconnect_max_sec: float = attrs.field(
         default=30.0, validator=non_negative("reconnect_max_sec")
     )
-    output_limit: int | None = None
+    output_limit: int | None = 40_000
     """Characters of model-visible output per result; longer output is cut with a marker.
-    A tool's own ``output_byte_limit``/``output_token_limit`` wins (SPEC §11.5)."""
+    A tool's own ``output_byte_limit``/``output_token_limit`` wins (SPEC §11.5). The
+    default, 40,000 characters, is about 10,000 tokens: one result cannot flood the
+    model's context (Codex cuts every tool output too). 0 or None: no limit."""
     image_capable: bool = False
     """The model takes images: image blocks become ``ToolResult.items`` (SPEC §8.8)."""
     elicitation: ElicitationPolicy = "decline"
@@ -141,9 +143,12 @@ class HostConfig:
         if self.output_limit is not None and (
             isinstance(self.output_limit, bool)
             or not isinstance(self.output_limit, int)
-            or self.output_limit < 100
+            or 0 < self.output_limit < 100
+            or self.output_limit < 0
         ):
-            raise ConfigError(f"output_limit must be an integer >= 100, got {self.output_limit!r}")
+            raise ConfigError(
+                f"output_limit must be 0 (no limit) or an integer >= 100, got {self.output_limit!r}"
+            )
         for name, value, least in (
             ("defer_threshold", self.defer_threshold, 0),
             ("schema_limit_bytes", self.schema_limit_bytes, 1),

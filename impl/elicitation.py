@@ -17,7 +17,15 @@ from .calls import CallTable
 from .server_config import ElicitationPolicy
 from .values import ElicitationAnswer, ElicitationRequest
 
-__all__ = ["ACCEPT_EMPTY", "DECLINE", "answer", "answer_problem", "decide", "is_confirmation"]
+__all__ = [
+    "ACCEPT_EMPTY",
+    "DECLINE",
+    "answer",
+    "answer_problem",
+    "decide",
+    "is_confirmation",
+    "with_defaults",
+]
 
 logger = logging.getLogger("mcpbind.elicitation")
 
@@ -62,6 +70,27 @@ def answer_problem(answer: Any) -> str | None:
     return None
 
 
+def with_defaults(given: ElicitationAnswer, schema: Mapping[str, Any]) -> ElicitationAnswer:
+    """SPEC §11.10 (SEP-1034): an accepted form carries the requested schema's ``default``
+    for each field the answer leaves out; an answer's own values always win."""
+    properties = schema.get("properties")
+    if given.action != "accept" or not isinstance(properties, Mapping):
+        return given
+    content = dict(given.content or {})
+    missing = {
+        key: field["default"]
+        for key, field in properties.items()
+        if key not in content and isinstance(field, Mapping) and _has_default(field)
+    }
+    if not missing:
+        return given
+    return ElicitationAnswer("accept", {**content, **missing})
+
+
+def _has_default(field: Mapping[str, Any]) -> bool:
+    return "default" in field and _primitive(field["default"]) and field["default"] is not None
+
+
 async def answer(
     request: ElicitationRequest,
     policy: ElicitationPolicy,
@@ -76,7 +105,7 @@ async def answer(
     handler that raises or answers something unusable declines."""
     decided = decide(policy, request)
     if decided is not None:
-        return decided
+        return with_defaults(decided, request.requested_schema)
     assert handler is not None  # HostConfig refuses "ask" without one
     server = request.server
     paused = calls.pause(server)
@@ -93,4 +122,4 @@ async def answer(
             "elicitation handler answer for server %r unusable (%s); declined", server, problem
         )
         return DECLINE
-    return given
+    return with_defaults(given, request.requested_schema)

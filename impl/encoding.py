@@ -22,6 +22,7 @@ import attrs
 from mcpbind.model import texts
 
 from .server_config import ServerConfig
+from .structured import OutputSchema
 from .values import ContentItem, ImageItem
 
 __all__ = [
@@ -67,7 +68,7 @@ class OutputLimits:
 
     @classmethod
     def build(cls, characters: int | None, servers: Mapping[str, ServerConfig]) -> OutputLimits:
-        default = None if characters is None else OutputLimit("characters", characters)
+        default = OutputLimit("characters", characters) if characters else None  # 0: none
         by_tool: dict[str, dict[str, OutputLimit]] = {}
         for name, server in servers.items():
             limits = {}
@@ -99,6 +100,70 @@ def _note(block: Mapping[str, Any], kind: str) -> str:
     return f"[{kind} omitted: {block.get('mimeType', 'unknown type')}, {size} base64 characters]"
 
 
+def _resource_link(block: Mapping[str, Any]) -> str:
+    """``[resource link: name "title" <uri> (mimeType): description]``, each part that the
+    server gave; the model needs the name and description to decide whether to read it."""
+
+    def given(key: str) -> str | None:
+        value = block.get(key)
+        return value if isinstance(value, str) and value else None
+
+    parts = [part for part in (given("name"),) if part]
+    title = given("title")
+    if title is not None and title != given("name"):
+        parts.append(json.dumps(title, ensure_ascii=False))
+    parts.append(f"<{given('uri') or '?'}>")
+    mime_type = given("mimeType")
+    if mime_type is not None:
+        parts.append(f"({mime_type})")
+    text = " ".join(parts)
+    description = given("description")
+    return f"[resource link: {text}: {description}]" if description else f"[resource link: {text}]"
+
+
+_MEDIA = frozenset({"image", "audio"})
+
+
+def without_media(value: Any) -> Any:
+    """``value`` with the base64 of every image or audio in it replaced by a note of its
+    size (SPEC §8.8): a server that mirrors its content blocks into
+    ``structuredContent`` (server-filesystem's ``read_media_file``) must not put the bytes
+    of a picture into the model's text. Also an embedded resource's ``blob``."""
+    if isinstance(value, Mapping):
+        media = value.get("type") in _MEDIA and isinstance(value.get("data"), str)
+        copy = {}
+        for key, item in value.items():
+            if (media and key == "data") or (key == "blob" and isinstance(item, str)):
+                copy[key] = f"[{len(item)} base64 characters omitted]"
+            else:
+                copy[key] = without_media(item)
+        return copy
+    if isinstance(value, list):
+        return [without_media(item) for item in value]
+    return value
+
+
+def _serialises(block: Any, structured: Any) -> bool:
+    """A text block that is only the unstructured fallback of ``structuredContent``: its
+    JSON, or — for a structured object of one key, as ``MCPServer`` wraps a plain return
+    value in ``{"result": value}`` — that one value (as text or as JSON)."""
+    if not isinstance(block, Mapping) or block.get("type") != "text":
+        return False
+    text = block.get("text")
+    if not isinstance(text, str):
+        return False
+    candidates = [structured]
+    if isinstance(structured, Mapping) and len(structured) == 1:
+        candidates.extend(structured.values())
+    if text in candidates:
+        return True
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return any(parsed == candidate for candidate in candidates)
+
+
 def _block(block: Any, items: list[ContentItem] | None) -> str:
     if not isinstance(block, Mapping):
         return "[unreadable content block]"
@@ -114,7 +179,7 @@ def _block(block: Any, items: list[ContentItem] | None) -> str:
     if kind == "audio":
         return _note(block, kind)
     if kind == "resource_link":
-        return f"[resource link: {block.get('uri', '?')}]"
+        return _resource_link(block)
     if kind == "resource":
         resource = block.get("resource")
         if isinstance(resource, Mapping) and isinstance(resource.get("text"), str):
@@ -154,21 +219,37 @@ def encode_result(
     tool: str,
     limit: OutputLimit | None = None,
     image_capable: bool = False,
+    output: OutputSchema | None = None,
 ) -> tuple[texts.CallStatus, str, tuple[ContentItem, ...]]:
     """``(status, model-visible text, items)`` for the raw JSON of a ``tools/call`` result.
 
-    ``items`` holds the images passed beside the text (only when ``image_capable``)."""
+    ``items`` holds the images passed beside the text (only when ``image_capable``).
+    ``output``: the tool's output schema; an answer that is not ``isError`` and whose
+    ``structuredContent`` does not conform ends ``error`` (SPEC §8.8)."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("content", []), list):
         problem = "content is not a list" if isinstance(raw, Mapping) else "not a JSON object"
         text = texts.MALFORMED_RESULT.format(server=server, tool=tool, problem=problem)
         return "failed", text, _NO_ITEMS
+    result_type = raw.get("resultType", "complete")  # absent: complete (2026-07-28 §Result)
+    if result_type != "complete":
+        text = texts.UNKNOWN_RESULT_TYPE.format(server=server, tool=tool, result_type=result_type)
+        return "failed", text, _NO_ITEMS
     is_error = raw.get("isError") is True
     structured = raw.get("structuredContent")
+    if output is not None and not is_error:
+        mismatch = output.mismatch(structured)
+        if mismatch is not None:
+            text = texts.STRUCTURED_MISMATCH.format(server=server, tool=tool, problem=mismatch)
+            return "error", text, _NO_ITEMS
     items: list[ContentItem] | None = [] if image_capable else None
+    content = raw.get("content", [])
     if structured is not None:
-        body = _COMPACT(structured)
+        # The structured content, and every block that is not merely its JSON: other text,
+        # every image (as an item or a note), resource links.
+        rest = (_block(b, items) for b in content if not _serialises(b, structured))
+        body = "\n".join((_COMPACT(without_media(structured)), *rest))
     else:
-        body = "\n".join(_block(b, items) for b in raw.get("content", []))
+        body = "\n".join(_block(b, items) for b in content)
     lines = [wall_time_header(seconds)]
     if is_error:
         lines.append(ERROR_LINE)

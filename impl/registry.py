@@ -33,6 +33,7 @@ from mcpbind.model.naming import (
 )
 
 from .errors import CatalogRejected, ContributorRejected
+from .structured import OutputSchema
 
 __all__ = ["Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]
 
@@ -50,6 +51,11 @@ class ToolSpec:
     shortened_from: Mapping[str, Any] | None = None
     """The server's full input schema when ``input_schema`` is a shortened view of it
     (SPEC §11.9); None when ``input_schema`` is the full schema."""
+
+    output_schema: Mapping[str, Any] | None = None
+    """The tool's ``outputSchema`` as listed (SPEC §8.8); None when it declares none."""
+    output_check: OutputSchema | None = attrs.field(default=None, eq=False, repr=False)
+    """The validator of ``output_schema``, built once per listing."""
 
     @property
     def full_input_schema(self) -> Mapping[str, Any]:

@@ -1,0 +1,399 @@
+"""The client side of the current MCP revision (issue 16; SPEC §11.2): how mcpbind names
+itself, what a server's error answer and an unknown ``resultType`` become, what an HTTP
+status at connect says, and the HTTP read timeout. Each against real ``MCPServer``s,
+in-process, over stdio and over streamable HTTP (2026-07-28) where the transport matters."""
+
+from __future__ import annotations
+
+import pathlib
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import metadata
+from typing import Annotated, Any
+
+import mcp_types as types
+import pytest
+from mcp import StdioServerParameters
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from pydantic import BaseModel, Field
+from testservers.common import make_server
+from testservers.processes import SERVER, http_server
+
+from mcpbind.impl import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    Host,
+    HostConfig,
+    McpConnector,
+    ServerConfig,
+    ServerStartupError,
+)
+from mcpbind.impl import http as http_module
+from mcpbind.impl.encoding import encode_result
+from mcpbind.impl.errors import ConfigError
+from mcpbind.model import texts
+
+TRANSPORTS = ["inproc", "stdio", "http"]
+
+
+@asynccontextmanager
+async def serving(transport: str, state: pathlib.Path, **settings: object) -> AsyncIterator[Host]:
+    """A host over ``common.make_server`` on ``transport``."""
+    if transport == "inproc":
+        target: object = make_server(state)
+    elif transport == "stdio":
+        target = StdioServerParameters(command=sys.executable, args=[str(SERVER), str(state)])
+    else:
+        async with http_server(state, listening=True) as port:
+            config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True, **settings)
+            async with Host.open(HostConfig(servers={"s": config})) as host:
+                yield host
+        return
+    config = ServerConfig(target=target, required=True, **settings)  # type: ignore[arg-type]
+    async with Host.open(HostConfig(servers={"s": config})) as host:
+        yield host
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_client_names_itself_mcpbind_with_its_package_version(transport, tmp_path):
+    async with serving(transport, tmp_path) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__whoami", {})
+    assert result.status == "ok", result.output
+    assert f"mcpbind {metadata.version('mcpbind')}" in result.output
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_json_rpc_error_answer_says_the_servers_code_and_message_once(transport, tmp_path):
+    async with serving(transport, tmp_path) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__refuse", {})
+    assert result.status == "failed"
+    expected = texts.SERVER_ERROR.format(
+        server="s", tool="refuse", message="this needs a browser", code=-32042
+    )
+    assert result.output == expected
+    assert result.output.count("32042") == 1
+    assert "transport" not in result.output
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_x_mcp_header_parameters_reach_the_server_as_headers(transport, tmp_path):
+    """SPEC §11.2: over 2026-07-28 HTTP the server rejects a ``tools/call`` whose
+    ``Mcp-Param-Region`` header is missing (-32020); mcpbind's raw calls carry it."""
+    async with serving(transport, tmp_path) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__locate", {"region": "eu-west"})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"region eu-west"}')
+
+
+def answering(result: dict[str, object], output_schema: dict[str, Any] | None = None) -> Server:
+    """A lowlevel server whose one tool ``t`` answers ``result`` as it is."""
+
+    async def on_list_tools(ctx: object, params: object) -> types.ListToolsResult:
+        tool = types.Tool(name="t", input_schema={"type": "object"}, output_schema=output_schema)
+        return types.ListToolsResult(tools=[tool])
+
+    async def on_call_tool(ctx: object, params: object) -> types.CallToolResult:
+        return types.CallToolResult.model_validate(result)
+
+    return Server("answering", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [({}, "ok"), ({"resultType": "complete"}, "ok"), ({"resultType": "task"}, "failed")],
+    ids=["absent", "complete", "unknown"],
+)
+async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(extra, status):
+    result = {"content": [{"type": "text", "text": "done"}], **extra}
+    config = HostConfig(servers={"s": ServerConfig(target=answering(result), required=True)})
+    async with Host.open(config) as host:
+        ended = await host.call(host.sample(), "c1", "mcp__s__t", {})
+    assert ended.status == status
+    if status == "failed":
+        assert ended.output == texts.UNKNOWN_RESULT_TYPE.format(
+            server="s", tool="t", result_type="task"
+        )
+    else:
+        assert ended.output.endswith("\ndone")
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("401", "requires authorization (HTTP 401 Unauthorized)"),
+        ("403", "requires authorization (HTTP 403 Forbidden)"),
+        ("500", "the server answered HTTP 500 Internal Server Error"),
+    ],
+)
+async def test_an_http_status_at_connect_is_named_and_401_or_403_says_authorization(
+    tmp_path, status, said
+):
+    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS=status) as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        with pytest.raises(ServerStartupError) as raised:
+            async with Host.open(HostConfig(servers={"s": config})):
+                pass
+    assert said in str(raised.value)
+    assert "Server returned an error response" not in str(raised.value)
+
+
+@pytest.mark.parametrize("tool_timeout", [10.0, 0.0], ids=["longer", "none"])
+async def test_the_http_read_timeout_follows_the_tool_timeout(tmp_path, monkeypatch, tool_timeout):
+    """A tool silent for longer than the transport's base read timeout (here cut to 1 s)
+    still answers when its tool timeout allows it; with the read timeout held at the base
+    (the margin taken away) the same call fails, so the check can fail."""
+    monkeypatch.setattr(http_module, "HTTP_READ_TIMEOUT", 1.0)
+    arguments = {"seconds": 2.5}
+    async with serving("http", tmp_path, tool_timeout_sec=tool_timeout) as host:
+        slept = await host.call(host.sample(), "c1", "mcp__s__slow", arguments)
+    assert slept.status == "ok", slept.output
+    if tool_timeout:
+        monkeypatch.setattr(http_module, "HTTP_READ_MARGIN", 1.0 - tool_timeout)
+        async with serving("http", tmp_path, tool_timeout_sec=tool_timeout) as host:
+            cut = await host.call(host.sample(), "c1", "mcp__s__slow", arguments)
+        assert cut.status == "failed", cut.output
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_structured_answer_that_conforms_to_its_output_schema_is_ok(transport, tmp_path):
+    async with serving(transport, tmp_path) as host:
+        binding = host.sample().binding("mcp__s__measure")
+        assert binding is not None
+        assert binding.spec.output_schema is not None
+        result = await host.call(host.sample(), "c1", "mcp__s__measure", {"text": "a b c"})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"length":5,"words":3}')
+
+
+COUNTED = {
+    "type": "object",
+    "properties": {"count": {"type": "integer"}},
+    "required": ["count"],
+}
+
+
+async def call_t(result: dict[str, object], schema: dict[str, Any] | None) -> tuple[str, str]:
+    config = HostConfig(servers={"s": ServerConfig(target=answering(result, schema))})
+    async with Host.open(config) as host:
+        ended = await host.call(host.sample(), "c1", "mcp__s__t", {})
+    return ended.status, ended.output
+
+
+def mismatch(problem: str) -> str:
+    return texts.STRUCTURED_MISMATCH.format(server="s", tool="t", problem=problem)
+
+
+async def test_structured_content_that_does_not_match_the_output_schema_ends_error_naming_it():
+    answer = {"content": [], "structuredContent": {"count": "three"}}
+    assert await call_t(answer, COUNTED) == (
+        "error",
+        mismatch("at $.count: 'three' is not of type 'integer'"),
+    )
+
+
+async def test_a_tool_with_an_output_schema_that_answers_no_structured_content_ends_error():
+    answer = {"content": [{"type": "text", "text": "3"}]}
+    assert await call_t(answer, COUNTED) == ("error", mismatch("structuredContent is missing"))
+
+
+async def test_an_is_error_answer_is_not_held_to_the_output_schema():
+    answer = {"content": [{"type": "text", "text": "it broke"}], "isError": True}
+    status, output = await call_t(answer, COUNTED)
+    assert status == "error"
+    assert output.endswith("it broke")
+
+
+async def test_a_remote_ref_in_an_output_schema_is_never_fetched():
+    """A ``$ref`` to a schema on a loopback port that is listening: nothing connects."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        url = f"http://127.0.0.1:{port}/count.json"
+        schema = {"type": "object", "properties": {"count": {"$ref": url}}}
+        answer = {"content": [], "structuredContent": {"count": 3}}
+        status, output = await call_t(answer, schema)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert status == "error"
+    assert f"$ref {url!r} cannot be resolved" in output
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "array"}, "outputSchema has type 'array', not 'object'"),
+        (
+            {"type": "object", "properties": {"n": {"type": "integr"}}},
+            "outputSchema is not a valid JSON Schema: at $.properties.n.type",
+        ),
+    ],
+    ids=["not-an-object", "not-a-schema"],
+)
+async def test_an_invalid_output_schema_rejects_the_whole_listing(schema, problem):
+    server = answering({"content": []}, schema)
+    async with Host.open(HostConfig(servers={"s": ServerConfig(target=server)})) as host:
+        assert host.sample().binding("mcp__s__t") is None
+        outcome = await host.refresh("s")
+    assert outcome.status == "rejected"
+    assert problem in outcome.reason
+
+
+# --- content: what reaches the model (SPEC §8.8) ------------------------------------------
+
+PNG = "iVBORw0KGgo" + "A" * 400_000  # the size server-filesystem sends for a 300 KB image
+
+
+def media_file_answer() -> dict[str, Any]:
+    """server-filesystem's ``read_media_file``: the image, mirrored in structuredContent."""
+    image = {"type": "image", "data": PNG, "mimeType": "image/png"}
+    return {"content": [image], "structuredContent": {"content": [image]}}
+
+
+@pytest.mark.parametrize("image_capable", [False, True], ids=["text-only", "image-capable"])
+async def test_an_image_mirrored_in_structured_content_never_reaches_the_model_as_base64(
+    image_capable,
+):
+    server = answering(media_file_answer())
+    config = HostConfig(servers={"s": ServerConfig(target=server)}, image_capable=image_capable)
+    async with Host.open(config) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__t", {})
+    assert result.status == "ok"
+    assert "AAAA" not in result.output
+    assert len(result.output) < 300
+    assert '"data":"[400011 base64 characters omitted]"' in result.output
+    if image_capable:
+        assert [item.data for item in result.items] == [PNG]
+        assert "[image 1: image/png, attached to this result]" in result.output
+    else:
+        assert result.items == ()
+        assert "[image omitted: image/png, 400011 base64 characters]" in result.output
+
+
+def encoded(raw: dict[str, Any], image_capable: bool = False) -> str:
+    return encode_result(raw, 0.0, server="s", tool="t", image_capable=image_capable)[1]
+
+
+def test_with_structured_content_its_json_text_is_shown_once_and_other_blocks_still_are():
+    structured = {"rows": 2}
+    raw = {
+        "structuredContent": structured,
+        "content": [
+            {"type": "text", "text": '{\n  "rows": 2\n}'},  # its fallback: not repeated
+            {"type": "text", "text": "two rows matched"},
+            {"type": "audio", "data": "UklGR" * 10, "mimeType": "audio/wav"},
+        ],
+    }
+    body = encoded(raw).split("\n", 1)[1]
+    assert body.splitlines() == [
+        '{"rows":2}',
+        "two rows matched",
+        "[audio omitted: audio/wav, 50 base64 characters]",
+    ]
+
+
+def test_a_plain_return_value_wrapped_as_result_is_not_repeated():
+    raw = {"structuredContent": {"result": "done"}, "content": [{"type": "text", "text": "done"}]}
+    assert encoded(raw).split("\n", 1)[1] == '{"result":"done"}'
+
+
+def test_a_resource_link_shows_its_name_title_uri_mime_type_and_description():
+    link = {
+        "type": "resource_link",
+        "uri": "file:///srv/report.pdf",
+        "name": "report.pdf",
+        "title": "Quarterly report",
+        "description": "Q3 figures, 12 pages",
+        "mimeType": "application/pdf",
+    }
+    body = encoded({"content": [link, {"type": "resource_link", "uri": "file:///x"}]})
+    assert body.split("\n", 1)[1].splitlines() == [
+        '[resource link: report.pdf "Quarterly report" <file:///srv/report.pdf> '
+        "(application/pdf): Q3 figures, 12 pages]",
+        "[resource link: <file:///x>]",
+    ]
+
+
+def test_an_embedded_blob_in_structured_content_is_replaced_by_its_size():
+    blob = {"uri": "file:///a.bin", "blob": "QUJD" * 100, "mimeType": "application/octet-stream"}
+    body = encoded({"content": [], "structuredContent": {"resource": blob}})
+    assert "QUJD" not in body
+    assert '"blob":"[400 base64 characters omitted]"' in body
+
+
+# --- elicitation (SPEC §11.10) --------------------------------------------------------
+
+
+class Profile(BaseModel):
+    """Fields whose JSON Schema ``default`` differs from what the server assumes when a
+    field is left out, so the server's answer shows whether the client filled it in."""
+
+    name: str
+    language: str = Field(default="(left out)", json_schema_extra={"default": "en"})
+    copies: int = Field(default=-1, json_schema_extra={"default": 2})
+
+
+async def ask_profile() -> Elicit[Profile]:
+    return Elicit("Your profile?", Profile)
+
+
+def profile_server() -> MCPServer:
+    server = MCPServer("profile")
+
+    @server.tool(description="Ask for a profile")
+    async def profile(answer: Annotated[ElicitationResult[Profile], Resolve(ask_profile)]) -> str:
+        if answer.action != "accept":
+            return answer.action
+        return f"{answer.data.name} {answer.data.language} {answer.data.copies}"
+
+    _ = profile
+    return server
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_accepted_form_gets_the_schemas_defaults_for_the_fields_it_leaves_out(mode):
+    async def user(request: ElicitationRequest) -> ElicitationAnswer:
+        return ElicitationAnswer("accept", {"name": "ada", "copies": 5})
+
+    config = HostConfig(
+        servers={"p": ServerConfig(target=profile_server())},
+        elicitation="ask",
+        elicitation_handler=user,
+    )
+    async with Host.open(config, connector=McpConnector(mode)) as host:
+        result = await host.call(host.sample(), "c1", "mcp__p__profile", {})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"ada en 5"}')  # language filled, copies kept
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_client_advertises_form_elicitation_only(transport, tmp_path):
+    async with serving(transport, tmp_path) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__modes", {})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"form"}')
+
+
+@pytest.mark.parametrize(("limit", "length"), [(None, 40_000), (0, None)], ids=["default", "off"])
+async def test_by_default_one_result_is_cut_to_40000_characters_and_0_turns_that_off(limit, length):
+    answer = {"content": [{"type": "text", "text": "x" * 100_000}]}
+    settings = {} if limit is None else {"output_limit": limit}
+    server = ServerConfig(target=answering(answer))
+    async with Host.open(HostConfig(servers={"s": server}, **settings)) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__t", {})
+    if length is None:
+        assert result.output.endswith("x" * 100_000)
+    else:
+        assert len(result.output) == length
+        assert result.output.endswith("[mcpbind: output truncated: 100026 characters, limit 40000]")
+
+
+@pytest.mark.parametrize("limit", [50, -1, True])
+def test_an_output_limit_between_1_and_99_or_negative_is_a_config_error(limit):
+    with pytest.raises(ConfigError, match="output_limit must be 0"):
+        HostConfig(output_limit=limit)
