@@ -18,7 +18,7 @@ from mcpbind.model.naming import NameCollision, mcp_source
 from .errors import CatalogRejected
 from .registry import Binding, RegistryState, ToolSpec
 from .server_config import ServerConfig
-from .structured import OutputSchema, schema_problem
+from .structured import OutputSchema, output_schema, schema_problem
 
 __all__ = [
     "MAX_CURSOR_BYTES",
@@ -197,8 +197,15 @@ def build_bindings(
             input_schema=MappingProxyType(dict(tool["inputSchema"])),
             annotations=None if annotations is None else MappingProxyType(dict(annotations)),
             output_schema=None if output is None else MappingProxyType(dict(output)),
-            output_check=None if output is None else OutputSchema.of(output),
+            output_check=None if output is None else _checked_schema(output),
         )
         read_only = bool(annotations and annotations.get("readOnlyHint") is True)
         bindings.append(Binding(name, source, server, tool["name"], spec, 0, read_only))
     return bindings
+
+
+def _checked_schema(schema: Any) -> OutputSchema:
+    """The compiled schema of a tool :func:`_problem` accepted (a cache hit)."""
+    found = output_schema(schema)
+    assert isinstance(found, OutputSchema), found
+    return found

@@ -44,7 +44,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 from pydantic import TypeAdapter, ValidationError
 
-from .http import HTTP_STAND_IN, HttpStatus, failed_at_connect, http_transport
+from .http import HttpStatus, failed_at_connect, http_transport
 from .server_config import ServerConfig
 from .values import ElicitationAnswer
 
@@ -167,8 +167,9 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     if error.code == types.CONNECTION_CLOSED:
         return ConnectionLost(error.message or "connection closed")
     message = error.message or ""
-    if http is not None and message == HTTP_STAND_IN and http.failed is not None:
-        return RequestFailed(f"the server answered HTTP {http.failed}")
+    named = None if http is None else http.named(message)
+    if named is not None:
+        return RequestFailed(named)
     prefix = _SDK_PREFIX.match(message)
     if prefix is not None and int(prefix.group(1)) == error.code:
         message = message[prefix.end() :]  # the code is said once, by us

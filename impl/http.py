@@ -63,6 +63,13 @@ class HttpStatus:
             self.failed = f"{response.status_code} {response.reason_phrase}".strip()
             self.refused = response.status_code in (401, 403)
 
+    def named(self, message: str) -> str | None:
+        """The status behind the SDK's stand-in error ``message``; None for any other
+        message, or when no failed answer was seen."""
+        if message != HTTP_STAND_IN or self.failed is None:
+            return None
+        return f"the server answered HTTP {self.failed}"
+
 
 AUTHORIZATION_REQUIRED = (
     "the server requires authorization (HTTP {status}); give it credentials: "
@@ -90,8 +97,9 @@ async def failed_at_connect(http: HttpStatus | None) -> AsyncIterator[None]:
         if http.refused:
             text = AUTHORIZATION_REQUIRED.format(status=http.failed)
             raise AuthorizationRequired(text) from error
-        if describe(error) == HTTP_STAND_IN:
-            raise HttpStatusError(f"the server answered HTTP {http.failed}") from error
+        named = http.named(describe(error))
+        if named is not None:
+            raise HttpStatusError(named) from error
         raise
 
 

@@ -2,7 +2,7 @@
 
 The spec (server/tools, "Output Schema") says a server MUST answer a tool that declares an
 ``outputSchema`` with ``structuredContent`` conforming to it, and a client SHOULD
-validate it. mcpbind checks the schema once per listing (:func:`schema_problem`, part of
+validate it. mcpbind checks each listed schema (:func:`schema_problem`, part of
 the tool's validity, SPEC §5.3) and every successful answer against it
 (:func:`OutputSchema.mismatch`), with ``jsonschema`` (JSON Schema 2020-12 unless the
 schema names another dialect in ``$schema``). A ``$ref`` is resolved within the schema
@@ -25,7 +25,7 @@ from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-__all__ = ["MAX_PROBLEM", "OutputSchema", "schema_problem"]
+__all__ = ["MAX_PROBLEM", "OutputSchema", "output_schema", "schema_problem"]
 
 MAX_PROBLEM = 300
 """A mismatch is described in at most this many characters (the instance can be huge)."""
@@ -38,43 +38,14 @@ def _dialect(schema: Mapping[str, Any]) -> type[Validator]:
     return found
 
 
-@functools.lru_cache(maxsize=4096)
-def _checked(text: str) -> str | None:
-    schema = json.loads(text)
-    try:
-        _dialect(schema).check_schema(schema)
-    except SchemaError as error:
-        return f"outputSchema is not a valid JSON Schema: at {error.json_path}: {error.message}"
-    return None
-
-
-def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` cannot be a tool's ``outputSchema``, or None. The spec requires a
-    JSON object of type ``object``; it must also be a valid JSON Schema. Checks of the
-    same schema text are cached (a listing of 2,048 tools is checked on every refresh)."""
-    if not isinstance(schema, Mapping):
-        return "outputSchema is not a JSON object"
-    if schema.get("type") != "object":
-        return f"outputSchema has type {schema.get('type')!r}, not 'object'"
-    try:
-        text = json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError):
-        return "outputSchema is not JSON"
-    return _checked(text)
-
-
 @attrs.frozen(eq=False)
 class OutputSchema:
-    """A tool's checked ``outputSchema`` with its validator, built once per listing."""
+    """A tool's checked ``outputSchema`` with its validator. One per distinct schema text
+    (:func:`output_schema`), shared by every tool and listing that declares it; the
+    validator keeps no state between checks."""
 
     schema: Mapping[str, Any]
     _validator: Validator = attrs.field(repr=False)
-
-    @classmethod
-    def of(cls, schema: Mapping[str, Any]) -> OutputSchema:
-        """For a schema :func:`schema_problem` accepted."""
-        plain = json.loads(json.dumps(schema))
-        return cls(schema, _dialect(plain)(plain, registry=_NOTHING))
 
     def mismatch(self, structured: Any) -> str | None:
         """How an answer's ``structuredContent`` fails the schema (the most relevant
@@ -92,3 +63,36 @@ class OutputSchema:
             return None
         problem = f"at {error.json_path}: {error.message}"
         return problem if len(problem) <= MAX_PROBLEM else problem[: MAX_PROBLEM - 1] + "…"
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(text: str) -> OutputSchema | str:
+    schema = json.loads(text)
+    dialect = _dialect(schema)
+    try:
+        dialect.check_schema(schema)
+    except SchemaError as error:
+        return f"outputSchema is not a valid JSON Schema: at {error.json_path}: {error.message}"
+    return OutputSchema(schema, dialect(schema, registry=_NOTHING))
+
+
+def output_schema(schema: Any) -> OutputSchema | str:
+    """``schema`` checked and compiled, or why it cannot be a tool's ``outputSchema``: the
+    spec requires a JSON object of type ``object``; it must also be a valid JSON Schema.
+    Cached by the schema's text, so that a listing of 2,048 tools, read again on every
+    refresh, checks and compiles each distinct schema once."""
+    if not isinstance(schema, Mapping):
+        return "outputSchema is not a JSON object"
+    if schema.get("type") != "object":
+        return f"outputSchema has type {schema.get('type')!r}, not 'object'"
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return "outputSchema is not JSON"
+    return _compiled(text)
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot be a tool's ``outputSchema`` (SPEC §5.3), or None."""
+    found = output_schema(schema)
+    return found if isinstance(found, str) else None
