@@ -387,7 +387,7 @@ def _print_summary(report: dict[str, Any]) -> None:
     for m in report.get("mutants", []):
         state = "killed" if m["killed"] else "SURVIVED"
         print(f"  mutant:     {m['kind']} {m['name']}: {state} ({m['invariant']})")
-    print("  invariants: INV-1..INV-12 and LIVE-1, LIVE-2")
+    print("  invariants: INV-1..INV-13 and LIVE-1, LIVE-2")
     if report["failures"]:
         print(f"FAILED: {len(report['failures'])} check(s); traces above")
         for f in report["failures"]:

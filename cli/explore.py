@@ -208,7 +208,7 @@ def _print_human(result: dict[str, Any]) -> None:
         )
     if not result["violations"]:
         print(
-            "no violation: INV-1..INV-12 hold on every reachable state and transition; "
+            "no violation: INV-1..INV-13 hold on every reachable state and transition; "
             "LIVE-1, LIVE-2 hold on every drain"
         )
         return

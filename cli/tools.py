@@ -88,6 +88,9 @@ async def _catalog(config: HostConfig, as_model: bool = False) -> dict[str, Any]
                 "tools": s.tools,
                 "error": s.error,
                 "stderr": list(stderr.get(s.name, ())) if not s.connected else [],
+                "excluded": [
+                    {"tool": e.tool, "kind": e.kind, "reason": e.reason} for e in s.excluded
+                ],
             }
             for s in statuses
         ],
@@ -163,6 +166,12 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
         print(f"  {s['name']:<16} {s['status']:<12} {s['tools']:>5}  {s['error'] or ''}")
     for s in report["servers"]:
         _print_stderr(s["name"], s["stderr"])
+    left_out = [(s["name"], e) for s in report["servers"] for e in s["excluded"]]
+    if left_out:
+        print()
+        print(f"  {'left out (SPEC §5.4)':<28} {'server':<16} why")
+        for server, e in left_out:
+            print(f"  {e['tool']:<28} {server:<16} {e['kind']}: {e['reason']}")
     print()
     print(f"  {'tool (what the model calls)':<44} {'server':<10} {'remote name':<14} lane")
     for t in report["tools"]:

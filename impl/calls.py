@@ -32,9 +32,10 @@ from .registry import Binding
 
 __all__ = ["CallPhase", "CallTable", "CallTableStatistics", "EndedBy", "PendingCall"]
 
-CallPhase = Literal["checking", "approval", "starting", "dispatch", "local"]
+CallPhase = Literal["checking", "approval", "starting", "dispatch", "retrying", "local"]
 """Where a pending call is: its synchronous checks, waiting for its approval, waiting for
-a lazy start (SPEC §11.12), queued for the lane or sent (``sent`` tells which), or running
+a lazy start (SPEC §11.12), queued for the lane or sent (``sent`` tells which), waiting
+to be sent again after the server rejected it unrun (SPEC §8.9), or running
 a builtin or extension tool's handler."""
 EndedBy = Literal["cancelled", "disconnected", "closed"]
 

@@ -12,8 +12,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+import attrs
+from mcp.shared.inbound import find_invalid_x_mcp_header
+
 from mcpbind.model import texts
 from mcpbind.model.naming import NameCollision, mcp_source
+from mcpbind.model.values import Exclusion
 
 from .errors import CatalogRejected
 from .registry import Binding, RegistryState, ToolSpec
@@ -25,6 +29,7 @@ __all__ = [
     "MAX_PAGES",
     "MAX_TOOLS",
     "BuildBindings",
+    "Decision",
     "ReadListing",
     "build_bindings",
     "read_listing",
@@ -41,7 +46,19 @@ ReadListing = Callable[
     Awaitable[list[Any]],
 ]
 """The shape of :func:`read_listing`: the seam a runtime reads listings through."""
-BuildBindings = Callable[[str, ServerConfig, Sequence[Any], RegistryState, int], list[Binding]]
+
+
+@attrs.frozen
+class Decision:
+    """What a whole listing means against one registry state (SPEC §5.3-§5.5)."""
+
+    bindings: tuple[Binding, ...]
+    """The source's new catalog, in listing order."""
+    excluded: tuple[Exclusion, ...] = ()
+    """The valid tools left out (SPEC §5.4), in listing order."""
+
+
+BuildBindings = Callable[[str, ServerConfig, Sequence[Any], RegistryState, int], Decision]
 """The shape of :func:`build_bindings`: the seam a runtime decides listings through."""
 
 
@@ -122,6 +139,13 @@ def _problem(tool: Any, names: set[str]) -> str | None:
         problem = schema_problem(tool["outputSchema"])
         if problem is not None:
             return problem
+    execution = tool.get("execution")
+    if execution is not None:
+        if not isinstance(execution, Mapping):
+            return "execution is not a JSON object"
+        support = execution.get("taskSupport")
+        if support is not None and not isinstance(support, str):
+            return "execution.taskSupport is not a string"
     meta = tool.get("_meta")
     if meta is not None and not isinstance(meta, Mapping):
         return "_meta is not a JSON object"
@@ -147,14 +171,32 @@ def model_visible(tool: Mapping[str, Any]) -> bool:
     return visibility is None or "model" in visibility
 
 
+def exclusion(server: str, tool: Mapping[str, Any], over_http: bool) -> Exclusion | None:
+    """Why a valid tool is left out of the catalog (SPEC §5.4), or None: it can only be
+    called as a task, or (on HTTP) its ``x-mcp-header`` annotation is invalid, checked by
+    the SDK's own rule (``find_invalid_x_mcp_header``)."""
+    name = tool["name"]
+    execution = tool.get("execution")
+    if isinstance(execution, Mapping) and execution.get("taskSupport") == "required":
+        reason = texts.excluded_text("task_required", server=server, tool=name)
+        return Exclusion(name, "task_required", reason)
+    if over_http:
+        problem = find_invalid_x_mcp_header(tool["inputSchema"])
+        if problem is not None:
+            reason = texts.excluded_text("x_mcp_header", server=server, tool=name, problem=problem)
+            return Exclusion(name, "x_mcp_header", reason)
+    return None
+
+
 def build_bindings(
     server: str,
     config: ServerConfig,
     tools: Sequence[Any],
     state: RegistryState,
     max_length: int,
-) -> list[Binding]:
-    """Validate, filter and name a whole listing against ``state`` (SPEC §5.3-§5.5).
+) -> Decision:
+    """Validate, filter, leave out and name a whole listing against ``state`` (SPEC
+    §5.3-§5.5).
 
     Raises CatalogRejected (``invalid`` or ``collision``); touches nothing."""
     names: set[str] = set()
@@ -174,6 +216,12 @@ def build_bindings(
         and tool["name"] not in config.disabled_tools
         and model_visible(tool)
     ]
+    excluded = tuple(
+        found for tool in kept if (found := exclusion(server, tool, config.over_http)) is not None
+    )
+    if excluded:
+        left_out = {e.tool for e in excluded}
+        kept = [tool for tool in kept if tool["name"] not in left_out]
     assignment = state.name_tools(server, (t["name"] for t in kept), max_length)
     if isinstance(assignment, NameCollision):
         raise CatalogRejected(
@@ -201,7 +249,7 @@ def build_bindings(
         )
         read_only = bool(annotations and annotations.get("readOnlyHint") is True)
         bindings.append(Binding(name, source, server, tool["name"], spec, 0, read_only))
-    return bindings
+    return Decision(tuple(bindings), excluded)
 
 
 def _checked_schema(schema: Any) -> OutputSchema:

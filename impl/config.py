@@ -68,6 +68,9 @@ class HostConfig:
     """What the host answers when a server asks the user for input (SPEC §11.10)."""
     elicitation_handler: ElicitationHandler | None = attrs.field(default=None, repr=False)
     """Asks the user when ``elicitation = "ask"``."""
+    elicitation_url: bool = False
+    """The handler takes URL requests (``ElicitationRequest.mode == "url"``): only then
+    does the host offer servers URL-mode elicitation (SPEC §11.10). Needs ``ask``."""
     approver: Approver | None = attrs.field(default=None, repr=False)
     """Answers approval requests (SPEC §11.8); with one, every tool without a configured
     mode is gated as ``auto``. None: only tools whose server or tool config sets a mode
@@ -132,6 +135,15 @@ class HostConfig:
             raise ConfigError(
                 "elicitation = 'ask' needs an elicitation_handler to ask the user; "
                 "pass HostConfig(elicitation_handler=...) or use 'decline' or 'never_ask'"
+            )
+        if not isinstance(self.elicitation_url, bool):
+            raise ConfigError(
+                f"elicitation_url must be true or false, got {self.elicitation_url!r}"
+            )
+        if self.elicitation_url and self.elicitation != "ask":
+            raise ConfigError(
+                "elicitation_url = true needs elicitation = 'ask' and an elicitation_handler "
+                "that shows the URL to the user"
             )
         if not isinstance(self.image_capable, bool):
             raise ConfigError(f"image_capable must be true or false, got {self.image_capable!r}")

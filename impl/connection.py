@@ -46,9 +46,10 @@ from pydantic import TypeAdapter, ValidationError
 
 from .http import HttpStatus, failed_at_connect, http_transport
 from .server_config import ServerConfig
-from .values import ElicitationAnswer
+from .values import ElicitationAnswer, ElicitationRequest
 
 __all__ = [
+    "HEADER_MISMATCH",
     "Connection",
     "ConnectionLost",
     "Connector",
@@ -65,8 +66,8 @@ _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 _INPUT_ROUNDS = 10
 """Resends of one call for input requests before giving up (the SDK's own default)."""
 
-Elicit = Callable[[str, Mapping[str, Any]], Awaitable[ElicitationAnswer]]
-"""The host's answer to a server's elicitation: ``(message, requested schema)``."""
+Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
+"""The host's answer to a server's elicitation (a form, or a URL to open)."""
 OnStderr = Callable[[str], None]
 """Receives each line a stdio server writes to its stderr."""
 
@@ -77,6 +78,11 @@ class ConnectionLost(Exception):
 
 class RequestFailed(Exception):
     """One request failed (an error response, a malformed reply); the session lives on."""
+
+
+HEADER_MISMATCH = -32020
+"""The JSON-RPC code a 2026-07-28 server answers a ``tools/call`` with when its
+``Mcp-Param-*`` headers do not match the arguments: it refused the call unrun (SPEC §8.9)."""
 
 
 class ServerError(RequestFailed):
@@ -127,11 +133,13 @@ class Connector(Protocol):
         *,
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
+        url_elicitation: bool = False,
     ) -> AbstractAsyncContextManager[Connection]:
         """Open a session; ``on_list_changed`` is called (synchronously) on every
         ``list_changed`` the server announces while it is open; ``on_elicit`` answers
         the server's elicitation requests (None: decline them all); ``on_stderr`` gets
-        each line a stdio server writes to its stderr (None: they are dropped).
+        each line a stdio server writes to its stderr (None: they are dropped);
+        ``url_elicitation``: the client offers URL-mode elicitation besides forms.
 
         Leaving the context normally closes the session as the SDK does, after what it
         was handed (SPEC §11.14); leaving it cancelled tears it down."""
@@ -177,14 +185,25 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
 
 
 async def _answer_elicitation(
-    on_elicit: Elicit | None, params: types.ElicitRequestParams
+    server: str, on_elicit: Elicit | None, params: types.ElicitRequestParams
 ) -> types.ElicitResult:
-    """A form elicitation goes to the host; a URL one is declined (SPEC §11.10)."""
-    if on_elicit is None or not isinstance(params, types.ElicitRequestFormParams):
+    """A form or URL elicitation goes to the host's policy (SPEC §11.10)."""
+    if on_elicit is None:
         return types.ElicitResult(action="decline")
-    answer = await on_elicit(params.message, params.requested_schema)
+    if isinstance(params, types.ElicitRequestURLParams):
+        request = ElicitationRequest(
+            server,
+            params.message,
+            {},
+            mode="url",
+            url=params.url,
+            elicitation_id=params.elicitation_id,
+        )
+    else:
+        request = ElicitationRequest(server, params.message, params.requested_schema)
+    answer = await on_elicit(request)
     content = None
-    if answer.action == "accept" and answer.content is not None:
+    if answer.action == "accept" and answer.content is not None and request.mode == "form":
         content = dict(answer.content)
     return types.ElicitResult(action=answer.action, content=content)
 
@@ -193,9 +212,14 @@ class McpConnection:
     """A :class:`Connection` over an entered ``mcp.Client``."""
 
     def __init__(
-        self, client: Client, on_elicit: Elicit | None = None, http: HttpStatus | None = None
+        self,
+        client: Client,
+        on_elicit: Elicit | None = None,
+        http: HttpStatus | None = None,
+        server: str = "",
     ) -> None:
         self._client = client
+        self._server = server
         self._lost = anyio.Event()
         self._on_elicit = on_elicit
         self._http = http
@@ -270,7 +294,9 @@ class McpConnection:
                 raise RequestFailed(
                     f"the server asked for {request.method}, which mcpbind does not provide"
                 )
-            responses[key] = await _answer_elicitation(self._on_elicit, request.params)
+            responses[key] = await _answer_elicitation(
+                self._server, self._on_elicit, request.params
+            )
         if not responses:
             await anyio.sleep(0.05)  # state only: the server is not ready yet; ask again soon
         return params.model_copy(
@@ -293,25 +319,31 @@ class McpConnection:
             self._lost.set()  # an abrupt drop: the session is gone
 
 
-class _FormOnlyClient(Client):
+class _ElicitationModesClient(Client):
     """``mcp.Client`` advertising the elicitation modes mcpbind honours (SPEC §11.10):
-    forms only. The SDK advertises URL mode too whenever an elicitation callback is set;
-    mcpbind declines every URL request, so it must not claim it. Two private names of
-    the SDK (``_build_session``, ``_build_capabilities``), pinned by
-    ``test_the_client_advertises_form_elicitation_only``."""
+    forms, and URLs only when the host's handler takes them (``url``). The SDK advertises
+    URL mode whenever an elicitation callback is set; a host that would decline every URL
+    request must not claim it. Two private names of the SDK (``_build_session``,
+    ``_build_capabilities``), pinned by ``test_the_client_advertises_form_elicitation_only``
+    and ``test_url_elicitation_is_offered_and_reaches_the_handler_when_it_takes_urls``."""
+
+    def __init__(self, *args: Any, url: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._url_elicitation = url
 
     async def _build_session(self, exit_stack: Any) -> Any:
         session = await super()._build_session(exit_stack)
         built = session._build_capabilities
+        url = types.UrlElicitationCapability() if self._url_elicitation else None
 
-        def form_only(version: str) -> types.ClientCapabilities:
+        def honoured(version: str) -> types.ClientCapabilities:
             capabilities: types.ClientCapabilities = built(version)
             if capabilities.elicitation is None:
                 return capabilities
-            form = types.ElicitationCapability(form=types.FormElicitationCapability())
-            return capabilities.model_copy(update={"elicitation": form})
+            modes = types.ElicitationCapability(form=types.FormElicitationCapability(), url=url)
+            return capabilities.model_copy(update={"elicitation": modes})
 
-        session._build_capabilities = form_only  # type: ignore[method-assign] # the seam above
+        session._build_capabilities = honoured  # type: ignore[method-assign] # the seam above
         return session
 
 
@@ -332,8 +364,11 @@ class McpConnector:
         *,
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
+        url_elicitation: bool = False,
     ) -> AbstractAsyncContextManager[Connection]:
-        return self._connect(server, config, on_list_changed, on_elicit, on_stderr)
+        return self._connect(
+            server, config, on_list_changed, on_elicit, on_stderr, url_elicitation=url_elicitation
+        )
 
     @asynccontextmanager
     async def _connect(
@@ -343,13 +378,15 @@ class McpConnector:
         on_list_changed: Callable[[], None],
         on_elicit: Elicit | None,
         on_stderr: OnStderr | None,
+        *,
+        url_elicitation: bool,
     ) -> AsyncIterator[Connection]:
         holder: list[McpConnection] = []
 
         async def on_elicitation(
             context: ClientRequestContext, params: types.ElicitRequestParams
         ) -> types.ElicitResult:
-            return await _answer_elicitation(on_elicit, params)
+            return await _answer_elicitation(server, on_elicit, params)
 
         async def on_message(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
@@ -368,8 +405,9 @@ class McpConnector:
             # instead of into the user's terminal (SPEC §11.14).
             stderr = _StderrPipe(on_stderr or (lambda line: None))
             target = stdio_client(target, errlog=stderr.writer)
-        client = _FormOnlyClient(
+        client = _ElicitationModesClient(
             target,
+            url=url_elicitation,
             cache=None,
             message_handler=on_message,
             mode=self.mode,
@@ -384,7 +422,7 @@ class McpConnector:
                     async with failed_at_connect(http), client:
                         if stderr is not None:
                             stderr.spawned()
-                        connection = McpConnection(client, on_elicit, http)
+                        connection = McpConnection(client, on_elicit, http, server)
                         holder.append(connection)
                         async with anyio.create_task_group() as group:
                             group.start_soon(connection.listen, on_list_changed)

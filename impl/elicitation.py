@@ -39,10 +39,15 @@ def is_confirmation(schema: Mapping[str, Any]) -> bool:
     return not properties
 
 
-def decide(policy: ElicitationPolicy, request: ElicitationRequest) -> ElicitationAnswer | None:
-    """The policy's own answer, or None when the user must be asked."""
+def decide(
+    policy: ElicitationPolicy, request: ElicitationRequest, *, url: bool = False
+) -> ElicitationAnswer | None:
+    """The policy's own answer, or None when the user must be asked. A URL request is
+    declined unless the handler takes URLs (``url``): it always needs a person."""
     if policy == "decline":
         return DECLINE
+    if request.mode == "url":
+        return None if policy == "ask" and url else DECLINE
     if policy == "never_ask":
         return ACCEPT_EMPTY if is_confirmation(request.requested_schema) else DECLINE
     return None
@@ -54,12 +59,14 @@ def _primitive(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def answer_problem(answer: Any) -> str | None:
+def answer_problem(answer: Any, mode: str = "form") -> str | None:
     """Why a handler's answer cannot be sent to the server, or None when it can."""
     if not isinstance(answer, ElicitationAnswer):
         return f"expected an ElicitationAnswer, got {type(answer).__name__}"
     if answer.action not in ("accept", "decline", "cancel"):
         return f"unknown action {answer.action!r}"
+    if mode == "url":
+        return "an answer to a URL request carries no content" if answer.content else None
     if answer.action == "accept":
         content = answer.content
         if content is None:
@@ -74,7 +81,7 @@ def with_defaults(given: ElicitationAnswer, schema: Mapping[str, Any]) -> Elicit
     """SPEC §11.10 (SEP-1034): an accepted form carries the requested schema's ``default``
     for each field the answer leaves out; an answer's own values always win."""
     properties = schema.get("properties")
-    if given.action != "accept" or not isinstance(properties, Mapping):
+    if given.action != "accept" or not isinstance(properties, Mapping) or not properties:
         return given
     content = dict(given.content or {})
     missing = {
@@ -96,14 +103,17 @@ async def answer(
     policy: ElicitationPolicy,
     handler: Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]] | None,
     calls: CallTable,
+    *,
+    url: bool = False,
 ) -> ElicitationAnswer:
     """The host's answer to ``request``.
 
     The policy answers first; only ``ask`` reaches the handler. While the handler runs,
     the tool timeout of every call of the asking server in flight is paused (the request
     need not say which call it belongs to), then resumed with the time it had left. A
-    handler that raises or answers something unusable declines."""
-    decided = decide(policy, request)
+    handler that raises or answers something unusable declines. ``url``: the handler
+    takes URL requests."""
+    decided = decide(policy, request, url=url)
     if decided is not None:
         return with_defaults(decided, request.requested_schema)
     assert handler is not None  # HostConfig refuses "ask" without one
@@ -116,7 +126,7 @@ async def answer(
         return DECLINE
     finally:
         calls.resume(paused)
-    problem = answer_problem(given)
+    problem = answer_problem(given, request.mode)
     if problem is not None:
         logger.error(
             "elicitation handler answer for server %r unusable (%s); declined", server, problem

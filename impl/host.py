@@ -250,10 +250,13 @@ class Host:
         return run.outcome
 
     def server_status(self) -> list[ServerStatus]:
-        """Every enabled server: connected or not, tools installed, last error."""
+        """Every enabled server: connected or not, tools installed, last error, the tools
+        left out of its catalog."""
         state = self.registry.state
         return [
-            ServerStatus(name, r.connected, len(state.catalog(r.source).bindings), r.last_error)
+            ServerStatus(
+                name, r.connected, len(state.catalog(r.source).bindings), r.last_error, r.excluded
+            )
             for name, r in self.servers.items()
         ]
 

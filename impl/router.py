@@ -28,6 +28,7 @@ exactly once per accepted call (INV-4). Only :class:`DuplicateCallId` escapes.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections import Counter
@@ -42,7 +43,7 @@ from mcpbind.model import texts
 from .approval import ApprovalGate
 from .calls import CallTable, PendingCall
 from .config import HostConfig
-from .connection import ConnectionLost, RequestFailed, ServerError
+from .connection import HEADER_MISMATCH, ConnectionLost, RequestFailed, ServerError
 from .encoding import OutputLimits, encode_result, wall_time_header
 from .errors import DuplicateCallId
 from .exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
@@ -286,10 +287,13 @@ class Router:
             call,
             step=step,
             binding=binding,
+            name=name,
             arguments=arguments,
             runtime=runtime,
             exclusive=exclusive,
         )
+        if isinstance(raw, Ending):  # the retry of SPEC §8.9 ended it
+            return raw
         status, output, items = encode_result(
             raw,
             anyio.current_time() - call.accepted,
@@ -318,11 +322,13 @@ class Router:
         *,
         step: int,
         binding: Binding,
+        name: str,
         arguments: dict[str, Any],
         runtime: ServerRuntime,
         exclusive: bool,
     ) -> Any:
-        """The lane (INV-9), then ``tools/call`` with the raw name; the raw result."""
+        """The lane (INV-9), then ``tools/call`` with the raw name; the raw result, or the
+        Ending of a call its retry ended (SPEC §8.9). The lane is held across the retry."""
         lane = self.lanes.get(step) if exclusive else None
         if lane is not None:
             try:
@@ -330,29 +336,69 @@ class Router:
             except anyio.WouldBlock:
                 await lane.acquire()
         try:
-            connection = runtime.connection
-            if connection is None:  # lost while this call waited for the lane
-                raise ConnectionLost("not connected")
-            server, tool, call_id = runtime.name, binding.remote_name, call.call_id
-
-            def on_sent() -> None:
-                call.sent = True
-                self.recorder.sent(server, "tools/call", tool)
-
-            try:
-                return await connection.call_tool(
-                    tool,
-                    arguments,
-                    on_sent=on_sent,
-                    on_late=lambda: self.late_answer(call_id),
-                    meta={META_SESSION_ID: self.session_id, META_STEP: step, META_CALL_ID: call_id},
-                )
-            except ConnectionLost:
-                runtime.lost(connection)  # INV-8 at once, this call and every other one
-                raise
+            for attempt in itertools.count():
+                try:
+                    return await self._send_once(call, step, binding, arguments, runtime)
+                except ServerError as error:
+                    if error.code != HEADER_MISMATCH:
+                        raise
+                    if attempt >= self.retries_after_rejection():
+                        text = texts.REJECTED_AGAIN.format(
+                            server=runtime.name, tool=binding.remote_name
+                        )
+                        return Ending("failed", text)
+                # SPEC §8.9 (INV-13): the server refused the call unrun. Its headers come
+                # from the listing this host read; a refresh that starts now reads the
+                # current one, and the call goes once more, still holding its lane.
+                call.sent, call.phase = False, "retrying"
+                await self.retry_refresh(runtime)
+                gone = self._revalidated(binding, name)
+                if gone is not None:
+                    return gone
+                call.phase = "dispatch"
+            raise AssertionError("unreachable")  # pragma: no cover - count() never ends
         finally:
             if lane is not None:
                 self.lanes.release(step, lane)
+
+    async def retry_refresh(self, runtime: ServerRuntime) -> None:
+        """INV-13: wait for a refresh of ``runtime``'s server that starts after now (the
+        one queued behind a refresh in flight), whatever its outcome."""
+        await runtime.request_refresh().done.wait()
+
+    def retries_after_rejection(self) -> int:
+        """INV-13: a call rejected unrun is sent again once; a second rejection ends it."""
+        return 1
+
+    async def _send_once(
+        self,
+        call: PendingCall,
+        step: int,
+        binding: Binding,
+        arguments: dict[str, Any],
+        runtime: ServerRuntime,
+    ) -> Any:
+        """``tools/call`` with the raw name over the current session; the raw result."""
+        connection = runtime.connection
+        if connection is None:  # lost while this call waited for the lane or its retry
+            raise ConnectionLost("not connected")
+        server, tool, call_id = runtime.name, binding.remote_name, call.call_id
+
+        def on_sent() -> None:
+            call.sent = True
+            self.recorder.sent(server, "tools/call", tool)
+
+        try:
+            return await connection.call_tool(
+                tool,
+                arguments,
+                on_sent=on_sent,
+                on_late=lambda: self.late_answer(call_id),
+                meta={META_SESSION_ID: self.session_id, META_STEP: step, META_CALL_ID: call_id},
+            )
+        except ConnectionLost:
+            runtime.lost(connection)  # INV-8 at once, this call and every other one
+            raise
 
     async def _run_local(
         self, call: PendingCall, binding: Binding, arguments: dict[str, Any]
@@ -412,6 +458,8 @@ class Router:
         host closed."""
         server = call.server
         if call.ended_by == "closed":  # INV-12
+            if call.phase == "retrying":
+                return Ending("cancelled", texts.CLOSED_RETRYING)
             if not call.sent:
                 return Ending("cancelled", texts.CLOSED_UNSENT)
             assert server is not None
@@ -431,11 +479,15 @@ class Router:
         if call.ended_by == "disconnected":
             template = texts.DISCONNECTED if call.sent else texts.NOT_CONNECTED
             return Ending("failed", template.format(server=server))
+
         if call.sent:
             # The SDK cancelled the request at the server when the scope was cancelled:
             # one notifications/cancelled over JSON-RPC, the handler itself in-process.
             self.recorder.sent(server, "notifications/cancelled", call.call_id)
         if call.ended_by == "cancelled":
             return Ending("cancelled", texts.CANCELLED)
+        if call.phase == "retrying":
+            text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
+            return Ending("timed_out", text)
         template = texts.TIMED_OUT if call.sent else texts.TIMED_OUT_QUEUED
         return Ending("timed_out", template.format(seconds=seconds))

@@ -37,8 +37,6 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Mapping
-from typing import Any
 
 import anyio
 import attrs
@@ -46,6 +44,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from mcpbind.model import texts
 from mcpbind.model.naming import mcp_source
+from mcpbind.model.values import Exclusion
 
 from .calls import CallTable
 from .catalog import BuildBindings, ReadListing, build_bindings, read_listing
@@ -111,6 +110,9 @@ class ServerRuntime:
         self.phase: Phase = "connecting"
         self.last_error: str | None = None
         """Why the last connection attempt or refresh failed; None after a success."""
+        self.excluded: tuple[Exclusion, ...] = ()
+        """The tools the installed catalog leaves out (SPEC §5.4), from the last listing
+        that installed or was unchanged."""
         self._context = context
         self._identity = server_identity(config)
         self._session: Session | None = None
@@ -284,10 +286,10 @@ class ServerRuntime:
         # Decide and publish with no await in between (INV-3), exactly like a refresh.
         state = context.publisher.state
         try:
-            bindings = context.build_bindings(
+            decision = context.build_bindings(
                 self.name, self.config, tools, state, context.config.max_name_length
             )
-            context.publisher.publish(self.source, bindings)
+            context.publisher.publish(self.source, decision.bindings)
         except CatalogRejected:
             return False  # e.g. a name now taken by a builtin: let a live refresh decide
         self.phase = "dormant"
@@ -350,6 +352,7 @@ class ServerRuntime:
                     self.on_list_changed,
                     on_elicit=self.elicit,
                     on_stderr=self._on_stderr,
+                    url_elicitation=self._context.config.elicitation_url,
                 ) as connection:
                     # SDK-NOTES: the deadline encloses the client's whole life; lift it now.
                     startup.deadline = math.inf
@@ -413,13 +416,16 @@ class ServerRuntime:
 
     # --- elicitation (SPEC §11.10) ----------------------------------------------------
 
-    async def elicit(self, message: str, schema: Mapping[str, Any]) -> ElicitationAnswer:
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         """The host's answer to this server asking the user for input (SPEC §11.10); the
         tool timeouts of its calls wait while the user is asked."""
         settings = self._context.config
-        request = ElicitationRequest(self.name, message, schema)
         return await answer(
-            request, settings.elicitation, settings.elicitation_handler, self._context.calls
+            request,
+            settings.elicitation,
+            settings.elicitation_handler,
+            self._context.calls,
+            url=settings.elicitation_url,
         )
 
     # --- refresh ---------------------------------------------------------------------
@@ -455,7 +461,15 @@ class ServerRuntime:
         return run
 
     def _on_outcome(self, outcome: RefreshOutcome) -> None:
-        self.last_error = outcome.reason if outcome.status == "rejected" else None
+        if outcome.status == "rejected":
+            self.last_error = outcome.reason
+            return
+        self.last_error = None
+        if outcome.excluded != self.excluded:
+            for left_out in outcome.excluded:
+                if left_out not in self.excluded:
+                    logger.warning("%s", left_out.reason)
+            self.excluded = outcome.excluded
 
     async def _refresh(self, run: RefreshRun, connection: Connection) -> None:
         context = self._context
@@ -475,15 +489,20 @@ class ServerRuntime:
                 await self._wait_turn()  # first catalogs install in configuration order
             # Decide and publish with no await in between (INV-3).
             state = context.publisher.state
-            bindings = context.build_bindings(
+            decision = context.build_bindings(
                 self.name, self.config, tools, state, context.config.max_name_length
             )
-            published = context.publisher.publish(self.source, bindings)
+            published = context.publisher.publish(self.source, decision.bindings)
             context.cache.put(self._identity, tools)  # SPEC §11.12
+            excluded = decision.excluded
             if published is None:
-                outcome = RefreshOutcome(self.name, "unchanged", state.generation)
+                outcome = RefreshOutcome(
+                    self.name, "unchanged", state.generation, excluded=excluded
+                )
             else:
-                outcome = RefreshOutcome(self.name, "installed", published.generation)
+                outcome = RefreshOutcome(
+                    self.name, "installed", published.generation, excluded=excluded
+                )
         except CatalogRejected as rejected:
             outcome = self._refreshes.rejected(rejected.kind, rejected.reason)
         except RequestFailed as failed:

@@ -169,6 +169,11 @@ class ServerConfig:
     cache holds this server's listing, install it at open and connect on first use
     (SPEC §11.12); without an entry, the same as ``eager``."""
 
+    @property
+    def over_http(self) -> bool:
+        """The target is a streamable-HTTP URL (SPEC §5.4: x-mcp-header exclusion)."""
+        return isinstance(self.target, str)
+
     def describe(self) -> str:
         """A safe one-line description of the target (no env, no headers)."""
         target = self.target

@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from mcpbind.model import texts
+from mcpbind.model.values import Exclusion
 
 from .exposure import Exposer, Exposure
 from .registry import Binding, RegistryState, ToolSpec
@@ -69,7 +70,15 @@ class ElicitationRequest:
     message: str
     requested_schema: Mapping[str, Any] = attrs.field(converter=_frozen)
     """The JSON Schema of the answer: an object of primitive properties (none: a
-    plain confirmation)."""
+    plain confirmation). Empty for a URL request."""
+    mode: Literal["form", "url"] = "form"
+    """``url``: the server asks the user to open ``url`` (an out-of-band step such as a
+    sign-in or a payment); only with ``HostConfig(elicitation_url=True)`` (SPEC §11.10).
+    Show the URL and let the user open it; ``accept`` means they agreed to, and carries
+    no content."""
+    url: str | None = None
+    elicitation_id: str | None = None
+    """The server's opaque id of a URL request (2025-11-25 connections)."""
 
 
 @attrs.frozen
@@ -90,6 +99,9 @@ class RefreshOutcome:
     generation: int
     kind: texts.RejectKind | None = None
     reason: str | None = None
+    excluded: tuple[Exclusion, ...] = ()
+    """``installed`` and ``unchanged``: the valid tools left out of the catalog, each with
+    its kind and text (SPEC §5.4), in listing order."""
 
 
 def _exposure_of(snapshot: StepSnapshot) -> Exposure:
@@ -161,6 +173,8 @@ class ServerStatus:
     """Tools of this server in the current registry state."""
     error: str | None
     """Why its last connection attempt or refresh failed, if it did."""
+    excluded: tuple[Exclusion, ...] = ()
+    """The tools its catalog leaves out, with why (SPEC §5.4)."""
 
 
 Phase = Literal["connecting", "listed", "dormant", "starting", "running", "failed"]

@@ -4,8 +4,8 @@ Two servers whose names sanitise to the same namespace (``git.hub`` and ``git_hu
 both ``mcp__git_hub__...``), so whichever installs ``search`` second is renamed; a
 builtin, and an extension contributor's tool that owns a name in that namespace, so one
 listing collides with it; a listing
-split over two pages; an invalid listing; a version in which a tool leaves; a read-only
-tool (parallel lane) next to exclusive ones.
+split over two pages; an invalid listing; a version in which a tool leaves and a tool the
+host must leave out arrives; a read-only tool (parallel lane) next to exclusive ones.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import attrs
 
 from .naming import natural_name
 from .rules import STANDARD
-from .values import Bound, ServerSpec, ToolDef
+from .values import EVENT_TYPES, Bound, ServerSpec, ToolDef
 
 __all__ = [
     "LAZY_SERVERS",
@@ -36,13 +36,15 @@ READ = ToolDef("read", read_only=True)
 WRITE = ToolDef("write")
 BROKEN = ToolDef("broken", valid=False, problem="inputSchema is not a JSON object")
 ADMIN = ToolDef("admin")
+#: Valid, but only callable as a task (``execution.taskSupport: "required"``): left out.
+RESEARCH = ToolDef("research", excluded="task_required")
 
 SERVER_A_SPEC = ServerSpec(
     SERVER_A,
     versions=(
         ((SEARCH,), (READ,)),  # v0: two pages
         ((READ, BROKEN),),  # v1: one invalid tool rejects the whole listing
-        ((READ,), (WRITE,)),  # v2: search leaves, write arrives
+        ((READ,), (WRITE, RESEARCH)),  # v2: search leaves, write arrives, research is left out
     ),
 )
 SERVER_B_SPEC = ServerSpec(
@@ -66,6 +68,16 @@ CALLS_ENVIRONMENT = frozenset(
     {"list_done", "list_changed", "disconnect", "reconnect", "call_responded", "cancel", "timeout"}
 )
 
+
+#: The ``catalogs`` part: everything but a rejection (-32020), which the ``retry`` part
+#: explores (SPEC §10.2): both in one part double it.
+CATALOGS_ENVIRONMENT = frozenset({t.kind for t in EVENT_TYPES} | {"call_error", "late_answer"}) - {
+    "call_rejected"
+}
+
+#: The ``retry`` part (SPEC §8.9): the calls environment plus rejections unrun and failed
+#: listings (a refresh that fails still answers a waiting retry).
+RETRY_ENVIRONMENT = CALLS_ENVIRONMENT | {"call_rejected", "list_failed"}
 
 #: The ``approval`` part: the calls environment plus the approver's answers (SPEC §10.2).
 APPROVAL_ENVIRONMENT = CALLS_ENVIRONMENT | {"approve", "deny"}
@@ -109,7 +121,7 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the four parts of SPEC §10.2.
+    """The standard bound, as the five parts of SPEC §10.2.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
@@ -117,6 +129,8 @@ def standard_suite(
     deny); 2 steps, 2 calls.
     ``lazy``: as ``calls`` with ``git.hub`` started lazily from a cached catalog (SPEC
     §3.5), plus host refreshes and failed listings; 2 steps, 2 calls.
+    ``retry``: as ``calls`` plus rejections unrun (-32020, SPEC §8.9) and failed listings;
+    1 step (a retry keeps its step's lane), 2 calls.
     ``steps``/``calls`` override every part.
     """
     specs = (SERVER_A_SPEC, SERVER_B_SPEC)
@@ -129,6 +143,7 @@ def standard_suite(
         policy=policy,
         max_steps=2 if steps is None else steps,
         max_calls=1 if calls is None else calls,
+        environment=CATALOGS_ENVIRONMENT,
     )
     call_part = Bound(
         servers=tuple(installable(s) for s in specs[:servers]),
@@ -152,11 +167,18 @@ def standard_suite(
         environment=LAZY_ENVIRONMENT,
         lazy=tuple(s.name for s in specs[:servers] if s.name in LAZY_SERVERS),
     )
+    retry_part = attrs.evolve(
+        call_part,
+        max_steps=1 if steps is None else steps,
+        max_calls=2 if calls is None else calls,
+        environment=RETRY_ENVIRONMENT,
+    )
     return (
         Part("catalogs", catalogs),
         Part("calls", call_part),
         Part("approval", approval_part),
         Part("lazy", lazy_part),
+        Part("retry", retry_part),
     )
 
 

@@ -1,4 +1,4 @@
-"""One predicate per invariant of SPEC §4 (INV-1..INV-12), over states and transitions.
+"""One predicate per invariant of SPEC §4 (INV-1..INV-13), over states and transitions.
 
 A state predicate sees one reachable state; a transition predicate sees the state
 before, the event and the transition. Each returns ``None`` when the invariant holds
@@ -20,6 +20,7 @@ from .values import (
     Approve,
     Bound,
     Call,
+    CallRejected,
     Cancel,
     Close,
     Deny,
@@ -32,8 +33,10 @@ from .values import (
     Refused,
     Result,
     Sent,
+    ServerSpec,
     State,
     Timeout,
+    ToolDef,
     Transition,
 )
 
@@ -144,6 +147,12 @@ def inv_2_transition(before: State, event: Event, t: Transition) -> str | None:
 # --- INV-3 no half-installed catalogs ---------------------------------------------------
 
 
+def offered(spec: ServerSpec, tools: tuple[ToolDef, ...]) -> frozenset[str]:
+    """The raw names a whole valid listing installs: filtered (SPEC §5.4), without the
+    tools the host leaves out."""
+    return frozenset(t.name for t in STANDARD.filter_tools(spec, tools) if t.excluded is None)
+
+
 @functools.cache
 def complete_catalogs(bound: Bound) -> dict[str, frozenset[frozenset[str]]]:
     """Per source: the raw tool sets a whole valid listing can install."""
@@ -153,7 +162,7 @@ def complete_catalogs(bound: Bound) -> dict[str, frozenset[frozenset[str]]]:
         for version in range(len(spec.versions)):
             tools = STANDARD.listed_tools(spec, version)
             if all(t.valid for t in tools):
-                sets.add(frozenset(t.name for t in STANDARD.filter_tools(spec, tools)))
+                sets.add(offered(spec, tools))
         allowed[spec.source] = frozenset(sets)
     return allowed
 
@@ -175,7 +184,13 @@ def inv_3_state(state: State) -> str | None:
 
 
 def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
-    """INV-3: a publication installs the whole validated listing its refresh read."""
+    """INV-3: a publication installs the whole validated listing its refresh read, minus
+    the tools left out; a listing is rejected as invalid only for an invalid tool, and
+    every tool left out is reported."""
+    if isinstance(event, ListDone):
+        problem = _listing_outcome(before, event, t)
+        if problem is not None:
+            return problem
     for out in t.outputs:
         if not isinstance(out, Published) or not is_mcp_source(out.source):
             continue
@@ -190,10 +205,34 @@ def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
         tools = STANDARD.listed_tools(spec, refresh.version)
         if not all(tool.valid for tool in tools):
             return f"{out.source} published from a listing with an invalid tool"
-        expected = frozenset(tool.name for tool in STANDARD.filter_tools(spec, tools))
+        expected = offered(spec, tools)
         installed = t.state.registry.catalog(out.source).remotes()
         if installed != expected:
             return f"{out.source} installed {sorted(installed)}, the listing had {sorted(expected)}"
+    return None
+
+
+def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | None:
+    """The outcome of a whole listing: ``invalid`` only for an invalid tool, and the tools
+    left out named (SPEC §5.4)."""
+    i = before.bound.index(event.server)
+    spec = before.bound.servers[i]
+    refresh = before.servers[i].refresh
+    if refresh is None:
+        return None
+    tools = STANDARD.listed_tools(spec, refresh.version)
+    valid = all(tool.valid for tool in tools)
+    left_out = tuple(
+        tool.name for tool in STANDARD.filter_tools(spec, tools) if tool.excluded is not None
+    )
+    for out in t.outputs:
+        if not isinstance(out, RefreshOutcome) or out.server != event.server:
+            continue
+        if out.status == "rejected" and out.reject == "invalid" and valid:
+            return f"{event.server}: a listing whose tools are all valid was rejected: {out.reason}"
+        if out.status != "rejected" and tuple(e.tool for e in out.excluded) != left_out:
+            reported = [e.tool for e in out.excluded]
+            return f"{event.server} left out {list(left_out)} but reported {reported}"
     return None
 
 
@@ -320,7 +359,7 @@ def inv_8_state(state: State) -> str | None:
         for record in state.calls:
             if record.binding is None or record.binding.server != spec.name:
                 continue
-            if record.phase in ("queued", "sent"):
+            if record.phase in ("queued", "sent", "retrying"):
                 return f"{record.call_id} to disconnected {spec.name} is still {record.phase}"
             if record.late:
                 return f"{record.call_id} awaits a late answer from disconnected {spec.name}"
@@ -349,10 +388,11 @@ def inv_8_transition(before: State, event: Event, t: Transition) -> str | None:
 
 
 def inv_9_state(state: State) -> str | None:
-    """INV-9: at most one exclusive call of a step is in flight."""
+    """INV-9: at most one exclusive call of a step is in flight (or holds its lane while
+    it waits for its retry, SPEC §8.9)."""
     busy: dict[int, str] = {}
     for record in state.calls:
-        if record.exclusive and record.phase == "sent":
+        if record.exclusive and record.phase in ("sent", "retrying"):
             other = busy.setdefault(record.step, record.call_id)
             if other != record.call_id:
                 return f"exclusive calls {other} and {record.call_id} in flight together"
@@ -521,8 +561,8 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
                 return f"{record.call_id} ended before close and got another result"
             continue
         got = results.get(record.call_id, [])
-        sent = record.phase == "sent"
-        text = texts.CLOSED_SENT if sent else texts.CLOSED_UNSENT
+        closing = {"sent": texts.CLOSED_SENT, "retrying": texts.CLOSED_RETRYING}
+        text = closing.get(record.phase, texts.CLOSED_UNSENT)
         if [(r.status, r.text) for r in got] != [("cancelled", text)]:
             return f"{record.call_id} ({record.phase}) ended {[r.status for r in got]} at close"
     for spec, server in zip(before.bound.servers, before.servers, strict=True):
@@ -547,6 +587,64 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
     return None
 
 
+# --- INV-13 a call rejected unrun is retried once, after a refresh ------------------------
+
+
+def inv_13_state(state: State) -> str | None:
+    """INV-13: a call waiting for its retry was rejected once, and a refresh of its
+    server that will answer it is in flight (queued behind the current one if it waits
+    behind)."""
+    for record in state.calls:
+        if record.phase != "retrying":
+            continue
+        if not record.retried:
+            return f"{record.call_id} waits for a retry it is not counted as having"
+        assert record.binding is not None
+        assert record.binding.server is not None
+        server = state.servers[state.bound.index(record.binding.server)]
+        if server.refresh is None:
+            return f"{record.call_id} waits for its retry with no refresh in flight"
+        if record.behind and not server.refresh.queued:
+            return f"{record.call_id} waits behind a refresh with nothing queued after it"
+    return None
+
+
+def inv_13_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-13: the first rejection of a call sends nothing and starts (or queues, behind
+    one in flight) a refresh of its server; a second rejection ends it ``failed``; a call
+    is sent again only when a refresh of its server that started after its rejection
+    ended."""
+    if isinstance(event, CallRejected):
+        old = before.call(event.call_id)
+        new = t.state.call(event.call_id)
+        assert old is not None
+        assert new is not None
+        if old.retried:
+            statuses = [o.status for o in t.outputs if isinstance(o, Result)]
+            if new.phase != "done" or statuses[:1] != ["failed"]:
+                return f"{event.call_id} was rejected twice and is {new.phase}"
+            return None
+        if new.phase != "retrying":
+            return f"{event.call_id} was rejected unrun and is {new.phase}, not retrying"
+        assert old.binding is not None
+        assert old.binding.server is not None
+        refreshing = before.servers[before.bound.index(old.binding.server)].refresh
+        if refreshing is not None and not new.behind:
+            return f"{event.call_id} would retry on a refresh that started before its rejection"
+    for record in t.state.calls:
+        if record.phase != "sent":
+            continue
+        old = before.call(record.call_id)
+        if old is None or old.phase != "retrying":
+            continue
+        assert record.binding is not None
+        server = record.binding.server
+        ended = isinstance(event, (ListDone, ListFailed)) and event.server == server
+        if not ended or old.behind:
+            return f"{record.call_id} was sent again by {event.kind} before its refresh ended"
+    return None
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "INV-1",
@@ -567,7 +665,7 @@ INVARIANTS: tuple[Invariant, ...] = (
         "no half-installed catalogs",
         inv_3_state,
         inv_3_transition,
-        frozenset({"published"}),
+        frozenset({"published", "refresh_outcome"}),
     ),
     Invariant(
         "INV-4",
@@ -616,6 +714,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         inv_12_transition,
         frozenset({"close", "call", "refused"}),
     ),
+    Invariant(
+        "INV-13",
+        "a call rejected unrun is retried once, after a refresh",
+        inv_13_state,
+        inv_13_transition,
+        frozenset({"call_rejected", "sent"}),
+    ),
 )
 _STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)
 _TRANSITION_CHECKS = tuple(
@@ -640,7 +745,7 @@ def triggers_of(before: State, event: Event, t: Transition) -> set[str]:
         found.add("registry")
     if t.state.steps is not before.steps:
         found.add("steps")
-    if isinstance(event, (Call, Disconnect, Approve, Deny, Close)):
+    if isinstance(event, (Call, CallRejected, Disconnect, Approve, Deny, Close)):
         found.add(event.kind)
     return found
 

@@ -10,19 +10,23 @@ from __future__ import annotations
 import attrs
 
 from .naming import NameCollision, NamePartition, name_listing
-from .rules import Rules, _evolve, _with_server
+from .rules import Rules, _evolve, _replace_call, _with_server
 from .texts import CallStatus
 from .values import (
     Binding,
     Call,
     CallRecord,
+    CallRejected,
     Deny,
     Event,
+    Exclusion,
     ListPage,
     Output,
     Registry,
     Result,
+    Sent,
     ServerSpec,
+    ServerState,
     SourceCatalog,
     State,
     ToolDef,
@@ -71,6 +75,24 @@ class DropInvalidTools(Mutant):
         return super().install(state, spec, tuple(t for t in tools if t.valid), outputs)
 
 
+class InstallExcludedTool(Mutant):
+    name = "install_excluded_tool"
+    target = "INV-3"
+    description = "installs a tool the host must leave out (taskSupport required)"
+
+    def exclusions(self, spec: ServerSpec, kept: tuple[ToolDef, ...]) -> tuple[Exclusion, ...]:
+        return ()
+
+
+class RejectExcludableListing(Mutant):
+    name = "reject_excludable_listing"
+    target = "INV-3"
+    description = "rejects a whole listing for a tool it should only leave out"
+
+    def rejects(self, tool: ToolDef) -> bool:
+        return not tool.valid or tool.excluded is not None
+
+
 class BumpGenerationWhenUnchanged(Mutant):
     name = "bump_generation_when_unchanged"
     target = "INV-1"
@@ -104,8 +126,14 @@ class SnapshotByReference(Mutant):
     target = "INV-2"
     description = "steps share the live registry, so a refresh changes sampled steps"
 
-    def publish(self, state: State, catalog: SourceCatalog, outputs: list[Output]) -> State:
-        state = super().publish(state, catalog, outputs)
+    def publish(
+        self,
+        state: State,
+        catalog: SourceCatalog,
+        outputs: list[Output],
+        excluded: tuple[Exclusion, ...] = (),
+    ) -> State:
+        state = super().publish(state, catalog, outputs, excluded)
         steps = tuple(None if s is None else state.registry for s in state.steps)
         return _evolve(state, steps=steps)
 
@@ -294,6 +322,53 @@ class LeaveUnsentCallsAtClose(Mutant):
         return record.phase == "sent"
 
 
+class ResendAtOnce(Mutant):
+    name = "resend_at_once"
+    target = "INV-13"
+    description = "sends a call the server rejected unrun again at once, with no refresh"
+    part = "retry"
+
+    def _on_call_rejected(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, CallRejected)
+        record = state.call(event.call_id)
+        assert record is not None
+        if record.retried:
+            return super()._on_call_rejected(state, event)
+        assert record.binding is not None
+        assert record.binding.server is not None
+        state = _replace_call(state, evolve(record, retried=True))
+        return Transition(
+            state, (Sent(record.binding.server, "tools/call", record.binding.remote),)
+        )
+
+
+class RetryEveryRejection(Mutant):
+    name = "retry_every_rejection"
+    target = "INV-13"
+    description = "a call the server keeps rejecting is refreshed for and sent again forever"
+    part = "retry"
+
+    def retries(self, record: CallRecord) -> bool:
+        return True
+
+    def _on_call_rejected(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, CallRejected)
+        record = state.call(event.call_id)
+        assert record is not None
+        state = _replace_call(state, evolve(record, retried=False))
+        return super()._on_call_rejected(state, event)
+
+
+class RetryOnAStaleRefresh(Mutant):
+    name = "retry_on_a_stale_refresh"
+    target = "INV-13"
+    description = "a rejected call is sent again when the refresh already in flight ends"
+    part = "retry"
+
+    def waits_behind(self, server: ServerState) -> bool:
+        return False
+
+
 class AcceptCallsAfterClose(Mutant):
     name = "accept_calls_after_close"
     target = "INV-12"
@@ -309,6 +384,8 @@ MUTANTS: tuple[Mutant, ...] = (
     SnapshotByReference(),
     InstallPageByPage(),
     DropInvalidTools(),
+    InstallExcludedTool(),
+    RejectExcludableListing(),
     DeliverLateAnswer(),
     AcceptReusedCallId(),
     ShadowBuiltin(),
@@ -327,6 +404,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ForgetCancellationsAtClose(),
     LeaveUnsentCallsAtClose(),
     AcceptCallsAfterClose(),
+    ResendAtOnce(),
+    RetryEveryRejection(),
+    RetryOnAStaleRefresh(),
 )
 
 

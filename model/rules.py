@@ -23,6 +23,10 @@ what the host would send or report is returned as outputs of the transition.
   ``call_failed``, ``cancel``, ``timeout`` or ``disconnect``; ending an in-flight call
   early sends exactly one cancellation (INV-7) and makes any later answer "late":
   dropped and counted. ``disconnect`` fails every call of that server at once (INV-8).
+  ``call_rejected`` (the server refused the call unrun, -32020) puts it in phase
+  ``retrying``: a refresh of its server starts (or is queued behind the one in flight),
+  and when that refresh ends the call is sent once more, keeping its lane; a second
+  rejection ends it ``failed`` (INV-13).
 * Lazy start (SPEC §3.5, §11.12). A server of ``bound.lazy`` installs its cached
   (version-0) listing at the start, by one publication, and stays ``dormant``: not
   connected, nothing sent. A call routed to it, or ``refresh_requested``, wakes it:
@@ -59,12 +63,14 @@ from .values import (
     Call,
     CallFailed,
     CallRecord,
+    CallRejected,
     CallResponded,
     Cancel,
     Close,
     Deny,
     Disconnect,
     Event,
+    Exclusion,
     LateDropped,
     ListChanged,
     ListDone,
@@ -102,6 +108,13 @@ class EventNotEnabled(Exception):
         self.event = event
         self.state = state
         self.why = why
+
+
+def exclusion(server: str, tool: ToolDef) -> Exclusion:
+    """Why ``tool`` of ``server`` is left out of its catalog, with its stable text."""
+    assert tool.excluded is not None
+    reason = texts.excluded_text(tool.excluded, server=server, tool=tool.name, problem=tool.problem)
+    return Exclusion(tool.name, tool.excluded, reason)
 
 
 def call_id_for(index: int) -> str:
@@ -222,6 +235,8 @@ class Rules:
                 events.append(CallResponded(call_id, is_error=True))
             if allowed is None or "call_failed" in allowed:
                 events.append(CallFailed(call_id))
+            if allowed is None or "call_rejected" in allowed:
+                events.append(CallRejected(call_id))
         elif record.phase == "approval":
             if allowed is None or "approve" in allowed:
                 events.append(Approve(call_id))
@@ -323,18 +338,23 @@ class Rules:
     def install(
         self, state: State, spec: ServerSpec, tools: tuple[ToolDef, ...], outputs: list[Output]
     ) -> State:
-        """Validate, filter, name and replace the source in one publication (SPEC §5.2-5.5)."""
+        """Validate, filter, leave out, name and replace the source in one publication
+        (SPEC §5.2-5.5)."""
         registry = state.registry
         generation = registry.generation
         server = spec.name
         for tool in tools:
-            if not tool.valid:
+            if self.rejects(tool):
                 reason = texts.REJECT_INVALID.format(
                     server=server, tool=tool.name, problem=tool.problem
                 )
                 outputs.append(RefreshOutcome(server, "rejected", generation, "invalid", reason))
                 return state
         kept = self.filter_tools(spec, tools)
+        excluded = self.exclusions(spec, kept)
+        if excluded:
+            left_out = {e.tool for e in excluded}
+            kept = tuple(t for t in kept if t.name not in left_out)
         assignment = self.assign(registry, spec, kept, state.bound.max_name_length)
         if isinstance(assignment, NameCollision):
             reason = texts.REJECT_COLLISION.format(
@@ -364,9 +384,18 @@ class Rules:
             )
         )
         if self.unchanged(old, bindings):
-            outputs.append(RefreshOutcome(server, "unchanged", generation))
+            outputs.append(RefreshOutcome(server, "unchanged", generation, excluded=excluded))
             return state
-        return self.publish(state, SourceCatalog(spec.source, new_generation, bindings), outputs)
+        catalog = SourceCatalog(spec.source, new_generation, bindings)
+        return self.publish(state, catalog, outputs, excluded)
+
+    def rejects(self, tool: ToolDef) -> bool:
+        """An invalid tool rejects its whole listing (SPEC §5.3, INV-3)."""
+        return not tool.valid
+
+    def exclusions(self, spec: ServerSpec, kept: tuple[ToolDef, ...]) -> tuple[Exclusion, ...]:
+        """The valid tools the host leaves out, each with its reason (SPEC §5.4, INV-3)."""
+        return tuple(exclusion(spec.name, t) for t in kept if t.excluded is not None)
 
     def filter_tools(self, spec: ServerSpec, tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
         """``enabled_tools`` (allow-list), then ``disabled_tools`` (deny wins), then
@@ -403,7 +432,13 @@ class Rules:
             for a, b in zip(old.bindings, bindings, strict=True)
         )
 
-    def publish(self, state: State, catalog: SourceCatalog, outputs: list[Output]) -> State:
+    def publish(
+        self,
+        state: State,
+        catalog: SourceCatalog,
+        outputs: list[Output],
+        excluded: tuple[Exclusion, ...] = (),
+    ) -> State:
         """Replace one source and advance the generation by exactly one (INV-1)."""
         registry = state.registry
         generation = registry.generation + 1
@@ -417,7 +452,7 @@ class Rules:
         outputs.append(
             Published(generation, catalog.source, tuple(b.name for b in catalog.bindings))
         )
-        outputs.append(RefreshOutcome(server, "installed", generation))
+        outputs.append(RefreshOutcome(server, "installed", generation, excluded=excluded))
         return _evolve(state, registry=new)
 
     def end_refresh(
@@ -436,7 +471,40 @@ class Rules:
         state = _with_server(state, i, updated)
         if server.start == "starting":
             state = self.settle_start(state, state.bound.servers[i].name, outputs)
+        if any(c.phase == "retrying" for c in state.calls):
+            state = self.resume_retries(state, state.bound.servers[i].name, outputs)
         return Transition(state, tuple(outputs))
+
+    def resume_retries(self, state: State, server: str, outputs: list[Output]) -> State:
+        """INV-13: a refresh of ``server`` ended. A call rejected unrun while it was not yet
+        running is sent again now (under the checks of SPEC §8.2 that still apply: the
+        binding policy); one that waited behind an older refresh now waits for this
+        server's next one, which has just started."""
+        for record in state.calls:
+            binding = record.binding
+            if record.phase != "retrying" or binding is None or binding.server != server:
+                continue
+            if record.behind:
+                state = _replace_call(state, evolve(record, behind=False))
+                continue
+            t = self.resend(state, record)
+            state = t.state
+            outputs.extend(t.outputs)
+        return state
+
+    def resend(self, state: State, record: CallRecord) -> Transition:
+        """The one retry of a rejected call (SPEC §8.9): it still holds its lane."""
+        binding = record.binding
+        assert binding is not None
+        assert binding.server is not None
+        live = state.registry.catalog(binding.source)
+        if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
+            text = texts.UNAVAILABLE.format(
+                name=record.name, server=binding.server, tool=binding.remote
+            )
+            return self.end_call(state, record, "unavailable", text)
+        state = _replace_call(state, evolve(record, phase="sent"))
+        return Transition(state, (Sent(binding.server, "tools/call", binding.remote),))
 
     def settle_start(self, state: State, server: str, outputs: list[Output]) -> State:
         """INV-11: the first refresh of a lazy start ended (installed, unchanged or
@@ -518,9 +586,13 @@ class Rules:
     def end_at_close(self, record: CallRecord, outputs: list[Output]) -> CallRecord:
         """One pending call at close: ``cancelled``; its cancellation if it was sent."""
         sent = record.phase == "sent"
-        outputs.append(
-            Result(record.call_id, "cancelled", texts.CLOSED_SENT if sent else texts.CLOSED_UNSENT)
-        )
+        if sent:
+            text = texts.CLOSED_SENT
+        elif record.phase == "retrying":
+            text = texts.CLOSED_RETRYING
+        else:
+            text = texts.CLOSED_UNSENT
+        outputs.append(Result(record.call_id, "cancelled", text))
         if sent:
             assert record.binding is not None
             assert record.binding.server is not None
@@ -654,6 +726,37 @@ class Rules:
         status: texts.CallStatus = "error" if event.is_error else "ok"
         return self.end_call(state, record, status, None)
 
+    def _on_call_rejected(self, state: State, event: Event) -> Transition:
+        """SPEC §8.9 (INV-13): the server refused the call unrun (-32020). The first time,
+        the host refreshes the server (a refresh that starts after the rejection: queued
+        behind one in flight) and sends the call once more when it ended; a second
+        rejection ends the call ``failed``."""
+        assert isinstance(event, CallRejected)
+        record = state.call(event.call_id)
+        assert record is not None
+        binding = record.binding
+        assert binding is not None
+        assert binding.server is not None
+        if record.retried or not self.retries(record):
+            text = texts.REJECTED_AGAIN.format(server=binding.server, tool=binding.remote)
+            return self.end_call(state, record, "failed", text)
+        i = state.bound.index(binding.server)
+        server = state.servers[i]
+        behind = self.waits_behind(server)
+        state = _replace_call(state, evolve(record, phase="retrying", retried=True, behind=behind))
+        if server.refresh is not None:
+            return self.coalesce(state, i, stale=False)
+        return self.start_refresh(state, i, server)
+
+    def retries(self, record: CallRecord) -> bool:
+        """INV-13: a call rejected unrun is sent again once (the second time it fails)."""
+        return True
+
+    def waits_behind(self, server: ServerState) -> bool:
+        """INV-13: a refresh already in flight may have read the listing the rejected call
+        was built from; the retry waits for the one queued behind it."""
+        return server.refresh is not None
+
     def late_answer(self, state: State, record: CallRecord) -> Transition:
         """INV-4: an answer after the terminal result is dropped and counted."""
         state = _replace_call(state, retired(evolve(record, late=False)))
@@ -685,6 +788,8 @@ class Rules:
         seconds = f"{state.bound.server(server).tool_timeout_sec:g}"
         if record.phase == "starting":
             text = texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
+        elif record.phase == "retrying":
+            text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
         elif record.phase == "sent":
             text = texts.TIMED_OUT.format(seconds=seconds)
         else:
@@ -701,7 +806,14 @@ class Rules:
     ) -> Transition:
         """The one terminal result of an accepted call (INV-4), then the lane moves on."""
         outputs: list[Output] = [Result(record.call_id, status, text)]
-        ended = evolve(record, phase="done", status=status, results=record.results + 1)
+        ended = evolve(
+            record,
+            phase="done",
+            status=status,
+            results=record.results + 1,
+            retried=False,
+            behind=False,
+        )
         if record.phase == "sent" and status in ("cancelled", "timed_out"):
             assert record.binding is not None
             assert record.binding.server is not None
@@ -723,7 +835,8 @@ class Rules:
 
     def hand_off(self, state: State, step: int, outputs: list[Output]) -> State:
         """Start the oldest queued exclusive call of the step once no exclusive call is out."""
-        if any(c.step == step and c.exclusive and c.phase == "sent" for c in state.calls):
+        holding = ("sent", "retrying")  # a call waiting for its retry keeps its lane (§8.9)
+        if any(c.step == step and c.exclusive and c.phase in holding for c in state.calls):
             return state
         for record in state.calls:
             if record.step == step and record.phase == "queued":
@@ -893,10 +1006,11 @@ EVENT_GUARDS: dict[str, str] = {
     ),
     "call_responded": "the call is in flight, or ended with a late answer still possible",
     "call_failed": "the call is in flight",
-    "cancel": "the call waits for approval or a lazy start, is queued or is in flight",
+    "call_rejected": "the call is in flight",
+    "cancel": ("the call waits for approval, a lazy start or its retry, is queued or is in flight"),
     "timeout": (
-        "the call waits for a lazy start, is queued or is in flight (not while it waits "
-        "for approval)"
+        "the call waits for a lazy start or its retry, is queued or is in flight (not while "
+        "it waits for approval)"
     ),
     "approve": "the call waits for approval",
     "deny": "the call waits for approval",

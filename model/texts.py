@@ -10,6 +10,7 @@ from typing import Final, Literal
 
 __all__ = [
     "CallStatus",
+    "ExclusionKind",
     "OutcomeStatus",
     "RejectKind",
 ]
@@ -30,6 +31,28 @@ CALL_STATUSES: Final[tuple[CallStatus, ...]] = (
 
 OutcomeStatus = Literal["installed", "unchanged", "rejected"]
 RejectKind = Literal["invalid", "collision", "disconnected", "list_failed", "cap", "closed"]
+ExclusionKind = Literal["task_required", "x_mcp_header"]
+"""Why one tool of an installed listing was left out (SPEC §5.4): the host cannot call it
+(``task_required``), or MCP requires an HTTP client to leave it out (``x_mcp_header``)."""
+
+# --- tools left out of an installed listing (SPEC §5.4) ----------------------------------
+
+EXCLUDED_TASK_REQUIRED: Final = (
+    "tool {tool!r} of server {server!r} is left out: it must be called as a task "
+    '(execution.taskSupport "required"), which this host does not do'
+)
+EXCLUDED_X_MCP_HEADER: Final = (
+    "tool {tool!r} of server {server!r} is left out: {problem}; MCP requires an HTTP client "
+    "to leave out a tool whose x-mcp-header is invalid; the other tools are installed"
+)
+
+
+def excluded_text(kind: ExclusionKind, *, server: str, tool: str, problem: str = "") -> str:
+    """The stable text saying why ``tool`` of ``server`` was left out (SPEC §5.4)."""
+    if kind == "task_required":
+        return EXCLUDED_TASK_REQUIRED.format(tool=tool, server=server)
+    return EXCLUDED_X_MCP_HEADER.format(tool=tool, server=server, problem=problem)
+
 
 # --- terminal results made by the host (SPEC §8.4) -------------------------------------
 
@@ -74,6 +97,19 @@ CLOSED_SENT: Final = (
     "call cancelled: the host closed while it was in flight; the server was told to cancel it"
 )
 CLOSED_UNSENT: Final = "call cancelled: the host closed before it was sent; nothing was sent"
+REJECTED_AGAIN: Final = (
+    "server {server!r} rejected the call of {tool!r} again after its catalog was refreshed "
+    "(code -32020: the Mcp-Param-* headers do not match the arguments); the tool did not run"
+)
+TIMED_OUT_RETRYING: Final = (
+    "call timed out after {seconds} seconds while waiting to send it again: server "
+    "{server!r} rejected it unrun (code -32020) and its catalog is being refreshed; "
+    "the tool did not run"
+)
+CLOSED_RETRYING: Final = (
+    "call cancelled: the host closed while the call waited to be sent again; the server "
+    "had rejected it unrun (code -32020)"
+)
 TIMED_OUT_STARTING: Final = (
     "call timed out after {seconds} seconds while waiting for server {server!r} to start; "
     "nothing was sent"

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import attrs
 
 from .naming import mcp_source
-from .texts import CallStatus, OutcomeStatus, RejectKind
+from .texts import CallStatus, ExclusionKind, OutcomeStatus, RejectKind
 
 __all__ = [
     "UNKNOWN_TOOL",
@@ -21,12 +21,14 @@ __all__ = [
     "Call",
     "CallFailed",
     "CallRecord",
+    "CallRejected",
     "CallResponded",
     "Cancel",
     "Close",
     "Deny",
     "Disconnect",
     "Event",
+    "Exclusion",
     "LateDropped",
     "ListChanged",
     "ListDone",
@@ -84,6 +86,9 @@ class ToolDef:
     """Why the tool is invalid (validation text); empty when valid."""
     visible: bool = True
     """False when ``_meta.ui.visibility`` leaves out ``"model"``."""
+    excluded: ExclusionKind | None = None
+    """A valid tool the host leaves out of the catalog, and why (SPEC §5.4); ``problem``
+    says what is wrong with its ``x-mcp-header``."""
 
 
 Page = tuple[ToolDef, ...]
@@ -231,7 +236,9 @@ class ServerState:
     ``starting`` (woken: connected, its first refresh in flight); None once settled."""
 
 
-Phase = Literal["approval", "starting", "queued", "sent", "done"]
+Phase = Literal["approval", "starting", "queued", "sent", "retrying", "done"]
+"""``retrying``: the server rejected the call unrun (-32020, SPEC §8.9); it waits for a
+refresh of that server, then is sent once more."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -249,6 +256,11 @@ class CallRecord:
     """Terminal results delivered for this call_id (INV-4: exactly one once done)."""
     late: bool = False
     """The server may still answer a request the host has already ended."""
+    retried: bool = False
+    """Rejected unrun once (SPEC §8.9): waiting to be sent again, or sent again."""
+    behind: bool = False
+    """``retrying`` behind a refresh that started before the rejection: it waits for the
+    refresh queued after that one (INV-13)."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -333,6 +345,15 @@ class CallResponded:
 
 
 @attrs.frozen
+class CallRejected:
+    """The server answered the call with -32020 (its ``Mcp-Param-*`` headers do not match
+    the arguments): it refused the call before running it (SPEC §8.9)."""
+
+    kind: ClassVar[str] = "call_rejected"
+    call_id: str
+
+
+@attrs.frozen
 class CallFailed:
     kind: ClassVar[str] = "call_failed"
     call_id: str
@@ -398,6 +419,7 @@ Event = (
     | Sample
     | Call
     | CallResponded
+    | CallRejected
     | CallFailed
     | Cancel
     | Approve
@@ -416,6 +438,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Sample,
     Call,
     CallResponded,
+    CallRejected,
     CallFailed,
     Cancel,
     Approve,
@@ -440,6 +463,15 @@ class Published:
 
 
 @attrs.frozen
+class Exclusion:
+    """One tool of a listing the host left out of its catalog (SPEC §5.4)."""
+
+    tool: str
+    kind: ExclusionKind
+    reason: str
+
+
+@attrs.frozen
 class RefreshOutcome:
     kind: ClassVar[str] = "refresh_outcome"
     server: str
@@ -447,6 +479,8 @@ class RefreshOutcome:
     generation: int
     reject: RejectKind | None = None
     reason: str | None = None
+    excluded: tuple[Exclusion, ...] = ()
+    """``installed`` and ``unchanged``: the tools of the listing left out, in listing order."""
 
 
 @attrs.frozen

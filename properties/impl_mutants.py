@@ -19,7 +19,8 @@ from typing_extensions import override
 
 from mcpbind.impl.approval import ApprovalGate, ApprovalRequest
 from mcpbind.impl.calls import CallTable
-from mcpbind.impl.catalog import build_bindings, read_listing
+from mcpbind.impl.catalog import BuildBindings, Decision, build_bindings, read_listing
+from mcpbind.impl.errors import CatalogRejected
 from mcpbind.impl.exposure import Exposure
 from mcpbind.impl.planner import Planner
 from mcpbind.impl.registry import Binding, RegistryState, SourceCatalog, ToolRegistry
@@ -28,6 +29,7 @@ from mcpbind.impl.runtime import ServerRuntime, Session
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.server_config import ServerConfig
 from mcpbind.impl.values import StepSnapshot
+from mcpbind.model import texts
 from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 
 __all__ = ["IMPL_MUTANTS", "ImplMutant", "impl_mutant"]
@@ -94,9 +96,34 @@ async def _first_page_only(
 
 def _without_invalid_tools(
     server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
-) -> list[Binding]:
+) -> Decision:
     valid = [t for t in tools if isinstance(t, dict) and isinstance(t.get("inputSchema"), dict)]
     return build_bindings(server, config, valid, state, max_length)
+
+
+def _installing_task_tools(
+    server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
+) -> Decision:
+    """Tools that must run as tasks are installed as if they could run as plain calls."""
+    plain = [
+        {k: v for k, v in t.items() if k != "execution"} if isinstance(t, dict) else t
+        for t in tools
+    ]
+    return build_bindings(server, config, plain, state, max_length)
+
+
+def _rejecting_task_tools(
+    server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
+) -> Decision:
+    """A listing with a tool to leave out is rejected whole."""
+    decision = build_bindings(server, config, tools, state, max_length)
+    if decision.excluded:
+        first = decision.excluded[0]
+        problem = "it must be called as a task"
+        raise CatalogRejected(
+            "invalid", texts.REJECT_INVALID.format(server=server, tool=first.tool, problem=problem)
+        )
+    return decision
 
 
 # --- INV-4 ----------------------------------------------------------------------------
@@ -109,12 +136,31 @@ class _LateAnswerRouter(Router):
         self.end_call(call_id, Ending("ok", "late"))
 
 
+# --- INV-13 --------------------------------------------------------------------------
+
+
+class _ResendAtOnceRouter(Router):
+    """A call the server rejected unrun is sent again at once, on the listing it had."""
+
+    @override
+    async def retry_refresh(self, runtime: ServerRuntime) -> None:
+        return None
+
+
+class _NoRetryRouter(Router):
+    """A call the server rejected unrun ends at once, with no refresh and no retry."""
+
+    @override
+    def retries_after_rejection(self) -> int:
+        return 0
+
+
 # --- INV-5 and INV-6: naming against a registry that hides some sources ------------------
 
 
 def _named_against(
     keep: Callable[[str, str], bool],
-) -> Callable[[str, ServerConfig, Sequence[Any], RegistryState, int], list[Binding]]:
+) -> BuildBindings:
     """``build_bindings`` naming a listing of a server only against the sources ``keep``
     accepts (``keep(own source, other source)``)."""
 
@@ -124,7 +170,7 @@ def _named_against(
         tools: Sequence[Any],
         state: RegistryState,
         max_length: int,
-    ) -> list[Binding]:
+    ) -> Decision:
         own = mcp_source(server)
         catalogs = {s: c for s, c in state.catalogs.items() if keep(own, s)}
         view = RegistryState.build(state.generation, catalogs, state.remembered)
@@ -297,6 +343,18 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         _with(build_bindings=_without_invalid_tools),
     ),
     ImplMutant(
+        "install_tools_that_need_tasks",
+        "INV-3",
+        'a tool with execution.taskSupport "required" is installed instead of left out',
+        _with(build_bindings=_installing_task_tools),
+    ),
+    ImplMutant(
+        "reject_a_listing_for_a_tool_to_leave_out",
+        "INV-3",
+        "a listing with a tool the host must leave out is rejected whole",
+        _with(build_bindings=_rejecting_task_tools),
+    ),
+    ImplMutant(
         "late_answer_becomes_a_result",
         "INV-4",
         "an answer after cancel/timeout is delivered as a second result",
@@ -364,6 +422,18 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "INV-12",
         "closing the host does not end the pending calls",
         _with(calls=_ForgetPendingAtClose),
+    ),
+    ImplMutant(
+        "resend_without_a_refresh",
+        "INV-13",
+        "a call the server rejected unrun (-32020) is sent again at once, with no refresh",
+        _with(router=_ResendAtOnceRouter),
+    ),
+    ImplMutant(
+        "give_up_at_the_first_rejection",
+        "INV-13",
+        "a call the server rejected unrun (-32020) ends failed, with no refresh and no retry",
+        _with(router=_NoRetryRouter),
     ),
     ImplMutant(
         "send_once_connected",

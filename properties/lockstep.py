@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -58,6 +59,7 @@ from mcpbind.model.values import (
     Bound,
     Call,
     CallFailed,
+    CallRejected,
     CallResponded,
     Cancel,
     Close,
@@ -105,12 +107,19 @@ KIND_ORDER = (
     "reconnect",
     "list_failed",
     "call_failed",
+    "call_rejected",
     "close",
 )
 """The order kinds are offered in: progress before faults, so that the odometer meets the
 productive sequences first and Hypothesis shrinks toward them."""
 TOOL_TIMEOUT = 300.0
 CLOSE_TIMEOUT = 5.0
+
+# The scripted bound leaves a tool out on purpose (SPEC §5.4), and every host the machine
+# opens warns about it once: thousands per run. A handler on the package logger keeps the
+# warnings in the log for whoever configures one, and off a bare terminal (``mcpbind
+# check``, ``mcpbind fuzz``), where Python would print them through its last resort.
+logging.getLogger("mcpbind").addHandler(logging.NullHandler())
 Normal = tuple[Any, ...]
 
 
@@ -144,6 +153,7 @@ class Observation:
                 outcome.generation,
                 outcome.kind,
                 outcome.reason,
+                outcome.excluded,
             )
         )
 
@@ -192,6 +202,7 @@ def normal(output: Output) -> Normal:
             output.generation,
             output.reject,
             output.reason,
+            output.excluded,
         )
     if isinstance(output, Result):
         text = output.text
@@ -442,6 +453,8 @@ class _Run:
                 server.answer_late(event.call_id)
         elif isinstance(event, CallFailed):
             self._server_of(event.call_id).fail_call(event.call_id, event.why)
+        elif isinstance(event, CallRejected):
+            self._server_of(event.call_id).reject_call(event.call_id)
         elif isinstance(event, Cancel):
             host.cancel(event.call_id)
         elif isinstance(event, Approve):

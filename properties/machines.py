@@ -38,11 +38,13 @@ STEPS = 30
 def lockstep_bound(
     policy: Policy, *, calls: int = 3, approval: bool = False, lazy: bool = False
 ) -> Bound:
-    """The machine's bound: every scripted version, page and event; 2 steps, 3 calls; with
+    """The machine's bound: every scripted version, page and event (rejections unrun too,
+    which the explorer leaves to its ``retry`` part); 2 steps, 3 calls; with
     ``approval``, every MCP call also waits for the machine's approver (SPEC §3.4); with
     ``lazy``, ``git.hub`` starts dormant from its cached catalog (SPEC §3.5)."""
     return attrs.evolve(
         standard_suite(policy)[0].bound,
+        environment=None,
         max_calls=calls,
         approval=approval,
         lazy=LAZY_SERVERS if lazy else (),

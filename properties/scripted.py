@@ -27,7 +27,15 @@ from typing import Any
 import anyio
 import attrs
 
-from mcpbind.impl.connection import Connection, ConnectionLost, Elicit, OnStderr, RequestFailed
+from mcpbind.impl.connection import (
+    HEADER_MISMATCH,
+    Connection,
+    ConnectionLost,
+    Elicit,
+    OnStderr,
+    RequestFailed,
+    ServerError,
+)
 from mcpbind.impl.server_config import ServerConfig
 from mcpbind.model.values import ServerSpec, ToolDef
 
@@ -47,6 +55,10 @@ def raw_tool(tool: ToolDef) -> dict[str, Any]:
         entry["annotations"] = {"readOnlyHint": True}
     if not tool.visible:
         entry["_meta"] = {"ui": {"visibility": ["app"]}}
+    if tool.excluded == "task_required":
+        entry["execution"] = {"taskSupport": "required"}
+    elif tool.excluded is not None:
+        raise ValueError(f"the scripted transport is not HTTP: it cannot list {tool.excluded}")
     return entry
 
 
@@ -128,6 +140,11 @@ class ScriptedServer:
 
     def fail_call(self, call_id: str, why: str) -> None:
         self.calls.pop(call_id).release(error=RequestFailed(why))
+
+    def reject_call(self, call_id: str) -> None:
+        """-32020 (SPEC §8.9): the call's Mcp-Param-* headers do not match its arguments."""
+        error = ServerError(HEADER_MISMATCH, "Mcp-Param-Region header does not match the body")
+        self.calls.pop(call_id).release(error=error)
 
     def answer_late(self, call_id: str) -> None:
         self.late.pop(call_id)()
@@ -229,6 +246,7 @@ class ScriptedConnector:
         *,
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
+        url_elicitation: bool = False,
     ) -> AbstractAsyncContextManager[Connection]:
         # Scripted servers never elicit and write no stderr.
         return self._connect(self.servers[server], on_list_changed)

@@ -27,12 +27,14 @@ PINNED = {
     ("approval", "revalidate"): (29069, 301792),
     ("lazy", "frozen"): (14524, 194768),
     ("lazy", "revalidate"): (14524, 194768),
+    ("retry", "frozen"): (11652, 126257),
+    ("retry", "revalidate"): (11420, 123411),
 }
 
 
 @pytest.mark.slow
 def test_standard_suite_has_no_violation_and_its_pinned_size(standard_runs: list[Run]):
-    """INV-1..INV-12 on every reachable state and transition; LIVE-1/LIVE-2 on every drain."""
+    """INV-1..INV-13 on every reachable state and transition; LIVE-1/LIVE-2 on every drain."""
     sizes = {(r.part, r.policy): (r.report.states, r.report.transitions) for r in standard_runs}
     assert sizes == PINNED
     for run in standard_runs:
@@ -149,7 +151,7 @@ def test_a_trigger_set_that_hides_a_violation_is_caught(monkeypatch):
 def test_mutant_names_are_unique_and_each_names_a_known_invariant():
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names))
-    ids = {f"INV-{n}" for n in range(1, 13)} | {"LIVE-1", "LIVE-2"}
+    ids = {f"INV-{n}" for n in range(1, 14)} | {"LIVE-1", "LIVE-2"}
     assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
 
 
@@ -189,7 +191,7 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
     assert result["violations"] == []
     assert result["bound"]["policies"] == ["frozen"]
     parts = [p["name"] for p in result["bound"]["parts"]]
-    assert parts == ["catalogs", "calls", "approval", "lazy"]
+    assert parts == ["catalogs", "calls", "approval", "lazy", "retry"]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
 
 

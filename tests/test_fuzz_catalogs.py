@@ -51,7 +51,8 @@ def raw(name: str, schema: Any = None) -> dict[str, Any]:
 def names_of(tools: list[dict[str, Any]], registry: ToolRegistry | None = None, limit: int = 64):
     registry = registry or ToolRegistry()
     return {
-        b.remote_name: b.name for b in build_bindings("srv.x", CONFIG, tools, registry.state, limit)
+        b.remote_name: b.name
+        for b in build_bindings("srv.x", CONFIG, tools, registry.state, limit).bindings
     }
 
 
@@ -79,10 +80,14 @@ def test_incumbents_keep_their_names_whatever_the_next_listing(first, second):
     registry = ToolRegistry()
     source = mcp_source("srv.x")
     tools = [raw(n) for n in first]
-    registry.replace_source(source, build_bindings("srv.x", CONFIG, tools, registry.state, 64))
+    registry.replace_source(
+        source, build_bindings("srv.x", CONFIG, tools, registry.state, 64).bindings
+    )
     before = {b.remote_name: b.name for b in registry.state.catalog(source).bindings}
     later = [raw(n) for n in second]
-    registry.replace_source(source, build_bindings("srv.x", CONFIG, later, registry.state, 64))
+    registry.replace_source(
+        source, build_bindings("srv.x", CONFIG, later, registry.state, 64).bindings
+    )
     after = {b.remote_name: b.name for b in registry.state.catalog(source).bindings}
     for remote in set(before) & set(after):
         assert after[remote] == before[remote]
@@ -107,13 +112,15 @@ def test_a_rejected_listing_leaves_the_registry_exactly_as_it_was(names, bad, wh
     registry = ToolRegistry()
     source = mcp_source("srv.x")
     good = [raw(n) for n in names]
-    registry.replace_source(source, build_bindings("srv.x", CONFIG, good, registry.state, 64))
+    registry.replace_source(
+        source, build_bindings("srv.x", CONFIG, good, registry.state, 64).bindings
+    )
     state = registry.state
     listing = [*good]
     listing.insert(min(where, len(listing)), bad)
     with pytest.raises(CatalogRejected):
         registry.replace_source(
-            source, build_bindings("srv.x", CONFIG, listing, registry.state, 64)
+            source, build_bindings("srv.x", CONFIG, listing, registry.state, 64).bindings
         )
     assert registry.state is state
 
@@ -130,7 +137,7 @@ def test_duplicate_names_in_one_listing_are_rejected(names):
 def test_deeply_nested_schemas_are_kept_whole(tool_schemas):
     tools = [raw(f"t{i}", schema) for i, schema in enumerate(tool_schemas)]
     state = ToolRegistry().state
-    bindings = build_bindings("s", CONFIG, tools, state, 64)
+    bindings = build_bindings("s", CONFIG, tools, state, 64).bindings
     for binding, schema in zip(
         sorted(bindings, key=lambda b: int(b.remote_name[1:])), tool_schemas, strict=True
     ):

@@ -20,7 +20,7 @@ CONFIG = ServerConfig(target="http://127.0.0.1:1/mcp")
 
 def bind(tools: list[Any], config: ServerConfig = CONFIG) -> list[str]:
     state = ToolRegistry().state
-    return [b.name for b in build_bindings("s", config, tools, state, 64)]
+    return [b.name for b in build_bindings("s", config, tools, state, 64).bindings]
 
 
 @pytest.mark.parametrize(
@@ -36,6 +36,8 @@ def bind(tools: list[Any], config: ServerConfig = CONFIG) -> list[str]:
             "inputSchema has type 'array', not 'object'",
         ),
         (raw("x", description=3), "description is not a string"),
+        (raw("x", execution=[]), "execution is not a JSON object"),
+        (raw("x", execution={"taskSupport": 1}), "execution.taskSupport is not a string"),
         (raw("x", annotations=[]), "annotations is not a JSON object"),
         (
             raw("x", annotations={"readOnlyHint": "yes"}),
@@ -66,7 +68,7 @@ def test_a_disabled_invalid_tool_still_rejects_the_listing():
 def test_names_are_sanitised_and_read_only_comes_from_the_annotation():
     state = ToolRegistry().state
     tools = [raw("read.file", annotations={"readOnlyHint": True}), raw("write-file")]
-    bindings = build_bindings("my server", CONFIG, tools, state, 64)
+    bindings = build_bindings("my server", CONFIG, tools, state, 64).bindings
     assert [(b.name, b.remote_name, b.read_only) for b in bindings] == [
         ("mcp__my_server__read_file", "read.file", True),
         ("mcp__my_server__write_file", "write-file", False),
@@ -145,3 +147,28 @@ async def test_listing_is_cancellable():
     with anyio.move_on_after(0.01) as scope:
         await read_listing("s", stuck)
     assert scope.cancelled_caught
+
+
+BAD_HEADER = {"type": "object", "properties": {"o": {"type": "object", "x-mcp-header": "O"}}}
+
+
+@pytest.mark.parametrize(
+    ("target", "left_out"),
+    [("http://127.0.0.1:1/mcp", ["task", "header"]), (object(), ["task"])],
+    ids=["http", "not-http"],
+)
+def test_tools_to_leave_out_are_decided_per_tool_and_by_transport(target, left_out):
+    """SPEC §5.4: taskSupport "required" on any transport; an invalid x-mcp-header on an
+    HTTP connection only; "optional" and "forbidden" are ordinary tools."""
+    tools = [
+        raw("plain"),
+        raw("task", execution={"taskSupport": "required"}),
+        raw("maybe", execution={"taskSupport": "optional"}),
+        {"name": "header", "inputSchema": BAD_HEADER},
+    ]
+    decision = build_bindings("s", ServerConfig(target=target), tools, ToolRegistry().state, 64)
+    assert [e.tool for e in decision.excluded] == left_out
+    kinds = {"task": "task_required", "header": "x_mcp_header"}
+    assert [e.kind for e in decision.excluded] == [kinds[t] for t in left_out]
+    installed = {b.remote_name for b in decision.bindings}
+    assert installed == {"plain", "maybe", "task", "header"} - set(left_out)

@@ -13,6 +13,7 @@ from mcpbind.model import (
     Bound,
     Call,
     CallFailed,
+    CallRejected,
     CallResponded,
     Cancel,
     Close,
@@ -43,7 +44,7 @@ from mcpbind.model import (
     step,
     texts,
 )
-from mcpbind.model.values import Event, Output
+from mcpbind.model.values import Event, Exclusion, Output
 
 SEARCH = ToolDef("search")
 READ = ToolDef("read", read_only=True)
@@ -128,6 +129,55 @@ def test_one_invalid_tool_rejects_the_whole_listing_and_keeps_the_previous_catal
         server="fs", tool="broken", problem="inputSchema is not a JSON object"
     )
     assert state.registry.catalog("mcp:fs").remotes() == {"search", "read"}
+
+
+def test_a_tool_to_leave_out_is_reported_and_the_rest_of_its_listing_installs():
+    """INV-3 (SPEC §5.4): exclusion is per tool, with its kind and stable text."""
+    research = ToolDef("research", excluded="task_required")
+    route = ToolDef("route", excluded="x_mcp_header", problem="bad header")
+    spec = ServerSpec("fs", versions=(((SEARCH, research, route),),))
+    state, outputs = run(bound(spec), ListDone("fs"))
+    assert outputs == [
+        Published(1, "mcp:fs", ("mcp__fs__search",)),
+        RefreshOutcome(
+            "fs",
+            "installed",
+            1,
+            excluded=(
+                Exclusion(
+                    "research",
+                    "task_required",
+                    texts.excluded_text("task_required", server="fs", tool="research"),
+                ),
+                Exclusion(
+                    "route",
+                    "x_mcp_header",
+                    texts.EXCLUDED_X_MCP_HEADER.format(
+                        tool="route", server="fs", problem="bad header"
+                    ),
+                ),
+            ),
+        ),
+    ]
+    assert state.registry.catalog("mcp:fs").remotes() == {"search"}
+
+
+def test_a_disabled_tool_to_leave_out_is_not_reported():
+    spec = ServerSpec(
+        "fs",
+        versions=(((SEARCH, ToolDef("research", excluded="task_required")),),),
+        disabled_tools=frozenset({"research"}),
+    )
+    _, outputs = run(bound(spec), ListDone("fs"))
+    assert outputs[-1] == RefreshOutcome("fs", "installed", 1)
+
+
+def test_an_invalid_tool_rejects_its_listing_even_beside_a_tool_to_leave_out():
+    spec = ServerSpec("fs", versions=(((ToolDef("research", excluded="task_required"), BROKEN),),))
+    _, outputs = run(bound(spec), ListDone("fs"))
+    (outcome,) = outputs
+    assert isinstance(outcome, RefreshOutcome)
+    assert (outcome.status, outcome.reject) == ("rejected", "invalid")
 
 
 def test_a_name_owned_by_a_builtin_rejects_the_refresh_naming_both():
@@ -455,3 +505,45 @@ def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
     b = lazy()
     _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
     assert Sent("fs", "tools/call", "read") in outputs
+
+
+# --- SPEC §8.9, INV-13: a call rejected unrun -----------------------------------------
+
+WRITER = ServerSpec("fs", versions=(((WRITE,),), ((WRITE,),)))
+IN_FLIGHT = (ListDone("fs"), Sample(), Call(0, "c1", "mcp__fs__write"))
+
+
+def test_a_rejected_call_waits_for_a_refresh_then_is_sent_once_more():
+    b = bound(WRITER)
+    state, outputs = run(b, *IN_FLIGHT, CallRejected("c1"))
+    assert outputs == [Sent("fs", "tools/list")]
+    record = state.call("c1")
+    assert record is not None
+    assert (record.phase, record.retried) == ("retrying", True)
+    state, outputs = run(b, *IN_FLIGHT, CallRejected("c1"), ListDone("fs"))
+    assert outputs == [RefreshOutcome("fs", "unchanged", 1), Sent("fs", "tools/call", "write")]
+
+
+def test_a_rejection_during_a_refresh_waits_for_the_refresh_queued_behind_it():
+    b = bound(WRITER)
+    events = (*IN_FLIGHT, ListChanged("fs"), CallRejected("c1"))
+    _, outputs = run(b, *events)
+    assert outputs == []
+    _, outputs = run(b, *events, ListDone("fs"))
+    assert Sent("fs", "tools/list") in outputs
+    assert Sent("fs", "tools/call", "write") not in outputs
+    _, outputs = run(b, *events, ListDone("fs"), ListDone("fs"))
+    assert outputs[-1] == Sent("fs", "tools/call", "write")
+
+
+def test_a_second_rejection_fails_the_call_and_a_waiting_retry_owes_no_cancellation():
+    b = bound(WRITER)
+    _, outputs = run(b, *IN_FLIGHT, CallRejected("c1"), ListDone("fs"), CallRejected("c1"))
+    text = texts.REJECTED_AGAIN.format(server="fs", tool="write")
+    assert outputs == [Result("c1", "failed", text)]
+    _, outputs = run(b, *IN_FLIGHT, CallRejected("c1"), Cancel("c1"))
+    assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
+    _, outputs = run(b, *IN_FLIGHT, CallRejected("c1"), Timeout("c1"))
+    (result,) = outputs
+    assert isinstance(result, Result)
+    assert result.text == texts.TIMED_OUT_RETRYING.format(seconds="300", server="fs")

@@ -18,7 +18,7 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 from testservers.common import make_server
 from testservers.processes import SERVER, http_server
@@ -41,8 +41,23 @@ TRANSPORTS = ["inproc", "stdio", "http"]
 
 
 @asynccontextmanager
-async def serving(transport: str, state: pathlib.Path, **settings: object) -> AsyncIterator[Host]:
+async def serving_with(
+    transport: str, state: pathlib.Path, **host_settings: Any
+) -> AsyncIterator[Host]:
+    """A host over ``common.make_server`` on ``transport``, with ``HostConfig`` settings."""
+    async with serving(transport, state, host_settings=host_settings) as host:
+        yield host
+
+
+@asynccontextmanager
+async def serving(
+    transport: str,
+    state: pathlib.Path,
+    host_settings: dict[str, Any] | None = None,
+    **settings: object,
+) -> AsyncIterator[Host]:
     """A host over ``common.make_server`` on ``transport``."""
+    extra = host_settings or {}
     if transport == "inproc":
         target: object = make_server(state)
     elif transport == "stdio":
@@ -50,11 +65,11 @@ async def serving(transport: str, state: pathlib.Path, **settings: object) -> As
     else:
         async with http_server(state, listening=True) as port:
             config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True, **settings)
-            async with Host.open(HostConfig(servers={"s": config})) as host:
+            async with Host.open(HostConfig(servers={"s": config}, **extra)) as host:
                 yield host
         return
     config = ServerConfig(target=target, required=True, **settings)  # type: ignore[arg-type]
-    async with Host.open(HostConfig(servers={"s": config})) as host:
+    async with Host.open(HostConfig(servers={"s": config}, **extra)) as host:
         yield host
 
 
@@ -397,3 +412,112 @@ async def test_by_default_one_result_is_cut_to_40000_characters_and_0_turns_that
 def test_an_output_limit_between_1_and_99_or_negative_is_a_config_error(limit):
     with pytest.raises(ConfigError, match="output_limit must be 0"):
         HostConfig(output_limit=limit)
+
+
+async def test_a_call_rejected_for_its_headers_is_retried_once_after_a_refresh(tmp_path):
+    """SPEC §8.9 (INV-13): the first listing hides ``locate``'s ``x-mcp-header``, so the
+    call goes without ``Mcp-Param-Region`` and the server answers -32020 unrun; the host
+    refreshes the server, learns the header, and the one retry runs the tool."""
+    log = tmp_path / "http.log"
+    env = {"MCPBIND_TEST_HIDDEN_HEADERS": "1", "MCPBIND_TEST_HTTP_LOG": str(log)}
+    async with http_server(tmp_path, listening=True, **env) as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": config})) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__locate", {"region": "eu"})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"region eu"}')
+    requests = log.read_text().splitlines()
+    assert requests.count("POST tools/call") == 2
+    assert requests.count("POST tools/list") == 2
+
+
+async def test_a_call_rejected_again_after_the_refresh_fails_without_a_third_send(tmp_path):
+    log = tmp_path / "http.log"
+    env = {"MCPBIND_TEST_HIDDEN_HEADERS": "-1", "MCPBIND_TEST_HTTP_LOG": str(log)}
+    async with http_server(tmp_path, listening=True, **env) as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": config})) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__locate", {"region": "eu"})
+    assert result.status == "failed"
+    assert result.output == texts.REJECTED_AGAIN.format(server="s", tool="locate")
+    assert log.read_text().splitlines().count("POST tools/call") == 2
+
+
+def sign_in_server() -> MCPServer:
+    """A tool that asks the user to open a sign-in page (URL-mode elicitation)."""
+    server = MCPServer("sign-in")
+
+    @server.tool(description="Ask the user to sign in on a web page")
+    async def sign_in(ctx: Context) -> str:
+        answer = await ctx.elicit_url("Sign in to continue", "https://example.test/login", "e-7")
+        return answer.action
+
+    _ = sign_in
+    return server
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_url_elicitation_is_offered_only_when_the_handler_takes_urls(transport, tmp_path):
+    async def user(request: ElicitationRequest) -> ElicitationAnswer:
+        return ElicitationAnswer("decline")
+
+    settings = {"elicitation": "ask", "elicitation_handler": user}
+    modes = {}
+    for url in (False, True):
+        async with serving_with(transport, tmp_path, elicitation_url=url, **settings) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__modes", {})
+        modes[url] = result.output.rsplit("\n", 1)[-1]
+    assert modes == {False: '{"result":"form"}', True: '{"result":"form,url"}'}
+
+
+async def test_url_elicitation_reaches_the_handler_with_its_url_and_its_answer_the_server():
+    asked: list[ElicitationRequest] = []
+
+    async def user(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer("accept")
+
+    config = HostConfig(
+        servers={"s": ServerConfig(target=sign_in_server())},
+        elicitation="ask",
+        elicitation_handler=user,
+        elicitation_url=True,
+    )
+    # A handshake-era session: MCPServer's ctx.elicit_url asks over the back-channel.
+    async with Host.open(config, connector=McpConnector("legacy")) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__sign_in", {})
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"accept"}')
+    (request,) = asked
+    assert (request.mode, request.url, request.elicitation_id) == (
+        "url",
+        "https://example.test/login",
+        "e-7",
+    )
+    assert request.message == "Sign in to continue"
+
+
+@pytest.mark.parametrize("url", [False, True], ids=["no-url-handler", "url-handler"])
+async def test_a_url_request_is_declined_without_asking_unless_the_handler_takes_urls(url):
+    asked: list[ElicitationRequest] = []
+
+    async def user(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer("cancel")
+
+    config = HostConfig(
+        servers={"s": ServerConfig(target=sign_in_server())},
+        elicitation="ask",
+        elicitation_handler=user,
+        elicitation_url=url,
+    )
+    async with Host.open(config, connector=McpConnector("legacy")) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__sign_in", {})
+    assert result.output.endswith('{"result":"cancel"}' if url else '{"result":"decline"}')
+    assert len(asked) == (1 if url else 0)
+
+
+@pytest.mark.parametrize("settings", [{"elicitation_url": True}, {"elicitation_url": "yes"}])
+def test_elicitation_url_needs_the_ask_policy_and_a_boolean(settings):
+    with pytest.raises(ConfigError, match="elicitation_url"):
+        HostConfig(servers={}, **settings)

@@ -7,6 +7,7 @@ import pathlib
 from typing import Annotated
 
 import anyio
+import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
@@ -15,13 +16,67 @@ Region = Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]
 """A parameter a 2026-07-28 HTTP client mirrors into the ``Mcp-Param-Region`` header."""
 
 
-def make_server(state: pathlib.Path) -> MCPServer:
+#: Listed with ``excludable``: a tool that must run as a task, and one whose
+#: ``x-mcp-header`` sits on an object property (invalid; ``MCPServer`` refuses to declare
+#: it, so it is added to the listing by hand).
+EXCLUDABLE = (
+    types.Tool(
+        name="research",
+        description="Runs only as a task",
+        input_schema={"type": "object", "properties": {"topic": {"type": "string"}}},
+        execution=types.ToolExecution(task_support="required"),
+    ),
+    types.Tool(
+        name="route",
+        description="An x-mcp-header on an object property",
+        input_schema={
+            "type": "object",
+            "properties": {"where": {"type": "object", "x-mcp-header": "Where"}},
+        },
+    ),
+)
+
+
+class _Listing(MCPServer):
+    """``MCPServer`` listing :data:`EXCLUDABLE` after its own tools (``excludable``), and
+    hiding the ``x-mcp-header`` annotations from its first ``hidden`` listings (-1:
+    from all): a client that believes such a listing sends no ``Mcp-Param-*`` header, and
+    the server, which checks calls against its real tools, answers -32020."""
+
+    def __init__(self, name: str, *, excludable: bool, hidden: int) -> None:
+        super().__init__(name)
+        self._excludable = excludable
+        self._hidden = hidden
+
+    async def list_tools(self) -> list[types.Tool]:
+        tools = await super().list_tools()
+        if self._hidden != 0:
+            self._hidden -= 1 if self._hidden > 0 else 0
+            tools = [_without_headers(t) for t in tools]
+        return [*tools, *EXCLUDABLE] if self._excludable else tools
+
+
+def _without_headers(tool: types.Tool) -> types.Tool:
+    properties = {
+        k: {key: v for key, v in p.items() if key != "x-mcp-header"}
+        for k, p in tool.input_schema.get("properties", {}).items()
+    }
+    return tool.model_copy(update={"input_schema": {**tool.input_schema, "properties": properties}})
+
+
+def make_server(
+    state: pathlib.Path, *, excludable: bool = False, hidden_headers: int = 0
+) -> MCPServer:
     """echo, whoami (the client's name and version), locate (an ``x-mcp-header``
     parameter), measure (structured, with an outputSchema), modes (the elicitation
     modes the client advertises), refuse (a JSON-RPC error worded as
     the TypeScript SDK words one), slow (a cancelled call appends its tag to
-    STATE/cancelled)."""
-    server = MCPServer("stdio-test")
+    STATE/cancelled). ``excludable``: :data:`EXCLUDABLE` is listed too;
+    ``hidden_headers``: see :class:`_Listing`."""
+    if excludable or hidden_headers:
+        server: MCPServer = _Listing("stdio-test", excludable=excludable, hidden=hidden_headers)
+    else:
+        server = MCPServer("stdio-test")
 
     @server.tool(description="Echo the text back")
     def echo(text: str) -> str:

@@ -6,7 +6,9 @@ a client falls back to the ``initialize`` handshake and a session id (the handsh
 ``MCPBIND_TEST_HTTP_LOG`` names a file that gets one line per request (``POST <method>``,
 ``GET``, ``DELETE``).
 
-Writes its pid to STATE_DIR/pid; its tools are ``common.make_server``'s.
+Writes its pid to STATE_DIR/pid; its tools are ``common.make_server``'s (with
+``MCPBIND_TEST_EXCLUDABLE``, its excludable ones too; ``MCPBIND_TEST_HIDDEN_HEADERS=N``
+hides the ``x-mcp-header`` annotations from its first N listings, -1 from all).
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from common import make_server
 state = pathlib.Path(sys.argv[1])
 state.mkdir(parents=True, exist_ok=True)
 (state / "pid").write_text(str(os.getpid()))
-server = make_server(state)
+server = make_server(
+    state,
+    excludable=bool(os.environ.get("MCPBIND_TEST_EXCLUDABLE")),
+    hidden_headers=int(os.environ.get("MCPBIND_TEST_HIDDEN_HEADERS", "0")),
+)
 
 
 if __name__ == "__main__":
