@@ -33,11 +33,12 @@ from mcpbind.impl import (
     DuplicateCallId,
     Host,
     HostConfig,
+    Progress,
     ServerStartupError,
 )
 from mcpbind.impl.config import load_toml, parse_toml
 
-__all__ = ["add_parsers", "load_config", "terminal_approver"]
+__all__ = ["ProgressLine", "add_parsers", "load_config", "terminal_approver"]
 
 USAGE = 2
 
@@ -294,6 +295,30 @@ async def _call(
     return report, interrupt.signum
 
 
+@attrs.define
+class ProgressLine:
+    """``mcpbind call`` on a terminal: one line on stderr, rewritten per notification
+    (SPEC §8.10), and ended before the result is printed."""
+
+    stream: TextIO
+    shown: bool = False
+
+    def __call__(self, progress: Progress) -> None:
+        amount = f"{progress.progress:g}"
+        if progress.total is not None:
+            amount += f"/{progress.total:g}"
+        message = f" {progress.message}" if progress.message else ""
+        self.stream.write(f"\r\x1b[K[{progress.server}] progress {amount}{message}")
+        self.stream.flush()
+        self.shown = True
+
+    def end(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False
+
+
 def call_main(args: argparse.Namespace) -> int:
     found = _config_or_exit(args)
     if found is None:
@@ -302,6 +327,9 @@ def call_main(args: argparse.Namespace) -> int:
     approver = _approver(args.yes, sys.stdin.isatty)
     if approver is not None:
         config = attrs.evolve(config, approver=approver)
+    line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
+    if line is not None and config.on_progress is None:
+        config = attrs.evolve(config, on_progress=line)
     _verbose(args.verbose)
     try:
         report, signum = trio.run(
@@ -312,6 +340,9 @@ def call_main(args: argparse.Namespace) -> int:
     except DuplicateCallId as error:  # pragma: no cover - one call per process
         print(f"mcpbind: {error}", file=sys.stderr)
         return USAGE
+    finally:
+        if line is not None:
+            line.end()
     if report is None:
         name = signal.Signals(signum).name if signum is not None else "a signal"
         print(f"mcpbind call: stopped by {name} before the call was sent", file=sys.stderr)

@@ -50,6 +50,7 @@ from .errors import (
 )
 from .exposure import Exposure
 from .host import Host
+from .progress import OnProgress
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
 from .seams import Seams
@@ -59,6 +60,7 @@ from .values import (
     ElicitationRequest,
     HostStatistics,
     ImageItem,
+    Progress,
     RefreshOutcome,
     ServerStatistics,
     ServerStatus,
@@ -102,7 +104,9 @@ __all__ = [
     "McpConnector",
     "McpServerContributor",
     "NullRecorder",
+    "OnProgress",
     "OverlayRecord",
+    "Progress",
     "Recorder",
     "RefreshOutcome",
     "RegistryState",

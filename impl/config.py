@@ -23,6 +23,7 @@ from .catalog_cache import CatalogCache
 from .contributors import Contributor, check_contributors
 from .errors import ConfigError
 from .exposure import TOOL_SEARCH
+from .progress import OnProgress
 from .server_config import (
     ELICITATION_POLICIES,
     BindingPolicy,
@@ -68,6 +69,10 @@ class HostConfig:
     """What the host answers when a server asks the user for input (SPEC §11.10)."""
     elicitation_handler: ElicitationHandler | None = attrs.field(default=None, repr=False)
     """Asks the user when ``elicitation = "ask"``."""
+    on_progress: OnProgress | None = attrs.field(default=None, repr=False)
+    """Receives each progress notification of a pending call as a ``Progress``, in order
+    (SPEC §8.10); a plain function or a coroutine function. A callback that raises is
+    logged and changes nothing."""
     elicitation_url: bool = False
     """The handler takes URL requests (``ElicitationRequest.mode == "url"``): only then
     does the host offer servers URL-mode elicitation (SPEC §11.10). Needs ``ask``."""

@@ -40,6 +40,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
 from pydantic import TypeAdapter, ValidationError
@@ -57,6 +58,7 @@ __all__ = [
     "McpConnection",
     "McpConnector",
     "OnStderr",
+    "OnWireProgress",
     "RequestFailed",
     "ServerError",
 ]
@@ -68,6 +70,8 @@ _INPUT_ROUNDS = 10
 
 Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
 """The host's answer to a server's elicitation (a form, or a URL to open)."""
+OnWireProgress = ProgressFnT
+"""Receives each progress notification of one request: ``(progress, total, message)``."""
 OnStderr = Callable[[str], None]
 """Receives each line a stdio server writes to its stderr."""
 
@@ -111,13 +115,16 @@ class Connection(Protocol):
         on_sent: Callable[[], None],
         on_late: Callable[[], None],
         meta: Mapping[str, Any] | None = None,
+        on_progress: OnWireProgress | None = None,
     ) -> Any:
         """The raw JSON of a ``tools/call`` result for the raw tool ``name``.
 
         ``on_sent`` is called when the request leaves for the server. Cancelling the
         caller's scope after that cancels the request at the server (INV-7); if the
         server answers anyway, a connection that sees it calls ``on_late`` (INV-4).
-        ``meta`` is sent as the request's ``_meta`` (SPEC §11.10).
+        ``meta`` is sent as the request's ``_meta`` (SPEC §11.10). With ``on_progress``
+        the request carries a progress token, and each progress notification for it is
+        awaited as ``on_progress(progress, total, message)`` (SPEC §8.10).
         Raises ConnectionLost/RequestFailed."""
 
     async def wait_lost(self) -> None:
@@ -227,11 +234,13 @@ class McpConnection:
     async def wait_lost(self) -> None:
         await self._lost.wait()
 
-    async def _request(self, request: Any) -> Any:
+    async def _request(self, request: Any, on_progress: OnWireProgress | None = None) -> Any:
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         try:
-            return await self._client.session.send_request(request, _RAW)
+            return await self._client.session.send_request(
+                request, _RAW, progress_callback=on_progress
+            )
         except MCPError as error:
             mapped = _map_error(error, self._http)
             if isinstance(mapped, ConnectionLost):
@@ -259,6 +268,7 @@ class McpConnection:
         on_sent: Callable[[], None],
         on_late: Callable[[], None],
         meta: Mapping[str, Any] | None = None,
+        on_progress: OnWireProgress | None = None,
     ) -> Any:
         # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
         # RequestParamsMeta is an open TypedDict: any string key round-trips.
@@ -268,14 +278,14 @@ class McpConnection:
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
-        raw = await self._request(request)
+        raw = await self._request(request, on_progress)
         rounds = 0
         while isinstance(raw, dict) and raw.get("resultType") == "input_required":
             rounds += 1
             if rounds > _INPUT_ROUNDS:
                 raise RequestFailed(f"the server asked for input more than {_INPUT_ROUNDS} times")
             params = await self._with_input(params, raw)
-            raw = await self._request(types.CallToolRequest(params=params))
+            raw = await self._request(types.CallToolRequest(params=params), on_progress)
         return raw
 
     async def _with_input(

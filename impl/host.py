@@ -291,6 +291,8 @@ class Host:
             calls_in_flight=len(self._calls),
             results=routed.results,
             late_dropped=routed.late_dropped,
+            progress=routed.progress,
+            late_progress=routed.late_progress,
         )
 
     # --- calls -----------------------------------------------------------------------

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import anyio
+import anyio.lowlevel
 import attrs
 
 from mcpbind.model import texts
@@ -48,6 +49,7 @@ from .encoding import OutputLimits, encode_result, wall_time_header
 from .errors import DuplicateCallId
 from .exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
 from .planner import Planner
+from .progress import ProgressCounts, ProgressFeed
 from .recorder import Recorder
 from .registry import Binding, ToolRegistry
 from .runtime import ServerRuntime
@@ -128,6 +130,8 @@ class RouterStatistics:
     """Terminal results so far, by status."""
     late_dropped: int
     """Answers that arrived after their call had ended (dropped, INV-4)."""
+    progress: int = 0
+    late_progress: int = 0
 
 
 class Router:
@@ -160,9 +164,13 @@ class Router:
         )
         self._results: Counter[str] = Counter()
         self._late_dropped = 0
+        self._progress = ProgressCounts()
 
     def statistics(self) -> RouterStatistics:
-        return RouterStatistics(dict(self._results), self._late_dropped)
+        counts = self._progress
+        return RouterStatistics(
+            dict(self._results), self._late_dropped, counts.delivered, counts.late
+        )
 
     # --- the call ------------------------------------------------------------------------
 
@@ -388,17 +396,27 @@ class Router:
             call.sent = True
             self.recorder.sent(server, "tools/call", tool)
 
+        feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress)
         try:
-            return await connection.call_tool(
+            raw = await connection.call_tool(
                 tool,
                 arguments,
                 on_sent=on_sent,
                 on_late=lambda: self.late_answer(call_id),
                 meta={META_SESSION_ID: self.session_id, META_STEP: step, META_CALL_ID: call_id},
+                on_progress=feed.receive,
             )
         except ConnectionLost:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
+        else:
+            if feed.on_progress is not None:
+                # The SDK hands each notification to a task of its own; one read before
+                # the answer may not have run yet. Let it (no cancellation point).
+                await anyio.lowlevel.cancel_shielded_checkpoint()
+            return raw
+        finally:
+            feed.close()  # SPEC §8.10: progress after the answer is late
 
     async def _run_local(
         self, call: PendingCall, binding: Binding, arguments: dict[str, Any]

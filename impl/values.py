@@ -21,6 +21,7 @@ __all__ = [
     "HostStatistics",
     "ImageItem",
     "Phase",
+    "Progress",
     "RefreshOutcome",
     "ServerStatistics",
     "ServerStatus",
@@ -79,6 +80,18 @@ class ElicitationRequest:
     url: str | None = None
     elicitation_id: str | None = None
     """The server's opaque id of a URL request (2025-11-25 connections)."""
+
+
+@attrs.frozen
+class Progress:
+    """One progress notification of a call in flight (SPEC §8.10)."""
+
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    """What ``progress`` counts up to, when the server knows it."""
+    message: str | None = None
 
 
 @attrs.frozen
@@ -161,6 +174,10 @@ class HostStatistics:
     """Terminal results so far, by status."""
     late_dropped: int
     """Answers that arrived after their call had ended (dropped, INV-4)."""
+    progress: int = 0
+    """Progress notifications received for pending calls (SPEC §8.10)."""
+    late_progress: int = 0
+    """Progress notifications that arrived after their call had ended (dropped)."""
 
 
 @attrs.frozen

@@ -33,6 +33,7 @@ from mcpbind.impl.connection import (
     ConnectionLost,
     Elicit,
     OnStderr,
+    OnWireProgress,
     RequestFailed,
     ServerError,
 )
@@ -210,6 +211,7 @@ class _Connection:
         on_sent: Callable[[], None],
         on_late: Callable[[], None],
         meta: Mapping[str, Any] | None = None,
+        on_progress: OnWireProgress | None = None,
     ) -> Any:
         self._check()
         server = self._server

@@ -69,7 +69,7 @@ def make_server(
 ) -> MCPServer:
     """echo, whoami (the client's name and version), locate (an ``x-mcp-header``
     parameter), measure (structured, with an outputSchema), modes (the elicitation
-    modes the client advertises), refuse (a JSON-RPC error worded as
+    modes the client advertises), steps (progress per step), refuse (a JSON-RPC error worded as
     the TypeScript SDK words one), slow (a cancelled call appends its tag to
     STATE/cancelled). ``excludable``: :data:`EXCLUDABLE` is listed too;
     ``hidden_headers``: see :class:`_Listing`."""
@@ -107,6 +107,14 @@ def make_server(
     @server.tool(description="Answer with a JSON-RPC error, as the TypeScript SDK words one")
     def refuse() -> str:
         raise MCPError(-32042, "MCP error -32042: this needs a browser")
+
+    @server.tool(description="Report progress once per step, then answer")
+    async def steps(ctx: Context, count: int = 3, pause: float = 0.0) -> str:
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step}")
+            if pause:
+                await anyio.sleep(pause)
+        return f"{count} steps"
 
     @server.tool(description="Sleep, noting a cancellation")
     async def slow(seconds: float = 60.0, tag: str = "") -> str:

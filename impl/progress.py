@@ -1,0 +1,117 @@
+"""Progress notifications of calls in flight (SPEC §8.10).
+
+Every ``tools/call`` carries a progress token (the SDK's request id). Each
+``notifications/progress`` for it reaches the host's ``on_progress`` as one
+:class:`~mcpbind.impl.values.Progress`, in the order the server sent them, while the
+call is pending; one that arrives after the call ended is dropped and counted, like a
+late answer.
+
+Why a feed per call: the SDK runs every progress callback in a task of its own, and trio
+may run tasks that became runnable together in either order. The MCP spec makes
+``progress`` increase with each notification of a request (basic/utilities/progress), so
+a feed collects what arrives in one scheduling batch, yields once, and delivers the batch
+sorted by ``progress``, one delivery at a time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+
+import anyio
+import anyio.lowlevel
+import attrs
+
+from .values import Progress
+
+__all__ = ["OnProgress", "ProgressCounts", "ProgressFeed"]
+
+logger = logging.getLogger("mcpbind.progress")
+
+OnProgress = Callable[[Progress], Awaitable[None] | None]
+"""The host's progress callback: a plain function or a coroutine function."""
+
+
+@attrs.define(eq=False)
+class ProgressCounts:
+    """What a host's feeds saw: delivered, and dropped because their call had ended."""
+
+    delivered: int = 0
+    late: int = 0
+
+
+@attrs.define(eq=False)
+class ProgressFeed:
+    """The progress of one call, from its ``tools/call`` to its result."""
+
+    call_id: str
+    server: str
+    on_progress: OnProgress | None
+    counts: ProgressCounts
+    closed: bool = False
+    _waiting: list[tuple[float, int, Progress]] = attrs.field(factory=list)
+    _arrivals: int = 0
+    _lock: anyio.Lock | None = None
+    """Made at the first notification: most calls report no progress."""
+
+    def close(self) -> None:
+        """The call's answer is in (or the call ended): what arrives from now on is late.
+        What arrived before and still waits is delivered now, in order, by a plain
+        callback; a coroutine callback gets it from the tasks that received it."""
+        self.closed = True
+        if self._waiting and not _is_async(self.on_progress):
+            for item in self._drain():
+                self.counts.delivered += 1
+                _call(self.on_progress, item)
+
+    async def receive(self, progress: float, total: float | None, message: str | None) -> None:
+        """The SDK's progress callback for this call's request."""
+        if self.closed:
+            self.counts.late += 1
+            return
+        if self.on_progress is None:
+            self.counts.delivered += 1
+            return
+        self._arrivals += 1
+        item = Progress(self.call_id, self.server, progress, total, message)
+        self._waiting.append((progress, self._arrivals, item))
+        await anyio.lowlevel.checkpoint()  # let the rest of this batch arrive first
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            while self._waiting:
+                (first,) = self._drain(1)
+                self.counts.delivered += 1
+                returned = _call(self.on_progress, first)
+                if returned is not None:
+                    await _awaited(returned, first)
+
+    def _drain(self, most: int | None = None) -> list[Progress]:
+        self._waiting.sort(key=lambda waiting: waiting[:2])
+        taken, self._waiting = self._waiting[:most], self._waiting[len(self._waiting[:most]) :]
+        return [item for _, _, item in taken]
+
+
+def _is_async(on_progress: OnProgress | None) -> bool:
+    call = getattr(on_progress, "__call__", None)  # noqa: B004 - a callable object's method
+    return inspect.iscoroutinefunction(on_progress) or inspect.iscoroutinefunction(call)
+
+
+def _call(on_progress: OnProgress | None, progress: Progress) -> Awaitable[None] | None:
+    """One notification to the host; a failing callback is logged and changes nothing.
+    Returns what a coroutine callback returned, to be awaited."""
+    assert on_progress is not None
+    try:
+        returned = on_progress(progress)
+    except Exception:
+        logger.exception("on_progress failed for call %r; the call goes on", progress.call_id)
+        return None
+    return returned if inspect.isawaitable(returned) else None
+
+
+async def _awaited(returned: Awaitable[None], progress: Progress) -> None:
+    try:
+        await returned
+    except Exception:
+        logger.exception("on_progress failed for call %r; the call goes on", progress.call_id)
