@@ -30,6 +30,7 @@ LOCKSTEP_VARIANTS: dict[str, dict[str, Any]] = {
     "lockstep": {},
     "lockstep-approval": {"approval": True},
     "lockstep-lazy": {"lazy": True},
+    "lockstep-progress": {"progress": True},
 }
 DEPTHS = {"ci": {"revalidate": 4, "frozen": 3}, "nightly": {"revalidate": 5, "frozen": 5}}
 
@@ -121,7 +122,7 @@ def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     if "machines" in stages:
         _machine_stage(report, progress, machine_failure, lockstep_property, real_servers_property)
     if args.mutants or "mutants" in stages:
-        report["mutants"] = check_mutants(progress)
+        report["mutants"] = check_mutants(progress, pathlib.Path(args.corpus))
     return report
 
 
@@ -267,7 +268,7 @@ def _counting(test: Callable[[], None], hook: Callable[[], None]) -> Callable[[]
     return test
 
 
-def check_mutants(progress: Progress) -> list[dict[str, Any]]:
+def check_mutants(progress: Progress, corpus: pathlib.Path | None = None) -> list[dict[str, Any]]:
     """Every model mutant through the explorer, every runtime mutant through the lockstep
     machine (generation only: a mutant counts as killed at its first failing example)."""
     from mcpbind.model.mutants import MUTANTS  # noqa: PLC0415
@@ -297,7 +298,7 @@ def check_mutants(progress: Progress) -> list[dict[str, Any]]:
         progress.done(f"model mutant {model_mutant.name}", started, "kill" if killed_by else "LIVE")
     for impl in IMPL_MUTANTS:
         started = progress.start(f"runtime mutant {impl.name}")
-        kill = kill_impl_mutant(impl.name)
+        kill = kill_impl_mutant(impl.name, corpus)
         results.append(
             {
                 "name": impl.name,

@@ -61,6 +61,8 @@ class PendingCall:
     """``tools/call`` left for the server."""
     ended_by: EndedBy | None = None
     """Who ended it early; None: nobody (it ran out its deadline if the scope fired)."""
+    cap: float = math.inf
+    """With an idle timeout (SPEC §8.11): when its whole time runs out, whatever progress."""
     _paused: int = 0
     _remaining: float = math.inf
 
@@ -81,6 +83,18 @@ class PendingCall:
         self._paused -= 1
         if self._paused == 0:
             self.scope.deadline = anyio.current_time() + self._remaining
+
+    def rearm(self, idle: float) -> None:
+        """SPEC §8.11: progress came; the idle deadline starts again, never past the cap."""
+        if self._paused:
+            self._remaining = idle
+            return
+        self.scope.deadline = min(anyio.current_time() + idle, self.cap)
+
+    @property
+    def capped(self) -> bool:
+        """Its deadline that fired was the cap."""
+        return self.cap != math.inf and anyio.current_time() >= self.cap
 
 
 @attrs.frozen
@@ -129,12 +143,18 @@ class CallTable:
         if not self._pending and self._emptied is not None:
             self._emptied.set()
 
-    def attach(self, call: PendingCall, server: str, timeout: float) -> None:
-        """The call reached ``server``: its tool timeout (0: none) runs from now."""
+    def attach(self, call: PendingCall, server: str, timeout: float, cap: float = 0.0) -> None:
+        """The call reached ``server``: its tool timeout (0: none) runs from now; ``cap``
+        (0: none) bounds its whole time when progress re-arms the timeout (SPEC §8.11)."""
         call.server = server
         call.started = anyio.current_time()
         call.scope.deadline = call.started + timeout if timeout > 0 else math.inf
+        call.cap = call.started + cap if cap > 0 else math.inf
         self._by_server.setdefault(server, set()).add(call)
+
+    def rearm(self, call: PendingCall, idle: float) -> None:
+        """SPEC §8.11: progress on ``call`` re-arms its idle timeout, up to its cap."""
+        call.rearm(idle)
 
     def detach(self, call: PendingCall) -> None:
         if call.server is not None:

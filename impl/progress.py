@@ -49,6 +49,8 @@ class ProgressFeed:
     server: str
     on_progress: OnProgress | None
     counts: ProgressCounts
+    rearm: Callable[[], None] | None = None
+    """Re-arms the call's idle timeout (SPEC §8.11); None without one."""
     closed: bool = False
     _waiting: list[tuple[float, int, Progress]] = attrs.field(factory=list)
     _arrivals: int = 0
@@ -70,6 +72,8 @@ class ProgressFeed:
         if self.closed:
             self.counts.late += 1
             return
+        if self.rearm is not None:
+            self.rearm()
         if self.on_progress is None:
             self.counts.delivered += 1
             return

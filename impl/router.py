@@ -276,7 +276,9 @@ class Router:
             return gone
         # SPEC §8.4: the tool timeout runs from here (after any approval; a wait for a lazy
         # start counts); the wall time runs from acceptance.
-        self.calls.attach(call, runtime.name, runtime.config.tool_timeout_sec)
+        settings = runtime.config
+        cap = settings.tool_max_sec if settings.idle_timeout else 0.0
+        self.calls.attach(call, runtime.name, settings.tool_timeout_sec, cap)
         if runtime.starting:
             # SPEC §11.12 (INV-11): a lazily started server is waited for, dormant or
             # connected, until its first refresh has ended; not failed fast, not sent to.
@@ -396,7 +398,9 @@ class Router:
             call.sent = True
             self.recorder.sent(server, "tools/call", tool)
 
-        feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress)
+        idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
+        rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
+        feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress, rearm)
         try:
             raw = await connection.call_tool(
                 tool,
@@ -506,6 +510,13 @@ class Router:
             return Ending("cancelled", texts.CANCELLED)
         if call.phase == "retrying":
             text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
+            return Ending("timed_out", text)
+        settings = self.servers[server].config
+        if call.sent and settings.idle_timeout:  # SPEC §8.11: which deadline fired
+            if call.capped:
+                text = texts.TIMED_OUT_CAP.format(seconds=f"{settings.tool_max_sec:g}")
+            else:
+                text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
             return Ending("timed_out", text)
         template = texts.TIMED_OUT if call.sent else texts.TIMED_OUT_QUEUED
         return Ending("timed_out", template.format(seconds=seconds))

@@ -147,6 +147,11 @@ class ServerConfig:
     )
     tool_timeout_sec: float = attrs.field(default=300.0, validator=non_negative("tool_timeout_sec"))
     """0 means no limit."""
+    idle_timeout: bool = False
+    """``tool_timeout_sec`` is an idle timeout: each progress notification of a call in
+    flight starts it again, up to ``tool_max_sec`` in all (SPEC §8.11)."""
+    tool_max_sec: float = attrs.field(default=3600.0, validator=non_negative("tool_max_sec"))
+    """With ``idle_timeout``: the cap on a call's whole time, from dispatch."""
     list_timeout_sec: float = attrs.field(default=30.0, validator=non_negative("list_timeout_sec"))
     """One deadline for a whole refresh (every page); 0 means no limit."""
     enabled_tools: frozenset[str] | None = attrs.field(default=None, converter=_names)
@@ -198,6 +203,13 @@ class ServerConfig:
                 tools[tool] = attrs.evolve(current, approval_mode=mode)
             object.__setattr__(self, "tools", _tool_configs(tools))  # frozen: built once here
             object.__setattr__(self, "tool_approval_modes", MappingProxyType({}))
+        if self.idle_timeout and not 0 < self.tool_timeout_sec < self.tool_max_sec:
+            raise ConfigError(
+                "an idle timeout needs 0 < tool_timeout_sec < tool_max_sec, got "
+                f"tool_timeout_sec = {self.tool_timeout_sec:g}, "
+                f"tool_max_sec = {self.tool_max_sec:g}; the cap is what ends a call that "
+                "keeps reporting progress"
+            )
         target = self.target
         if isinstance(target, str) and not target.startswith(("http://", "https://")):
             raise ConfigError(f"a URL target must start with http:// or https://, got {target!r}")

@@ -69,6 +69,9 @@ MCPBIND_KEYS = frozenset(
         "optional_startup_grace_sec",
         "startup",
         "close_timeout_sec",
+        # Idle timeouts (SPEC §8.11): ``[mcpbind.idle_timeout]`` maps a server name to the
+        # cap, in seconds, on a call whose progress keeps re-arming its tool timeout.
+        "idle_timeout",
     }
 )
 #: ``[mcpbind]`` keys that ``false`` turns off (TOML has no null).
@@ -285,6 +288,8 @@ class _Reader:
                 settings[key] = self.number("mcpbind", key, value)
             elif key == "startup":
                 servers = self.startup(value, servers)
+            elif key == "idle_timeout":
+                servers = self.idle_timeout(value, servers)
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
                     off = " or false" if key in SWITCHABLE_KEYS else ""
@@ -305,6 +310,23 @@ class _Reader:
                     "mcpbind.startup", name, f"must be one of {', '.join(STARTUP_POLICIES)}"
                 )
             updated[name] = attrs.evolve(servers[name], startup=policy)
+        return updated
+
+    def idle_timeout(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        """``[mcpbind.idle_timeout]``: server name -> the cap (seconds) on a call's whole
+        time; the server's tool timeout becomes an idle timeout that progress re-arms."""
+        table = "mcpbind.idle_timeout"
+        if not isinstance(raw, dict):
+            raise self.error("mcpbind", "idle_timeout", "must be a table of server names")
+        updated = dict(servers)
+        for name, cap in raw.items():
+            if name not in servers:
+                raise self.error(table, name, "names no server of [mcp_servers]")
+            seconds = self.number(table, name, cap)
+            try:
+                updated[name] = attrs.evolve(servers[name], idle_timeout=True, tool_max_sec=seconds)
+            except ConfigError as error:
+                raise self.error(table, name, str(error)) from error
         return updated
 
 

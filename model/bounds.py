@@ -79,6 +79,11 @@ CATALOGS_ENVIRONMENT = frozenset({t.kind for t in EVENT_TYPES} | {"call_error", 
 #: listings (a refresh that fails still answers a waiting retry).
 RETRY_ENVIRONMENT = CALLS_ENVIRONMENT | {"call_rejected", "list_failed"}
 
+#: The ``progress`` part (SPEC §8.11): the calls environment plus progress notifications,
+#: against ``git_hub`` with an idle timeout.
+PROGRESS_ENVIRONMENT = CALLS_ENVIRONMENT | {"progress"}
+IDLE_SERVERS = (SERVER_B,)
+
 #: The ``approval`` part: the calls environment plus the approver's answers (SPEC §10.2).
 APPROVAL_ENVIRONMENT = CALLS_ENVIRONMENT | {"approve", "deny"}
 
@@ -121,7 +126,7 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the five parts of SPEC §10.2.
+    """The standard bound, as the six parts of SPEC §10.2.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
@@ -131,6 +136,8 @@ def standard_suite(
     §3.5), plus host refreshes and failed listings; 2 steps, 2 calls.
     ``retry``: as ``calls`` plus rejections unrun (-32020, SPEC §8.9) and failed listings;
     1 step (a retry keeps its step's lane), 2 calls.
+    ``progress``: as ``calls`` with ``git_hub``'s tool timeout an idle timeout (SPEC
+    §8.11), plus progress notifications; 1 step, 2 calls.
     ``steps``/``calls`` override every part.
     """
     specs = (SERVER_A_SPEC, SERVER_B_SPEC)
@@ -173,12 +180,23 @@ def standard_suite(
         max_calls=2 if calls is None else calls,
         environment=RETRY_ENVIRONMENT,
     )
+    progress_part = attrs.evolve(
+        call_part,
+        servers=tuple(
+            attrs.evolve(s, idle_timeout=True) if s.name in IDLE_SERVERS else s
+            for s in call_part.servers
+        ),
+        max_steps=1 if steps is None else steps,
+        max_calls=2 if calls is None else calls,
+        environment=PROGRESS_ENVIRONMENT,
+    )
     return (
         Part("catalogs", catalogs),
         Part("calls", call_part),
         Part("approval", approval_part),
         Part("lazy", lazy_part),
         Part("retry", retry_part),
+        Part("progress", progress_part),
     )
 
 

@@ -34,6 +34,7 @@ from .values import (
     Approve,
     Bound,
     CallFailed,
+    CallProgress,
     CallResponded,
     Deny,
     Event,
@@ -70,6 +71,7 @@ DRAIN_EVENTS: tuple[type, ...] = (
     CallResponded,
     CallFailed,
     Timeout,
+    CallProgress,  # a server may keep reporting progress; the cap still ends the drain
     Reconnect,
 )
 
@@ -103,9 +105,17 @@ class Report:
     """``(event kind, effect, transitions)``: what each event kind was seen to do."""
 
 
+#: Fields added to an event after replay files used it: shown only when not at their
+#: default, so that the traces written before them still replay.
+_SHOWN_WHEN_SET: dict[type, tuple[str, ...]] = {Timeout: ("cap",)}
+
+
 def format_event(event: Event) -> str:
     """``kind(arg=value, ...)``: the form traces and replay files use."""
     fields = attrs.asdict(event)
+    for name in _SHOWN_WHEN_SET.get(type(event), ()):
+        if not fields[name]:
+            del fields[name]
     args = ", ".join(f"{k}={v!r}" for k, v in fields.items())
     return f"{event.kind}({args})"
 

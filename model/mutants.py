@@ -369,6 +369,16 @@ class RetryOnAStaleRefresh(Mutant):
         return False
 
 
+class UncappedProgress(Mutant):
+    name = "uncapped_progress"
+    target = "LIVE-1"
+    description = "progress re-arms the idle timeout without counting towards a cap"
+    part = "progress"
+
+    def rearmed(self, record: CallRecord) -> CallRecord:
+        return record
+
+
 class AcceptCallsAfterClose(Mutant):
     name = "accept_calls_after_close"
     target = "INV-12"
@@ -407,6 +417,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ResendAtOnce(),
     RetryEveryRejection(),
     RetryOnAStaleRefresh(),
+    UncappedProgress(),
 )
 
 

@@ -41,6 +41,7 @@ split into small hooks so that :mod:`mcpbind.model.mutants` can break exactly on
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import attrs
@@ -62,6 +63,7 @@ from .values import (
     Bound,
     Call,
     CallFailed,
+    CallProgress,
     CallRecord,
     CallRejected,
     CallResponded,
@@ -220,14 +222,28 @@ class Rules:
                 first = state.calls[0]
                 events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
         for record in state.calls:
-            events.extend(self.call_events(record, allowed))
+            events.extend(self.call_events(record, allowed, bound))
         events.append(Close())
         return events
 
-    def call_events(self, record: CallRecord, allowed: frozenset[str] | None) -> list[Event]:
+    def call_events(
+        self, record: CallRecord, allowed: frozenset[str] | None, bound: Bound
+    ) -> list[Event]:
         """What may happen to one accepted call next (answers, approver, host, deadline)."""
         call_id = record.call_id
         events: list[Event] = []
+        idle = record.phase == "sent" and self.idle_timeout(record, bound)
+        if idle:
+            # SPEC §8.11: progress re-arms the idle deadline; the cap cannot fire before
+            # ``rearms`` idle periods have passed. The rules take the timing where each
+            # notification comes just before the idle deadline: after ``rearms`` of them
+            # the cap is the earlier deadline, and only it (or an answer, a cancel, a
+            # disconnect) ends the call.
+            if record.progressed < bound.rearms:
+                if allowed is None or "progress" in allowed:
+                    events.append(CallProgress(call_id))
+            elif self.can_time_out(record) and (allowed is None or "timeout" in allowed):
+                events.append(Timeout(call_id, cap=True))
         if record.phase == "sent":
             if allowed is None or "call_responded" in allowed:
                 events.append(CallResponded(call_id))
@@ -247,9 +263,32 @@ class Rules:
         if record.phase != "done":
             if allowed is None or "cancel" in allowed:
                 events.append(Cancel(call_id))
-            if self.can_time_out(record) and (allowed is None or "timeout" in allowed):
+            capped = idle and record.progressed >= bound.rearms
+            if (
+                self.can_time_out(record)
+                and not capped
+                and (allowed is None or "timeout" in allowed)
+            ):
                 events.append(Timeout(call_id))
         return events
+
+    def idle_timeout(self, record: CallRecord, bound: Bound) -> bool:
+        """SPEC §8.11: the call's server has an idle timeout that progress re-arms."""
+        idle = _idle_servers(bound)
+        binding = record.binding
+        return bool(idle) and binding is not None and binding.server in idle
+
+    def _on_progress(self, state: State, event: Event) -> Transition:
+        """SPEC §8.11: progress on a call to a server with an idle timeout re-arms its
+        deadline; each counts towards the cap (LIVE-1 holds because of it)."""
+        assert isinstance(event, CallProgress)
+        record = state.call(event.call_id)
+        assert record is not None
+        return Transition(_replace_call(state, self.rearmed(record)))
+
+    def rearmed(self, record: CallRecord) -> CallRecord:
+        """LIVE-1: a re-arm counts towards the cap."""
+        return evolve(record, progressed=record.progressed + 1)
 
     def step(self, state: State, event: Event) -> Transition:
         """Apply ``event``; raise :class:`EventNotEnabled` if the state does not allow it."""
@@ -786,8 +825,13 @@ class Rules:
         assert record.binding.server
         server = record.binding.server
         seconds = f"{state.bound.server(server).tool_timeout_sec:g}"
+        spec = state.bound.server(server)
         if record.phase == "starting":
             text = texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
+        elif event.cap:
+            text = texts.TIMED_OUT_CAP.format(seconds=f"{spec.tool_max_sec:g}")
+        elif record.phase == "sent" and spec.idle_timeout:
+            text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
         elif record.phase == "retrying":
             text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
         elif record.phase == "sent":
@@ -813,6 +857,7 @@ class Rules:
             results=record.results + 1,
             retried=False,
             behind=False,
+            progressed=0,
         )
         if record.phase == "sent" and status in ("cancelled", "timed_out"):
             assert record.binding is not None
@@ -926,6 +971,12 @@ def _guard_key(event: Event) -> Event:
     return event
 
 
+@functools.cache
+def _idle_servers(bound: Bound) -> frozenset[str]:
+    """The servers of ``bound`` with an idle timeout (the explorer's hot path)."""
+    return frozenset(s.name for s in bound.servers if s.idle_timeout)
+
+
 def _with_server(state: State, i: int, server: ServerState) -> State:
     servers = state.servers
     return _evolve(state, servers=(*servers[:i], server, *servers[i + 1 :]))
@@ -1008,6 +1059,11 @@ EVENT_GUARDS: dict[str, str] = {
     "call_failed": "the call is in flight",
     "call_rejected": "the call is in flight",
     "cancel": ("the call waits for approval, a lazy start or its retry, is queued or is in flight"),
+    "progress": (
+        "the call is in flight to a server with an idle timeout and fewer progress "
+        "notifications re-armed it than the cap's idle periods (then a cap timeout is "
+        "enabled instead)"
+    ),
     "timeout": (
         "the call waits for a lazy start or its retry, is queued or is in flight (not while "
         "it waits for approval)"

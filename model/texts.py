@@ -101,6 +101,13 @@ REJECTED_AGAIN: Final = (
     "server {server!r} rejected the call of {tool!r} again after its catalog was refreshed "
     "(code -32020: the Mcp-Param-* headers do not match the arguments); the tool did not run"
 )
+TIMED_OUT_IDLE: Final = (
+    "call timed out: no progress for {seconds} seconds; the server was told to cancel it"
+)
+TIMED_OUT_CAP: Final = (
+    "call timed out after {seconds} seconds in all (max_sec), though it kept reporting "
+    "progress; the server was told to cancel it"
+)
 TIMED_OUT_RETRYING: Final = (
     "call timed out after {seconds} seconds while waiting to send it again: server "
     "{server!r} rejected it unrun (code -32020) and its catalog is being refreshed; "

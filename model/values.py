@@ -20,6 +20,7 @@ __all__ = [
     "Bound",
     "Call",
     "CallFailed",
+    "CallProgress",
     "CallRecord",
     "CallRejected",
     "CallResponded",
@@ -103,6 +104,10 @@ class ServerSpec:
     versions: tuple[Listing, ...]
     parallel: bool = False
     tool_timeout_sec: float = 300.0
+    idle_timeout: bool = False
+    """The tool timeout is an idle timeout that progress re-arms, capped (SPEC §8.11)."""
+    tool_max_sec: float = 3600.0
+    """With ``idle_timeout``: the cap on a call's whole time."""
     enabled_tools: frozenset[str] | None = None
     disabled_tools: frozenset[str] = frozenset()
 
@@ -133,6 +138,9 @@ class Bound:
     """Gating is active and every MCP tool needs approval (SPEC §3.4): a call waits in
     phase ``approval`` until ``approve`` or ``deny``."""
     lazy: tuple[str, ...] = ()
+    rearms: int = 2
+    """On a server with an idle timeout, how many progress notifications re-arm a call's
+    deadline before its cap is the earlier deadline: the cap, counted in idle periods."""
     """Servers started ``lazy_when_cached`` with a cache entry holding their version-0
     listing (SPEC §3.5, §11.12): that listing installs at the start and the server stays
     dormant, not connected, until a call or ``refresh_requested`` wakes it."""
@@ -261,6 +269,8 @@ class CallRecord:
     behind: bool = False
     """``retrying`` behind a refresh that started before the rejection: it waits for the
     refresh queued after that one (INV-13)."""
+    progressed: int = 0
+    """Progress notifications that re-armed its idle timeout (SPEC §8.11)."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -370,6 +380,18 @@ class Cancel:
 class Timeout:
     kind: ClassVar[str] = "timeout"
     call_id: str
+    cap: bool = False
+    """A server with an idle timeout (SPEC §8.11): the cap on the call's whole time
+    fired, not the idle timeout."""
+
+
+@attrs.frozen
+class CallProgress:
+    """The server reported progress on a call in flight. On a server with an idle timeout
+    it re-arms the call's deadline, up to the cap (SPEC §8.11)."""
+
+    kind: ClassVar[str] = "progress"
+    call_id: str
 
 
 @attrs.frozen
@@ -425,6 +447,7 @@ Event = (
     | Approve
     | Deny
     | Timeout
+    | CallProgress
     | Disconnect
     | Reconnect
     | Close
@@ -444,6 +467,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Approve,
     Deny,
     Timeout,
+    CallProgress,
     Disconnect,
     Reconnect,
     Close,

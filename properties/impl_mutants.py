@@ -18,7 +18,7 @@ import attrs
 from typing_extensions import override
 
 from mcpbind.impl.approval import ApprovalGate, ApprovalRequest
-from mcpbind.impl.calls import CallTable
+from mcpbind.impl.calls import CallTable, PendingCall
 from mcpbind.impl.catalog import BuildBindings, Decision, build_bindings, read_listing
 from mcpbind.impl.errors import CatalogRejected
 from mcpbind.impl.exposure import Exposure
@@ -45,6 +45,8 @@ class ImplMutant:
     """Killed by the machine with approval gating on (SPEC §3.4)."""
     lazy: bool = False
     """Killed by the machine with a lazily started server (SPEC §3.5)."""
+    progress: bool = False
+    """Killed by the machine with an idle timeout that progress re-arms (SPEC §8.11)."""
 
 
 # --- INV-1 ----------------------------------------------------------------------------
@@ -153,6 +155,25 @@ class _NoRetryRouter(Router):
     @override
     def retries_after_rejection(self) -> int:
         return 0
+
+
+# --- LIVE-1: an idle timeout that progress re-arms (SPEC §8.11) -------------------------
+
+
+class _ProgressDoesNotRearm(CallTable):
+    """Progress reaches the host but leaves the idle deadline where it was."""
+
+    @override
+    def rearm(self, call: PendingCall, idle: float) -> None:
+        return None
+
+
+class _NoCap(CallTable):
+    """The idle timeout is re-armed without any cap: a call may run forever."""
+
+    @override
+    def attach(self, call: PendingCall, server: str, timeout: float, cap: float = 0.0) -> None:
+        super().attach(call, server, timeout, 0.0)
 
 
 # --- INV-5 and INV-6: naming against a registry that hides some sources ------------------
@@ -434,6 +455,20 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "INV-13",
         "a call the server rejected unrun (-32020) ends failed, with no refresh and no retry",
         _with(router=_NoRetryRouter),
+    ),
+    ImplMutant(
+        "progress_does_not_rearm_the_idle_timeout",
+        "LIVE-1",
+        "with an idle timeout, progress leaves the call's deadline where it was",
+        _with(calls=_ProgressDoesNotRearm),
+        progress=True,
+    ),
+    ImplMutant(
+        "idle_timeout_without_a_cap",
+        "LIVE-1",
+        "with an idle timeout, progress re-arms the deadline with no cap on the call's time",
+        _with(calls=_NoCap),
+        progress=True,
     ),
     ImplMutant(
         "send_once_connected",

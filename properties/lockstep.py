@@ -59,6 +59,7 @@ from mcpbind.model.values import (
     Bound,
     Call,
     CallFailed,
+    CallProgress,
     CallRejected,
     CallResponded,
     Cancel,
@@ -80,6 +81,7 @@ from mcpbind.model.values import (
     Result,
     Sample,
     Sent,
+    ServerSpec,
     State,
     Timeout,
 )
@@ -96,6 +98,7 @@ KIND_ORDER = (
     "call",
     "list_done",
     "list_page",
+    "progress",
     "call_responded",
     "approve",
     "cancel",
@@ -113,6 +116,13 @@ KIND_ORDER = (
 """The order kinds are offered in: progress before faults, so that the odometer meets the
 productive sequences first and Hypothesis shrinks toward them."""
 TOOL_TIMEOUT = 300.0
+IDLE_TIMEOUT = 1.0
+"""A server with an idle timeout (SPEC §8.11): its tool timeout, re-armed by progress."""
+IDLE_CAP = 1.5
+"""Its cap. Each notification comes ``PROGRESS_LEAD`` before the call's idle deadline, so
+after one (the machine's ``bound.rearms``) the cap is the earlier deadline (1.5 s, before
+the re-armed 1.95 s), as the model has it; before it, the idle deadline is (1 s)."""
+PROGRESS_LEAD = 0.05
 CLOSE_TIMEOUT = 5.0
 
 # The scripted bound leaves a tool out on purpose (SPEC §5.4), and every host the machine
@@ -230,7 +240,9 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
     servers = {
         spec.name: ServerConfig(
             target=spec,  # ignored by the scripted connector
-            tool_timeout_sec=TOOL_TIMEOUT,
+            tool_timeout_sec=spec.tool_timeout_sec if spec.idle_timeout else TOOL_TIMEOUT,
+            idle_timeout=spec.idle_timeout,
+            tool_max_sec=spec.tool_max_sec,
             list_timeout_sec=0,
             startup_timeout_sec=0,
             supports_parallel_tool_calls=spec.parallel,
@@ -293,6 +305,8 @@ class _Run:
     snapshots: list[StepSnapshot] = attrs.field(factory=list)
     sampled: list[dict[str, tuple[str | None, str]]] = attrs.field(factory=list)
     deadlines: dict[str, float] = attrs.field(factory=dict)
+    caps: dict[str, float] = attrs.field(factory=dict)
+    """Calls to a server with an idle timeout: when their cap fires (SPEC §8.11)."""
     results: dict[str, list[ToolResult]] = attrs.field(factory=dict)
     refused: list[str] = attrs.field(factory=list)
     outcomes: list[ImplOutcome] = attrs.field(factory=list)
@@ -440,21 +454,16 @@ class _Run:
             self.call_events += 1
             self.scheduler.jump(2.0**-self.call_events)
             if event.call_id not in self.deadlines:
-                self.deadlines[event.call_id] = anyio.current_time() + TOOL_TIMEOUT
+                timeout, cap = self._timeouts_of(event)
+                self.deadlines[event.call_id] = anyio.current_time() + timeout
+                if cap is not None:
+                    self.caps[event.call_id] = anyio.current_time() + cap
             arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
             nursery.start_soon(
                 self._call, self.snapshots[event.step], event.call_id, event.name, arguments
             )
-        elif isinstance(event, CallResponded):
-            server = self._server_of(event.call_id)
-            if event.call_id in server.calls:
-                server.answer(event.call_id, is_error=event.is_error)
-            else:
-                server.answer_late(event.call_id)
-        elif isinstance(event, CallFailed):
-            self._server_of(event.call_id).fail_call(event.call_id, event.why)
-        elif isinstance(event, CallRejected):
-            self._server_of(event.call_id).reject_call(event.call_id)
+        elif isinstance(event, CallResponded | CallFailed | CallRejected | CallProgress):
+            await self._server_acts(event)
         elif isinstance(event, Cancel):
             host.cancel(event.call_id)
         elif isinstance(event, Approve):
@@ -466,13 +475,37 @@ class _Run:
         elif isinstance(event, Deny):
             self.answer_approval(event.call_id, event.answer)
         elif isinstance(event, Timeout):
-            self.scheduler.jump(max(0.0, self.deadlines[event.call_id] - anyio.current_time()))
+            deadline = self.caps[event.call_id] if event.cap else self.deadlines[event.call_id]
+            self.scheduler.jump(max(0.0, deadline - anyio.current_time()))
         elif isinstance(event, Disconnect):
             self.servers[event.server].disconnect()
         elif isinstance(event, Reconnect):
             self.servers[event.server].reconnect()
         elif isinstance(event, Close):
             await self._close()
+
+    async def _server_acts(
+        self, event: CallResponded | CallFailed | CallRejected | CallProgress
+    ) -> None:
+        """A server answers, fails, rejects or reports progress on a call."""
+        server = self._server_of(event.call_id)
+        if isinstance(event, CallResponded):
+            if event.call_id in server.calls:
+                server.answer(event.call_id, is_error=event.is_error)
+            else:
+                server.answer_late(event.call_id)
+        elif isinstance(event, CallFailed):
+            server.fail_call(event.call_id, event.why)
+        elif isinstance(event, CallRejected):
+            server.reject_call(event.call_id)
+        else:
+            # Just before the idle deadline, so that a runtime that does not re-arm it
+            # times the call out at the next notification or deadline the model chose.
+            lead = self.deadlines[event.call_id] - PROGRESS_LEAD - anyio.current_time()
+            self.scheduler.jump(max(0.0, lead))
+            await server.report_progress(event.call_id)
+            idle = self._server_spec(event.call_id).tool_timeout_sec
+            self.deadlines[event.call_id] = anyio.current_time() + idle
 
     async def _close(self) -> None:
         """Leave Host.open in the task that entered it (anyio cancel scopes must be left
@@ -489,6 +522,26 @@ class _Run:
         await self.settle()
         if not self.closed:
             self.scheduler.jump(CLOSE_TIMEOUT + 1)
+
+    def _timeouts_of(self, event: Call) -> tuple[float, float | None]:
+        """The tool timeout the runtime gives this call, and its cap with an idle timeout."""
+        assert self.state is not None
+        snapshot = self.state.steps[event.step]
+        binding = None if snapshot is None else snapshot.lookup(event.name)
+        if binding is None or binding.server is None:
+            return TOOL_TIMEOUT, None
+        spec = self.state.bound.server(binding.server)
+        if not spec.idle_timeout:
+            return TOOL_TIMEOUT, None
+        return spec.tool_timeout_sec, spec.tool_max_sec
+
+    def _server_spec(self, call_id: str) -> ServerSpec:
+        assert self.state is not None
+        record = self.state.call(call_id)
+        assert record is not None
+        assert record.binding is not None
+        assert record.binding.server is not None
+        return self.state.bound.server(record.binding.server)
 
     def _server_of(self, call_id: str) -> ScriptedServer:
         for server in self.servers.values():
@@ -652,6 +705,7 @@ def replay_file(
     seed: object = None,
     approval: bool = False,
     lazy: bool = False,
+    progress: bool = False,
 ) -> str:
     """A replay file: JSON with the policy and the event trace (SPEC §12.3),
     ``"approval": true`` for a run with approval gating, ``"lazy": true`` for a run with a
@@ -661,4 +715,6 @@ def replay_file(
         data["approval"] = True
     if lazy:
         data["lazy"] = True
+    if progress:
+        data["progress"] = True
     return json.dumps(data, indent=2) + "\n"

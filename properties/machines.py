@@ -16,11 +16,11 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from mcpbind.impl.seams import PRODUCTION, Seams
-from mcpbind.model.bounds import LAZY_SERVERS, standard_suite
+from mcpbind.model.bounds import IDLE_SERVERS, LAZY_SERVERS, standard_suite
 from mcpbind.model.values import Bound
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
-from .lockstep import run_machine
+from .lockstep import IDLE_CAP, IDLE_TIMEOUT, run_machine
 
 __all__ = [
     "KillReport",
@@ -36,19 +36,36 @@ STEPS = 30
 
 
 def lockstep_bound(
-    policy: Policy, *, calls: int = 3, approval: bool = False, lazy: bool = False
+    policy: Policy,
+    *,
+    calls: int = 3,
+    approval: bool = False,
+    lazy: bool = False,
+    progress: bool = False,
 ) -> Bound:
     """The machine's bound: every scripted version, page and event (rejections unrun too,
     which the explorer leaves to its ``retry`` part); 2 steps, 3 calls; with
     ``approval``, every MCP call also waits for the machine's approver (SPEC §3.4); with
-    ``lazy``, ``git.hub`` starts dormant from its cached catalog (SPEC §3.5)."""
-    return attrs.evolve(
+    ``lazy``, ``git.hub`` starts dormant from its cached catalog (SPEC §3.5); with
+    ``progress``, only ``git_hub``, with an idle timeout that progress re-arms once before
+    the cap (SPEC §8.11), and one step with one call: the machine moves the clock to just
+    before that call's deadline for each notification, which must pass no other call's
+    deadline."""
+    bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
         max_calls=calls,
         approval=approval,
         lazy=LAZY_SERVERS if lazy else (),
     )
+    if not progress:
+        return bound
+    servers = tuple(
+        attrs.evolve(s, idle_timeout=True, tool_timeout_sec=IDLE_TIMEOUT, tool_max_sec=IDLE_CAP)
+        for s in bound.servers
+        if s.name in IDLE_SERVERS
+    )
+    return attrs.evolve(bound, servers=servers, max_steps=1, max_calls=1, rearms=1)
 
 
 def lockstep_property(
@@ -59,11 +76,12 @@ def lockstep_property(
     on_example: Callable[[], None] | None = None,
     approval: bool = False,
     lazy: bool = False,
+    progress: bool = False,
     backend: str = "trio",
 ) -> Callable[[], None]:
     """A Hypothesis test: random interleavings, model and runtime in lockstep, the
     runtime on ``backend`` (trio, the machines' scheduler, or asyncio)."""
-    bound = lockstep_bound(policy, approval=approval, lazy=lazy)
+    bound = lockstep_bound(policy, approval=approval, lazy=lazy, progress=progress)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
@@ -76,6 +94,7 @@ def lockstep_property(
         f"lockstep_{policy}"
         + ("_approval" if approval else "")
         + ("_lazy" if lazy else "")
+        + ("_progress" if progress else "")
         + ("" if backend == "trio" else f"_{backend}")
     )
     return lockstep
@@ -111,6 +130,7 @@ def run_replay(
         calls=int(data.get("calls", 3)),
         approval=bool(data.get("approval", False)),
         lazy=bool(data.get("lazy", False)),
+        progress=bool(data.get("progress", False)),
     )
     return run_machine(
         bound, ReplayChooser(events), steps=len(events), seams=seams, backend=backend
@@ -127,10 +147,11 @@ class KillReport:
     examples: int
 
 
-def kill_impl_mutant(name: str) -> KillReport:
+def kill_impl_mutant(name: str, corpus: pathlib.Path | None = None) -> KillReport:
     """Run the machines against one runtime mutant until a check fails (SPEC §12.7).
 
-    Hypothesis first, generation only (a mutant is killed at its first failing example;
+    Its own replay in ``corpus`` (``<name>.json``) first, when there is one; then
+    Hypothesis, generation only (a mutant is killed at its first failing example;
     shrinking is not needed to count it), under each policy; then the odometer at depth 4.
     """
     from hypothesis import Phase, settings  # noqa: PLC0415
@@ -140,6 +161,12 @@ def kill_impl_mutant(name: str) -> KillReport:
 
     mutant = impl_mutant(name)
     count = [0]
+    replay = None if corpus is None else corpus / f"{name}.json"
+    if replay is not None and replay.exists():
+        try:
+            run_replay(replay, seams=mutant.seams)
+        except MachineFailure as error:
+            return KillReport(True, error.check, f"replay {replay.name}", 1)
 
     def hook() -> None:
         count[0] += 1
@@ -154,10 +181,19 @@ def kill_impl_mutant(name: str) -> KillReport:
                     on_example=hook,
                     approval=mutant.approval,
                     lazy=mutant.lazy,
+                    progress=mutant.progress,
                 )
             )()
         except MachineFailure as error:
-            variant = ", approval" if mutant.approval else ", lazy" if mutant.lazy else ""
+            variant = (
+                ", approval"
+                if mutant.approval
+                else ", lazy"
+                if mutant.lazy
+                else ", progress"
+                if mutant.progress
+                else ""
+            )
             return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
     try:
         report = run_odometer("revalidate", 4, seams=mutant.seams)

@@ -92,6 +92,8 @@ class PendingCall(_Parked):
     call_id: str = ""
     name: str = ""
     on_late: Callable[[], None] = lambda: None
+    on_progress: OnWireProgress | None = None
+    progressed: int = 0
 
 
 class ScriptedServer:
@@ -141,6 +143,13 @@ class ScriptedServer:
 
     def fail_call(self, call_id: str, why: str) -> None:
         self.calls.pop(call_id).release(error=RequestFailed(why))
+
+    async def report_progress(self, call_id: str) -> None:
+        """One ``notifications/progress`` for the call (SPEC §8.10)."""
+        pending = self.calls[call_id]
+        pending.progressed += 1
+        if pending.on_progress is not None:
+            await pending.on_progress(float(pending.progressed), None, None)
 
     def reject_call(self, call_id: str) -> None:
         """-32020 (SPEC §8.9): the call's Mcp-Param-* headers do not match its arguments."""
@@ -216,7 +225,7 @@ class _Connection:
         self._check()
         server = self._server
         call_id = str(arguments[CALL_ID])
-        pending = PendingCall(call_id=call_id, name=name, on_late=on_late)
+        pending = PendingCall(call_id=call_id, name=name, on_late=on_late, on_progress=on_progress)
         on_sent()
         server.wire.append(("tools/call", call_id))
         server.calls[call_id] = pending

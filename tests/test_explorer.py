@@ -29,6 +29,8 @@ PINNED = {
     ("lazy", "revalidate"): (14524, 194768),
     ("retry", "frozen"): (11652, 126257),
     ("retry", "revalidate"): (11420, 123411),
+    ("progress", "frozen"): (4201, 38207),
+    ("progress", "revalidate"): (4101, 37169),
 }
 
 
@@ -191,7 +193,7 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
     assert result["violations"] == []
     assert result["bound"]["policies"] == ["frozen"]
     parts = [p["name"] for p in result["bound"]["parts"]]
-    assert parts == ["catalogs", "calls", "approval", "lazy", "retry"]
+    assert parts == ["catalogs", "calls", "approval", "lazy", "retry", "progress"]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
 
 

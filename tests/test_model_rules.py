@@ -13,6 +13,7 @@ from mcpbind.model import (
     Bound,
     Call,
     CallFailed,
+    CallProgress,
     CallRejected,
     CallResponded,
     Cancel,
@@ -547,3 +548,32 @@ def test_a_second_rejection_fails_the_call_and_a_waiting_retry_owes_no_cancellat
     (result,) = outputs
     assert isinstance(result, Result)
     assert result.text == texts.TIMED_OUT_RETRYING.format(seconds="300", server="fs")
+
+
+# --- SPEC §8.11: an idle timeout that progress re-arms, capped ---------------------------
+
+IDLE = ServerSpec("fs", versions=(((WRITE,),),), idle_timeout=True, tool_timeout_sec=60)
+
+
+def test_progress_re_arms_an_idle_timeout_until_the_cap_is_the_only_deadline():
+    b = attrs.evolve(bound(IDLE), rearms=2)
+    state, outputs = run(b, *IN_FLIGHT, CallProgress("c1"))
+    assert outputs == []
+    assert CallProgress("c1") in enabled(state)
+    assert Timeout("c1") in enabled(state)
+    state, _ = run(b, *IN_FLIGHT, CallProgress("c1"), CallProgress("c1"))
+    assert CallProgress("c1") not in enabled(state)
+    assert Timeout("c1") not in enabled(state)
+    assert Timeout("c1", cap=True) in enabled(state)
+    _, outputs = run(b, *IN_FLIGHT, CallProgress("c1"), CallProgress("c1"), Timeout("c1", cap=True))
+    assert outputs == [
+        Result("c1", "timed_out", texts.TIMED_OUT_CAP.format(seconds="3600")),
+        Sent("fs", "notifications/cancelled", "c1"),
+    ]
+
+
+def test_an_idle_timeout_says_no_progress_came_and_a_plain_server_has_no_progress_event():
+    _, outputs = run(bound(IDLE), *IN_FLIGHT, Timeout("c1"))
+    assert outputs[0] == Result("c1", "timed_out", texts.TIMED_OUT_IDLE.format(seconds="60"))
+    state, _ = run(bound(WRITER), *IN_FLIGHT)
+    assert CallProgress("c1") not in enabled(state)

@@ -25,8 +25,10 @@ from testservers.common import make_server
 from testservers.processes import SERVER, http_server
 
 from mcpbind.cli.tools import ProgressLine
-from mcpbind.impl import Host, HostConfig, Progress, ServerConfig
+from mcpbind.impl import ConfigError, Host, HostConfig, Progress, ServerConfig
+from mcpbind.impl.config import parse_toml
 from mcpbind.impl.progress import ProgressCounts, ProgressFeed
+from mcpbind.model import texts
 
 # Over streamable HTTP a call answered with progress comes back as an SSE stream that the
 # SDK stops reading at the result without closing it: on trio its async generators are
@@ -191,3 +193,74 @@ def test_the_progress_line_is_rewritten_in_place_and_ended_once():
     line.end()
     line.end()
     assert stream.getvalue() == ("\r\x1b[K[s] progress 1\r\x1b[K[s] progress 2/4 half\n")
+
+
+# --- SPEC §8.11: an idle timeout that progress re-arms, capped ---------------------------
+
+
+async def idle_call(tmp_path: pathlib.Path, transport: str, **arguments: Any) -> Any:
+    settings = {"idle_timeout": True, "tool_timeout_sec": 0.6, "tool_max_sec": 1.5}
+    if transport == "inproc":
+        config = ServerConfig(target=make_server(tmp_path), **settings)
+    else:
+        params = StdioServerParameters(command=sys.executable, args=[str(SERVER), str(tmp_path)])
+        config = ServerConfig(target=params, **settings)
+    async with Host.open(HostConfig(servers={"s": config})) as host:
+        return await host.call(host.sample(), "c1", "mcp__s__steps", arguments)
+
+
+@pytest.mark.parametrize("transport", ["inproc", "stdio"])
+async def test_progress_faster_than_the_idle_timeout_keeps_a_long_call_alive(transport, tmp_path):
+    """Four steps 0.25 s apart: 1 s in all, longer than the 0.6 s idle timeout."""
+    result = await idle_call(tmp_path, transport, count=4, pause=0.25)
+    assert result.status == "ok", result.output
+    assert result.output.endswith('{"result":"4 steps"}')
+
+
+@pytest.mark.parametrize("transport", ["inproc", "stdio"])
+async def test_progress_slower_than_the_idle_timeout_times_the_call_out(transport, tmp_path):
+    result = await idle_call(tmp_path, transport, count=3, pause=1.0)
+    assert result.status == "timed_out"
+    assert result.output == texts.TIMED_OUT_IDLE.format(seconds="0.6")
+
+
+@pytest.mark.parametrize("transport", ["inproc", "stdio"])
+async def test_the_cap_ends_a_call_that_keeps_reporting_progress(transport, tmp_path):
+    result = await idle_call(tmp_path, transport, count=1000, pause=0.2)
+    assert result.status == "timed_out"
+    assert result.output == texts.TIMED_OUT_CAP.format(seconds="1.5")
+
+
+async def test_without_an_idle_timeout_progress_does_not_extend_the_deadline(tmp_path):
+    config = ServerConfig(target=make_server(tmp_path), tool_timeout_sec=0.6)
+    async with Host.open(HostConfig(servers={"s": config})) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__steps", {"count": 4, "pause": 0.25})
+    assert result.status == "timed_out"
+    assert result.output == texts.TIMED_OUT.format(seconds="0.6")
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"tool_timeout_sec": 0},
+        {"tool_timeout_sec": 60, "tool_max_sec": 60},
+        {"tool_timeout_sec": 60, "tool_max_sec": 0},
+    ],
+)
+def test_an_idle_timeout_needs_a_timeout_below_its_cap(settings):
+    with pytest.raises(ConfigError, match="idle timeout needs 0 < tool_timeout_sec < tool_max_sec"):
+        ServerConfig(target="http://127.0.0.1:1/mcp", idle_timeout=True, **settings)
+
+
+def test_the_idle_timeout_is_set_in_the_mcpbind_table_so_the_file_stays_a_codex_config(tmp_path):
+    text = (
+        '[mcp_servers.fs]\ncommand = "x"\ntool_timeout_sec = 60\n\n'
+        "[mcpbind.idle_timeout]\nfs = 1800\n"
+    )
+    config = parse_toml(text, path="c.toml", environ={})
+    fs = config.config.servers["fs"]
+    assert (fs.idle_timeout, fs.tool_timeout_sec, fs.tool_max_sec) == (True, 60.0, 1800.0)
+    with pytest.raises(ConfigError, match=r"c.toml: \[mcpbind.idle_timeout\] key 'fs'"):
+        parse_toml(text.replace("1800", "30"), path="c.toml", environ={})
+    with pytest.raises(ConfigError, match="names no server"):
+        parse_toml(text.replace("fs = 1800", "git = 1800"), path="c.toml", environ={})
