@@ -81,8 +81,16 @@ def run_suite(
         return [_run_job(job) for job in jobs]
     # A multiprocessing pool, not concurrent.futures: leaving it terminates the workers,
     # so Ctrl-C stops at once; the workers ignore SIGINT (one line from the parent).
+    # Largest first, one job at a time (the parts come largest first in the suite): with
+    # the default chunks of two, both big parts of one policy could share a worker.
+    names = [part.name for part in standard_suite(policies[0], servers=servers)]
+    order = sorted(range(len(jobs)), key=lambda i: (names.index(jobs[i].part), i))
     with multiprocessing.get_context().Pool(count, initializer=ignore_sigint) as pool:
-        return list(pool.map(_run_job, jobs))
+        done = pool.map(_run_job, [jobs[i] for i in order], chunksize=1)
+    runs: list[Run | None] = [None] * len(jobs)
+    for i, run in zip(order, done, strict=True):
+        runs[i] = run
+    return [run for run in runs if run is not None]
 
 
 def ignore_sigint() -> None:
