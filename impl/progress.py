@@ -15,6 +15,7 @@ sorted by ``progress``, one delivery at a time.
 
 from __future__ import annotations
 
+import heapq
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -53,6 +54,7 @@ class ProgressFeed:
     """Re-arms the call's idle timeout (SPEC §8.11); None without one."""
     closed: bool = False
     _waiting: list[tuple[float, int, Progress]] = attrs.field(factory=list)
+    """A heap by ``(progress, arrival)``: the next to deliver comes first."""
     _arrivals: int = 0
     _lock: anyio.Lock | None = None
     """Made at the first notification: most calls report no progress."""
@@ -63,9 +65,17 @@ class ProgressFeed:
         callback; a coroutine callback gets it from the tasks that received it."""
         self.closed = True
         if self._waiting and not _is_async(self.on_progress):
-            for item in self._drain():
+            while self._waiting:
                 self.counts.delivered += 1
-                _call(self.on_progress, item)
+                _call(self.on_progress, heapq.heappop(self._waiting)[2])
+
+    async def settle(self) -> None:
+        """The answer is in: let a notification read before it reach the feed first. The
+        SDK hands each to a task of its own, which may not have run yet; one trip through
+        the scheduler lets it (no cancellation point). Nothing to wait for without a
+        callback: the count is all there is."""
+        if self.on_progress is not None:
+            await anyio.lowlevel.cancel_shielded_checkpoint()
 
     async def receive(self, progress: float, total: float | None, message: str | None) -> None:
         """The SDK's progress callback for this call's request."""
@@ -79,22 +89,17 @@ class ProgressFeed:
             return
         self._arrivals += 1
         item = Progress(self.call_id, self.server, progress, total, message)
-        self._waiting.append((progress, self._arrivals, item))
+        heapq.heappush(self._waiting, (progress, self._arrivals, item))
         await anyio.lowlevel.checkpoint()  # let the rest of this batch arrive first
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
             while self._waiting:
-                (first,) = self._drain(1)
+                first = heapq.heappop(self._waiting)[2]
                 self.counts.delivered += 1
                 returned = _call(self.on_progress, first)
                 if returned is not None:
                     await _awaited(returned, first)
-
-    def _drain(self, most: int | None = None) -> list[Progress]:
-        self._waiting.sort(key=lambda waiting: waiting[:2])
-        taken, self._waiting = self._waiting[:most], self._waiting[len(self._waiting[:most]) :]
-        return [item for _, _, item in taken]
 
 
 def _is_async(on_progress: OnProgress | None) -> bool:

@@ -28,7 +28,6 @@ exactly once per accepted call (INV-4). Only :class:`DuplicateCallId` escapes.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 from collections import Counter
@@ -36,7 +35,6 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import anyio
-import anyio.lowlevel
 import attrs
 
 from mcpbind.model import texts
@@ -346,13 +344,14 @@ class Router:
             except anyio.WouldBlock:
                 await lane.acquire()
         try:
-            for attempt in itertools.count():
+            retries = 0
+            while True:
                 try:
                     return await self._send_once(call, step, binding, arguments, runtime)
                 except ServerError as error:
                     if error.code != HEADER_MISMATCH:
                         raise
-                    if attempt >= self.retries_after_rejection():
+                    if retries >= self.retries_after_rejection():
                         text = texts.REJECTED_AGAIN.format(
                             server=runtime.name, tool=binding.remote_name
                         )
@@ -361,12 +360,12 @@ class Router:
                 # from the listing this host read; a refresh that starts now reads the
                 # current one, and the call goes once more, still holding its lane.
                 call.sent, call.phase = False, "retrying"
+                retries += 1
                 await self.retry_refresh(runtime)
                 gone = self._revalidated(binding, name)
                 if gone is not None:
                     return gone
                 call.phase = "dispatch"
-            raise AssertionError("unreachable")  # pragma: no cover - count() never ends
         finally:
             if lane is not None:
                 self.lanes.release(step, lane)
@@ -414,10 +413,7 @@ class Router:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
         else:
-            if feed.on_progress is not None:
-                # The SDK hands each notification to a task of its own; one read before
-                # the answer may not have run yet. Let it (no cancellation point).
-                await anyio.lowlevel.cancel_shielded_checkpoint()
+            await feed.settle()
             return raw
         finally:
             feed.close()  # SPEC §8.10: progress after the answer is late
@@ -489,7 +485,8 @@ class Router:
             return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
-        seconds = f"{self.servers[server].config.tool_timeout_sec:g}"
+        settings = self.servers[server].config
+        seconds = f"{settings.tool_timeout_sec:g}"
         if call.phase == "starting":
             if call.ended_by == "cancelled":
                 return Ending("cancelled", texts.CANCELLED)
@@ -511,7 +508,6 @@ class Router:
         if call.phase == "retrying":
             text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
             return Ending("timed_out", text)
-        settings = self.servers[server].config
         if call.sent and settings.idle_timeout:  # SPEC §8.11: which deadline fired
             if call.capped:
                 text = texts.TIMED_OUT_CAP.format(seconds=f"{settings.tool_max_sec:g}")

@@ -348,9 +348,6 @@ class RetryEveryRejection(Mutant):
     description = "a call the server keeps rejecting is refreshed for and sent again forever"
     part = "retry"
 
-    def retries(self, record: CallRecord) -> bool:
-        return True
-
     def _on_call_rejected(self, state: State, event: Event) -> Transition:
         assert isinstance(event, CallRejected)
         record = state.call(event.call_id)

@@ -776,7 +776,7 @@ class Rules:
         binding = record.binding
         assert binding is not None
         assert binding.server is not None
-        if record.retried or not self.retries(record):
+        if record.retried:
             text = texts.REJECTED_AGAIN.format(server=binding.server, tool=binding.remote)
             return self.end_call(state, record, "failed", text)
         i = state.bound.index(binding.server)
@@ -786,10 +786,6 @@ class Rules:
         if server.refresh is not None:
             return self.coalesce(state, i, stale=False)
         return self.start_refresh(state, i, server)
-
-    def retries(self, record: CallRecord) -> bool:
-        """INV-13: a call rejected unrun is sent again once (the second time it fails)."""
-        return True
 
     def waits_behind(self, server: ServerState) -> bool:
         """INV-13: a refresh already in flight may have read the listing the rejected call

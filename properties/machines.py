@@ -185,15 +185,8 @@ def kill_impl_mutant(name: str, corpus: pathlib.Path | None = None) -> KillRepor
                 )
             )()
         except MachineFailure as error:
-            variant = (
-                ", approval"
-                if mutant.approval
-                else ", lazy"
-                if mutant.lazy
-                else ", progress"
-                if mutant.progress
-                else ""
-            )
+            flags = ("approval", "lazy", "progress")
+            variant = next((f", {flag}" for flag in flags if getattr(mutant, flag)), "")
             return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
     try:
         report = run_odometer("revalidate", 4, seams=mutant.seams)

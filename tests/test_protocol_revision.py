@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import metadata
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import mcp_types as types
 import pytest
@@ -470,22 +470,31 @@ async def test_url_elicitation_is_offered_only_when_the_handler_takes_urls(trans
     assert modes == {False: '{"result":"form"}', True: '{"result":"form,url"}'}
 
 
-async def test_url_elicitation_reaches_the_handler_with_its_url_and_its_answer_the_server():
+async def sign_in(
+    action: Literal["accept", "decline", "cancel"], *, url: bool
+) -> tuple[Any, list[ElicitationRequest]]:
+    """``sign_in`` called once, the user answering ``action``; the result and what the
+    user was asked. A handshake-era session: MCPServer's ``ctx.elicit_url`` asks over the
+    back-channel."""
     asked: list[ElicitationRequest] = []
 
     async def user(request: ElicitationRequest) -> ElicitationAnswer:
         asked.append(request)
-        return ElicitationAnswer("accept")
+        return ElicitationAnswer(action)
 
     config = HostConfig(
         servers={"s": ServerConfig(target=sign_in_server())},
         elicitation="ask",
         elicitation_handler=user,
-        elicitation_url=True,
+        elicitation_url=url,
     )
-    # A handshake-era session: MCPServer's ctx.elicit_url asks over the back-channel.
     async with Host.open(config, connector=McpConnector("legacy")) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__sign_in", {})
+    return result, asked
+
+
+async def test_url_elicitation_reaches_the_handler_with_its_url_and_its_answer_the_server():
+    result, asked = await sign_in("accept", url=True)
     assert result.status == "ok", result.output
     assert result.output.endswith('{"result":"accept"}')
     (request,) = asked
@@ -499,20 +508,7 @@ async def test_url_elicitation_reaches_the_handler_with_its_url_and_its_answer_t
 
 @pytest.mark.parametrize("url", [False, True], ids=["no-url-handler", "url-handler"])
 async def test_a_url_request_is_declined_without_asking_unless_the_handler_takes_urls(url):
-    asked: list[ElicitationRequest] = []
-
-    async def user(request: ElicitationRequest) -> ElicitationAnswer:
-        asked.append(request)
-        return ElicitationAnswer("cancel")
-
-    config = HostConfig(
-        servers={"s": ServerConfig(target=sign_in_server())},
-        elicitation="ask",
-        elicitation_handler=user,
-        elicitation_url=url,
-    )
-    async with Host.open(config, connector=McpConnector("legacy")) as host:
-        result = await host.call(host.sample(), "c1", "mcp__s__sign_in", {})
+    result, asked = await sign_in("cancel", url=url)
     assert result.output.endswith('{"result":"cancel"}' if url else '{"result":"decline"}')
     assert len(asked) == (1 if url else 0)
 
