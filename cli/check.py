@@ -31,6 +31,7 @@ LOCKSTEP_VARIANTS: dict[str, dict[str, Any]] = {
     "lockstep-approval": {"approval": True},
     "lockstep-lazy": {"lazy": True},
     "lockstep-progress": {"progress": True},
+    "lockstep-tasks": {"tasks": True},
 }
 DEPTHS = {"ci": {"revalidate": 4, "frozen": 3}, "nightly": {"revalidate": 5, "frozen": 5}}
 

@@ -33,6 +33,7 @@ from .registry import Binding
 __all__ = ["CallPhase", "CallTable", "CallTableStatistics", "EndedBy", "PendingCall"]
 
 CallPhase = Literal["checking", "approval", "starting", "dispatch", "retrying", "local"]
+# A call that runs as a task (SPEC §8.12) stays in ``dispatch``, ``sent`` and ``task`` set.
 """Where a pending call is: its synchronous checks, waiting for its approval, waiting for
 a lazy start (SPEC §11.12), queued for the lane or sent (``sent`` tells which), waiting
 to be sent again after the server rejected it unrun (SPEC §8.9), or running
@@ -59,6 +60,8 @@ class PendingCall:
     """When it reached its server or its handler (its tool timeout runs from here)."""
     sent: bool = False
     """``tools/call`` left for the server."""
+    task: bool = False
+    """The server runs it as a task (SPEC §8.12): its cancellation is ``tasks/cancel``."""
     ended_by: EndedBy | None = None
     """Who ended it early; None: nobody (it ran out its deadline if the scope fired)."""
     cap: float = math.inf

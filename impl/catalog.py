@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 from mcp.shared.inbound import find_invalid_x_mcp_header
@@ -58,8 +58,19 @@ class Decision:
     """The valid tools left out (SPEC §5.4), in listing order."""
 
 
-BuildBindings = Callable[[str, ServerConfig, Sequence[Any], RegistryState, int], Decision]
-"""The shape of :func:`build_bindings`: the seam a runtime decides listings through."""
+class BuildBindings(Protocol):
+    """The shape of :func:`build_bindings`: the seam a runtime decides listings through."""
+
+    def __call__(
+        self,
+        server: str,
+        config: ServerConfig,
+        tools: Sequence[Any],
+        state: RegistryState,
+        max_length: int,
+        *,
+        tasks: bool = True,
+    ) -> Decision: ...
 
 
 def _cap(server: str, cap: str) -> CatalogRejected:
@@ -171,13 +182,21 @@ def model_visible(tool: Mapping[str, Any]) -> bool:
     return visibility is None or "model" in visibility
 
 
-def exclusion(server: str, tool: Mapping[str, Any], over_http: bool) -> Exclusion | None:
-    """Why a valid tool is left out of the catalog (SPEC §5.4), or None: it can only be
-    called as a task, or (on HTTP) its ``x-mcp-header`` annotation is invalid, checked by
-    the SDK's own rule (``find_invalid_x_mcp_header``)."""
-    name = tool["name"]
+def _task_support(tool: Mapping[str, Any]) -> str | None:
     execution = tool.get("execution")
-    if isinstance(execution, Mapping) and execution.get("taskSupport") == "required":
+    support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+    return support if isinstance(support, str) else None
+
+
+def exclusion(
+    server: str, tool: Mapping[str, Any], over_http: bool, *, tasks: bool = True
+) -> Exclusion | None:
+    """Why a valid tool is left out of the catalog (SPEC §5.4), or None: it can only be
+    called as a task and its server (``tasks`` False) runs none, or (on HTTP) its
+    ``x-mcp-header`` annotation is invalid, checked by the SDK's own rule
+    (``find_invalid_x_mcp_header``)."""
+    name = tool["name"]
+    if not tasks and _task_support(tool) == "required":
         reason = texts.excluded_text("task_required", server=server, tool=name)
         return Exclusion(name, "task_required", reason)
     if over_http:
@@ -194,9 +213,11 @@ def build_bindings(
     tools: Sequence[Any],
     state: RegistryState,
     max_length: int,
+    *,
+    tasks: bool = True,
 ) -> Decision:
     """Validate, filter, leave out and name a whole listing against ``state`` (SPEC
-    §5.3-§5.5).
+    §5.3-§5.5); ``tasks``: the server runs calls as tasks (SPEC §5.4, §8.12).
 
     Raises CatalogRejected (``invalid`` or ``collision``); touches nothing."""
     names: set[str] = set()
@@ -217,7 +238,9 @@ def build_bindings(
         and model_visible(tool)
     ]
     excluded = tuple(
-        found for tool in kept if (found := exclusion(server, tool, config.over_http)) is not None
+        found
+        for tool in kept
+        if (found := exclusion(server, tool, config.over_http, tasks=tasks)) is not None
     )
     if excluded:
         left_out = {e.tool for e in excluded}
@@ -246,6 +269,7 @@ def build_bindings(
             annotations=None if annotations is None else MappingProxyType(dict(annotations)),
             output_schema=None if output is None else MappingProxyType(dict(output)),
             output_check=None if output is None else _checked_schema(output),
+            task_support=_task_support(tool),
         )
         read_only = bool(annotations and annotations.get("readOnlyHint") is True)
         bindings.append(Binding(name, source, server, tool["name"], spec, 0, read_only))

@@ -21,7 +21,13 @@ Facts of ``mcp`` 2.3 this module handles (``../shared/SDK-NOTES.md``):
   mid-call on handshake-era connections (answered by the client's
   ``elicitation_callback``), and on 2026-07-28 connections by answering ``tools/call``
   with an ``InputRequiredResult``, which the raw request returns as is: this module
-  answers its requests and resends the call (SPEC §11.10).
+  answers its requests and resends the call (SPEC §11.10);
+* the SDK has no client for tasks (SPEC §8.12): a task-augmented ``tools/call``
+  (2025-11-25) and every ``tasks/*`` request go out through the session's own stamp and
+  dispatcher, so that the SDK neither validates a task handle as a ``CallToolResult``
+  nor sends a courtesy ``notifications/cancelled`` for an abandoned poll; on 2026-07-28
+  the extension ``io.modelcontextprotocol/tasks`` is declared on every request through
+  ``Client(extensions=...)``.
 """
 
 from __future__ import annotations
@@ -32,22 +38,28 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib import metadata
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 import anyio
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client import ClientRequestContext
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
+from mcp.shared.inbound import (
+    MCP_NAME_HEADER,
+    encode_header_value,
+    find_invalid_x_mcp_header,
+    x_mcp_header_map,
+)
 from pydantic import TypeAdapter, ValidationError
 
 from .http import HttpStatus, failed_at_connect, http_transport
 from .server_config import ServerConfig
-from .values import ElicitationAnswer, ElicitationRequest
+from .values import ElicitationAnswer, ElicitationRequest, TaskHandle, TaskPoll, TaskState
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -67,6 +79,15 @@ logger = logging.getLogger("mcpbind.connection")
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 _INPUT_ROUNDS = 10
 """Resends of one call for input requests before giving up (the SDK's own default)."""
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The 2026-07-28 tasks extension (SEP-2663), declared on every request (SPEC §8.12)."""
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+"""The ``_meta`` key tying a 2025-11-25 request or answer to its task."""
+TASK_TTL_MS = 3_600_000
+"""How long a 2025-11-25 task is asked to be kept (``task.ttl``): an hour."""
+_TASK_STATES: frozenset[str] = frozenset(
+    {"working", "input_required", "completed", "failed", "cancelled"}
+)
 
 Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
 """The host's answer to a server's elicitation (a form, or a URL to open)."""
@@ -116,8 +137,10 @@ class Connection(Protocol):
         on_late: Callable[[], None],
         meta: Mapping[str, Any] | None = None,
         on_progress: OnWireProgress | None = None,
+        task_support: str | None = None,
     ) -> Any:
-        """The raw JSON of a ``tools/call`` result for the raw tool ``name``.
+        """The raw JSON of a ``tools/call`` result for the raw tool ``name``, or the
+        :class:`~mcpbind.impl.tasks.TaskHandle` of a call the server runs as a task.
 
         ``on_sent`` is called when the request leaves for the server. Cancelling the
         caller's scope after that cancels the request at the server (INV-7); if the
@@ -125,7 +148,22 @@ class Connection(Protocol):
         ``meta`` is sent as the request's ``_meta`` (SPEC §11.10). With ``on_progress``
         the request carries a progress token, and each progress notification for it is
         awaited as ``on_progress(progress, total, message)`` (SPEC §8.10).
+        ``task_support`` is the tool's ``execution.taskSupport`` as listed: ``required``
+        asks a 2025-11-25 server that runs tasks for one (SPEC §8.12).
         Raises ConnectionLost/RequestFailed."""
+
+    async def poll_task(self, task: TaskHandle) -> TaskPoll:
+        """One poll of ``task`` (SPEC §8.12): its status now, with the call's raw result
+        once ``completed``. Input the task asks for is answered through the elicitation
+        policy before this returns. Raises ConnectionLost/RequestFailed."""
+
+    async def cancel_task(self, task: TaskHandle, *, on_late: Callable[[], None]) -> None:
+        """Send ``tasks/cancel`` for ``task`` (INV-7); ``on_late`` if the server says the
+        task had ended already (INV-4). Raises ConnectionLost/RequestFailed."""
+
+    def runs_tasks(self) -> bool:
+        """The server runs ``tools/call`` as tasks: on 2025-11-25 it declares
+        ``tasks.requests.tools.call``, on 2026-07-28 the tasks extension (SPEC §5.4)."""
 
     async def wait_lost(self) -> None:
         """Return once the session is known to be gone (may never return)."""
@@ -212,7 +250,10 @@ async def _answer_elicitation(
     content = None
     if answer.action == "accept" and answer.content is not None and request.mode == "form":
         content = dict(answer.content)
-    return types.ElicitResult(action=answer.action, content=content)
+    related = (params.meta or {}).get(RELATED_TASK)
+    # 2025-11-25: the answer to a task's input request carries the task's id back.
+    meta = None if related is None else {RELATED_TASK: related}
+    return types.ElicitResult(action=answer.action, content=content, _meta=meta)
 
 
 class McpConnection:
@@ -230,17 +271,52 @@ class McpConnection:
         self._lost = anyio.Event()
         self._on_elicit = on_elicit
         self._http = http
+        self._answered: dict[str, set[str]] = {}
+        """Per task: the keys of input requests answered (SEP-2663 repeats them)."""
 
     async def wait_lost(self) -> None:
         await self._lost.wait()
 
     async def _request(self, request: Any, on_progress: OnWireProgress | None = None) -> Any:
+        session = self._client.session
+        return await self._guarded(
+            lambda: session.send_request(request, _RAW, progress_callback=on_progress)
+        )
+
+    async def _raw_request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        on_progress: OnWireProgress | None = None,
+        name: str | None = None,
+    ) -> Any:
+        """A request the SDK does not know (SPEC §8.12): stamped as the session stamps
+        every request (protocol version, capabilities, headers), sent with no courtesy
+        ``notifications/cancelled`` should it be abandoned (INV-7: a task's one signal is
+        ``tasks/cancel``), its raw result unvalidated. ``name`` goes into ``Mcp-Name``.
+        Two private names of the SDK (``_stamp``, ``_dispatcher``), pinned by
+        ``test_a_cancelled_task_gets_tasks_cancel_and_no_notifications_cancelled``."""
+        session: Any = self._client.session
+        data: dict[str, Any] = {"method": method, "params": params}
+        options: dict[str, Any] = {}
+        session._stamp(data, options)
+        options["cancel_on_abandon"] = False
+        if on_progress is not None:
+            options["on_progress"] = on_progress
+        if name is not None and self._modern():
+            options.setdefault("headers", {})[MCP_NAME_HEADER] = encode_header_value(name)
+        dispatcher = session._dispatcher
+        return await self._guarded(
+            lambda: dispatcher.send_raw_request(method, data["params"], options)
+        )
+
+    async def _guarded(self, send: Callable[[], Awaitable[Any]]) -> Any:
+        """One request, its failures mapped: ConnectionLost, ServerError, RequestFailed."""
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         try:
-            return await self._client.session.send_request(
-                request, _RAW, progress_callback=on_progress
-            )
+            return await send()
         except MCPError as error:
             mapped = _map_error(error, self._http)
             if isinstance(mapped, ConnectionLost):
@@ -269,16 +345,26 @@ class McpConnection:
         on_late: Callable[[], None],
         meta: Mapping[str, Any] | None = None,
         on_progress: OnWireProgress | None = None,
+        task_support: str | None = None,
     ) -> Any:
         # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
         # RequestParamsMeta is an open TypedDict: any string key round-trips.
         wire_meta = None if meta is None else cast("types.RequestParamsMeta", dict(meta))
-        params = types.CallToolRequestParams(name=name, arguments=dict(arguments), _meta=wire_meta)
-        request = types.CallToolRequest(params=params)
+        # SPEC §8.12: a 2025-11-25 tool that requires a task is called as one (a tool for
+        # which a task is optional is called plainly: one round trip, the same result).
+        as_task = task_support == "required" and not self._modern() and self.runs_tasks()
+        task = types.TaskMetadata(ttl=TASK_TTL_MS) if as_task else None
+        params = types.CallToolRequestParams(
+            name=name, arguments=dict(arguments), _meta=wire_meta, task=task
+        )
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
-        raw = await self._request(request, on_progress)
+        if as_task:
+            wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
+        else:
+            raw = await self._request(types.CallToolRequest(params=params), on_progress)
         rounds = 0
         while isinstance(raw, dict) and raw.get("resultType") == "input_required":
             rounds += 1
@@ -286,7 +372,129 @@ class McpConnection:
                 raise RequestFailed(f"the server asked for input more than {_INPUT_ROUNDS} times")
             params = await self._with_input(params, raw)
             raw = await self._request(types.CallToolRequest(params=params), on_progress)
-        return raw
+        return self._task_handle(raw) or raw
+
+    # --- tasks (SPEC §8.12) ----------------------------------------------------------------
+
+    def _modern(self) -> bool:
+        """A 2026-07-28 (discover-era) session, where tasks are the extension."""
+        version = self._client.session.protocol_version
+        return version is not None and version > "2025-11-25"
+
+    def runs_tasks(self) -> bool:
+        capabilities = self._client.session.server_capabilities
+        if capabilities is None:
+            return False
+        if self._modern():
+            return TASKS_EXTENSION in (capabilities.extensions or {})
+        requests = capabilities.tasks.requests if capabilities.tasks is not None else None
+        tools = requests.tools if requests is not None else None
+        return tools is not None and tools.call is not None
+
+    def _task_handle(self, raw: Any) -> TaskHandle | None:
+        """The task a ``tools/call`` was answered with, or None (a result)."""
+        if not isinstance(raw, dict):
+            return None
+        if self._modern():
+            if raw.get("resultType") != "task":
+                return None
+            found: Any = raw
+            interval = raw.get("pollIntervalMs")
+        else:
+            found = raw.get("task")
+            if not isinstance(found, dict) or "content" in raw:
+                return None
+            interval = found.get("pollInterval")
+        task_id, status = found.get("taskId"), found.get("status")
+        if not isinstance(task_id, str) or not task_id or status not in _TASK_STATES:
+            raise RequestFailed("malformed task handle: taskId or status missing or invalid")
+        return TaskHandle(task_id, _seconds(interval), cast("TaskState", status))
+
+    async def _task_request(self, method: str, task: TaskHandle, **extra: Any) -> Any:
+        return await self._raw_request(method, {"taskId": task.task_id, **extra}, name=task.task_id)
+
+    async def poll_task(self, task: TaskHandle) -> TaskPoll:
+        raw = await self._task_request("tasks/get", task)
+        if not isinstance(raw, dict) or raw.get("status") not in _TASK_STATES:
+            raise RequestFailed("malformed tasks/get answer: no valid status")
+        status: TaskState = raw["status"]
+        message = raw.get("statusMessage") if isinstance(raw.get("statusMessage"), str) else None
+        interval = _seconds(raw.get("pollIntervalMs" if self._modern() else "pollInterval"))
+        if status == "cancelled":
+            return TaskPoll("cancelled", interval, message=message)
+        if self._modern():
+            return await self._modern_poll(task, raw, status, interval, message)
+        if status == "working":
+            return TaskPoll("working", interval)
+        # 2025-11-25: a task that needs input, or has ended, is read with tasks/result,
+        # which blocks until it is terminal; its input requests arrive meanwhile as
+        # elicitation requests carrying the task's id, answered by the elicitation policy.
+        try:
+            payload = await self._task_request("tasks/result", task)
+        except ServerError as error:
+            return TaskPoll("failed", interval, message=error.message)
+        if not isinstance(payload, dict):
+            raise RequestFailed("malformed tasks/result answer: not a JSON object")
+        return TaskPoll("completed", interval, result=payload)
+
+    async def _modern_poll(
+        self,
+        task: TaskHandle,
+        raw: dict[str, Any],
+        status: TaskState,
+        interval: float | None,
+        message: str | None,
+    ) -> TaskPoll:
+        """SEP-2663: the result or error comes inline; input requests are answered
+        with ``tasks/update``, each key once."""
+        if status == "completed":
+            result = raw.get("result")
+            if not isinstance(result, dict):
+                raise RequestFailed("malformed tasks/get answer: a completed task without result")
+            return TaskPoll("completed", interval, result=result)
+        if status == "failed":
+            error = raw.get("error")
+            why = error.get("message") if isinstance(error, dict) else None
+            return TaskPoll("failed", interval, message=why if isinstance(why, str) else message)
+        if status == "input_required":
+            await self._answer_task_input(task, raw.get("inputRequests"))
+        return TaskPoll(status, interval)
+
+    async def _answer_task_input(self, task: TaskHandle, requests: Any) -> None:
+        if not isinstance(requests, dict):
+            raise RequestFailed("malformed tasks/get answer: input_required without inputRequests")
+        answered = self._answered.setdefault(task.task_id, set())
+        responses: dict[str, Any] = {}
+        for key, entry in requests.items():
+            if key in answered:
+                continue  # the same request again, as every poll repeats it (SEP-2663)
+            try:
+                request = _INPUT_REQUEST.validate_python(entry)
+            except ValidationError as error:
+                raise RequestFailed(
+                    f"malformed input request: {error.error_count()} validation error(s)"
+                ) from error
+            if not isinstance(request, types.ElicitRequest):
+                raise RequestFailed(
+                    f"the server asked for {request.method}, which mcpbind does not provide"
+                )
+            answer = await _answer_elicitation(self._server, self._on_elicit, request.params)
+            responses[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if responses:
+            await self._task_request("tasks/update", task, inputResponses=responses)
+            answered.update(responses)
+
+    async def cancel_task(self, task: TaskHandle, *, on_late: Callable[[], None]) -> None:
+        self._answered.pop(task.task_id, None)
+        try:
+            await self._task_request("tasks/cancel", task)
+        except ServerError as error:
+            # 2025-11-25: a task already terminal MUST be refused with -32602; its
+            # outcome came too late for the call, which has ended (INV-4).
+            if error.code == types.INVALID_PARAMS and not self._modern():
+                on_late()
+                return
+            raise
 
     async def _with_input(
         self, params: types.CallToolRequestParams, raw: dict[str, Any]
@@ -327,6 +535,39 @@ class McpConnection:
             # otherwise the server does not serve subscriptions/listen: no notifications
         except (SubscriptionLost, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._lost.set()  # an abrupt drop: the session is gone
+
+
+def _seconds(milliseconds: Any) -> float | None:
+    """A poll interval the server gave in milliseconds, or None if it gave none."""
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, int | float):
+        return None
+    return milliseconds / 1000 if milliseconds >= 0 else None
+
+
+_INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
+
+
+class _CreatedTask(types.Result):
+    """The ``resultType: "task"`` answer to ``tools/call`` (SEP-2663), as a claim model."""
+
+    result_type: Literal["task"] = "task"
+    task_id: str
+
+
+async def _not_resolved(created: _CreatedTask, context: ClaimContext) -> types.CallToolResult:
+    raise RuntimeError("mcpbind polls tasks itself (impl/tasks.py)")
+
+
+class _TasksExtension(ClientExtension):
+    """Declares ``io.modelcontextprotocol/tasks`` on every 2026-07-28 request: the SDK
+    advertises a claim-bearing extension only where its claim is active, so never on a
+    2025-11-25 session. The claim itself is not used: calls go out raw and the task
+    handle comes back as a dict (SPEC §8.12)."""
+
+    identifier = TASKS_EXTENSION
+
+    def claims(self) -> tuple[ResultClaim[Any], ...]:
+        return (ResultClaim(result_type="task", model=_CreatedTask, resolve=_not_resolved),)
 
 
 class _ElicitationModesClient(Client):
@@ -423,6 +664,7 @@ class McpConnector:
             mode=self.mode,
             elicitation_callback=on_elicitation,
             client_info=CLIENT_INFO,
+            extensions=[_TasksExtension()],
         )
         try:
             async with anyio.create_task_group() as pipes:

@@ -56,6 +56,9 @@ class ToolSpec:
     """The tool's ``outputSchema`` as listed (SPEC §8.8); None when it declares none."""
     output_check: OutputSchema | None = attrs.field(default=None, eq=False, repr=False)
     """The validator of ``output_schema``, built once per listing."""
+    task_support: str | None = None
+    """``execution.taskSupport`` as listed (2025-11-25): ``required`` makes the host call
+    the tool as a task (SPEC §8.12); None when the tool declares none."""
 
     @property
     def full_input_schema(self) -> Mapping[str, Any]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import anyio
@@ -42,7 +42,7 @@ from mcpbind.model import texts
 from .approval import ApprovalGate
 from .calls import CallTable, PendingCall
 from .config import HostConfig
-from .connection import HEADER_MISMATCH, ConnectionLost, RequestFailed, ServerError
+from .connection import HEADER_MISMATCH, Connection, ConnectionLost, RequestFailed, ServerError
 from .encoding import OutputLimits, encode_result, wall_time_header
 from .errors import DuplicateCallId
 from .exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
@@ -51,7 +51,8 @@ from .progress import ProgressCounts, ProgressFeed
 from .recorder import Recorder
 from .registry import Binding, ToolRegistry
 from .runtime import ServerRuntime
-from .values import ContentItem, StepSnapshot, ToolResult
+from .tasks import TaskEnded, await_task
+from .values import ContentItem, StepSnapshot, TaskHandle, ToolResult
 
 __all__ = [
     "META_CALL_ID",
@@ -300,7 +301,7 @@ class Router:
             runtime=runtime,
             exclusive=exclusive,
         )
-        if isinstance(raw, Ending):  # the retry of SPEC §8.9 ended it
+        if isinstance(raw, Ending):  # the retry of SPEC §8.9 or the task of §8.12 ended it
             return raw
         status, output, items = encode_result(
             raw,
@@ -408,7 +409,10 @@ class Router:
                 on_late=lambda: self.late_answer(call_id),
                 meta={META_SESSION_ID: self.session_id, META_STEP: step, META_CALL_ID: call_id},
                 on_progress=feed.receive,
+                task_support=binding.spec.task_support,
             )
+            if isinstance(raw, TaskHandle):
+                raw = await self._run_task(call, connection, raw, rearm)
         except ConnectionLost:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
@@ -417,6 +421,49 @@ class Router:
             return raw
         finally:
             feed.close()  # SPEC §8.10: progress after the answer is late
+
+    async def _run_task(
+        self,
+        call: PendingCall,
+        connection: Connection,
+        task: TaskHandle,
+        rearm: Callable[[], None] | None,
+    ) -> Any:
+        """SPEC §8.12: the server runs the call as a task. It keeps its lane and deadline;
+        ended early, its one cancellation signal is ``tasks/cancel``; a task the server
+        ends ``failed`` or ``cancelled`` ends the call ``failed``."""
+        server = call.server
+        assert server is not None
+        binding = call.binding
+        assert binding is not None
+        call.task = True
+
+        async def give_up() -> None:
+            await self.give_up_task(call, connection, task)
+
+        try:
+            return await await_task(connection, task, give_up=give_up, on_alive=rearm)
+        except TaskEnded as ended:
+            if ended.status == "cancelled":
+                text = texts.TASK_CANCELLED.format(server=server, tool=binding.remote_name)
+            else:
+                why = ended.message or texts.TASK_NO_MESSAGE
+                text = texts.TASK_FAILED.format(tool=binding.remote_name, server=server, why=why)
+            return Ending("failed", text)
+
+    async def give_up_task(
+        self, call: PendingCall, connection: Connection, task: TaskHandle
+    ) -> None:
+        """INV-7: a task the host gives up (cancel, timeout, close, a failed poll) gets
+        exactly one ``tasks/cancel``, never ``notifications/cancelled`` (SPEC §8.12)."""
+        assert call.server is not None
+        self.recorder.sent(call.server, "tasks/cancel", call.call_id)
+        call_id = call.call_id
+        await connection.cancel_task(task, on_late=lambda: self.late_task_status(call_id))
+
+    def late_task_status(self, call_id: str) -> None:
+        """INV-4: the server says a task the host gave up had ended already: dropped."""
+        self.late_answer(call_id)
 
     async def _run_local(
         self, call: PendingCall, binding: Binding, arguments: dict[str, Any]
@@ -481,7 +528,8 @@ class Router:
             if not call.sent:
                 return Ending("cancelled", texts.CLOSED_UNSENT)
             assert server is not None
-            self.recorder.sent(server, "notifications/cancelled", call.call_id)
+            if not call.task:  # a task's tasks/cancel is recorded as it is sent
+                self.recorder.sent(server, "notifications/cancelled", call.call_id)
             return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
@@ -499,7 +547,7 @@ class Router:
             template = texts.DISCONNECTED if call.sent else texts.NOT_CONNECTED
             return Ending("failed", template.format(server=server))
 
-        if call.sent:
+        if call.sent and not call.task:
             # The SDK cancelled the request at the server when the scope was cancelled:
             # one notifications/cancelled over JSON-RPC, the handler itself in-process.
             self.recorder.sent(server, "notifications/cancelled", call.call_id)

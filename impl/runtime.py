@@ -490,7 +490,12 @@ class ServerRuntime:
             # Decide and publish with no await in between (INV-3).
             state = context.publisher.state
             decision = context.build_bindings(
-                self.name, self.config, tools, state, context.config.max_name_length
+                self.name,
+                self.config,
+                tools,
+                state,
+                context.config.max_name_length,
+                tasks=connection.runs_tasks(),
             )
             published = context.publisher.publish(self.source, decision.bindings)
             context.cache.put(self._identity, tools)  # SPEC §11.12

@@ -26,6 +26,9 @@ __all__ = [
     "ServerStatistics",
     "ServerStatus",
     "StepSnapshot",
+    "TaskHandle",
+    "TaskPoll",
+    "TaskState",
     "ToolResult",
 ]
 
@@ -216,3 +219,30 @@ class ServerStatistics:
     stderr: tuple[str, ...] = ()
     """The last lines a stdio server wrote to its stderr (logged on
     ``mcpbind.server.<name>``)."""
+
+
+TaskState = Literal["working", "input_required", "completed", "failed", "cancelled"]
+"""The statuses of a task (SPEC §8.12); the last three are terminal."""
+
+
+@attrs.frozen
+class TaskHandle:
+    """A ``tools/call`` the server answered with a task."""
+
+    task_id: str
+    poll_interval: float | None = None
+    """Seconds the server asks the host to wait between polls (None: it names none)."""
+    status: TaskState = "working"
+
+
+@attrs.frozen
+class TaskPoll:
+    """What one poll of a task found. Input the task asked for has been answered
+    through the elicitation policy before the poll returns (its status then says so)."""
+
+    status: TaskState
+    poll_interval: float | None = None
+    result: Any = None
+    """``completed``: the raw ``CallToolResult`` of the call."""
+    message: str | None = None
+    """``failed``/``cancelled``: the server's reason, when it gave one."""

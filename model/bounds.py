@@ -36,7 +36,8 @@ READ = ToolDef("read", read_only=True)
 WRITE = ToolDef("write")
 BROKEN = ToolDef("broken", valid=False, problem="inputSchema is not a JSON object")
 ADMIN = ToolDef("admin")
-#: Valid, but only callable as a task (``execution.taskSupport: "required"``): left out.
+#: Valid, but only callable as a task (``execution.taskSupport: "required"``) on a server
+#: that declares no tasks for ``tools/call``: left out (SPEC §5.4).
 RESEARCH = ToolDef("research", excluded="task_required")
 
 SERVER_A_SPEC = ServerSpec(
@@ -84,6 +85,16 @@ RETRY_ENVIRONMENT = CALLS_ENVIRONMENT | {"call_rejected", "list_failed"}
 PROGRESS_ENVIRONMENT = CALLS_ENVIRONMENT | {"progress"}
 IDLE_SERVERS = (SERVER_B,)
 
+#: The ``tasks`` part (SPEC §8.12): the calls environment plus tasks (created, polled to
+#: a terminal status, late statuses) and failed polls, against ``git.hub`` running tasks.
+TASKS_ENVIRONMENT = CALLS_ENVIRONMENT | {
+    "task_created",
+    "task_status",
+    "late_answer",
+    "call_failed",
+}
+TASK_SERVERS = (SERVER_A,)
+
 #: The ``approval`` part: the calls environment plus the approver's answers (SPEC §10.2).
 APPROVAL_ENVIRONMENT = CALLS_ENVIRONMENT | {"approve", "deny"}
 
@@ -126,7 +137,7 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the six parts of SPEC §10.2.
+    """The standard bound, as the seven parts of SPEC §10.2.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
@@ -138,6 +149,8 @@ def standard_suite(
     1 step (a retry keeps its step's lane), 2 calls.
     ``progress``: as ``calls`` with ``git_hub``'s tool timeout an idle timeout (SPEC
     §8.11), plus progress notifications; 1 step, 2 calls.
+    ``tasks``: as ``calls`` with ``git.hub`` answering calls with tasks (SPEC §8.12), plus
+    task statuses, late ones and failed polls; 1 step, 2 calls.
     ``steps``/``calls`` override every part.
     """
     specs = (SERVER_A_SPEC, SERVER_B_SPEC)
@@ -190,6 +203,15 @@ def standard_suite(
         max_calls=2 if calls is None else calls,
         environment=PROGRESS_ENVIRONMENT,
     )
+    tasks_part = attrs.evolve(
+        call_part,
+        servers=tuple(
+            attrs.evolve(s, tasks=True) if s.name in TASK_SERVERS else s for s in call_part.servers
+        ),
+        max_steps=1 if steps is None else steps,
+        max_calls=2 if calls is None else calls,
+        environment=TASKS_ENVIRONMENT,
+    )
     return (
         Part("catalogs", catalogs),
         Part("calls", call_part),
@@ -197,6 +219,7 @@ def standard_suite(
         Part("lazy", lazy_part),
         Part("retry", retry_part),
         Part("progress", progress_part),
+        Part("tasks", tasks_part),
     )
 
 

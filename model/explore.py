@@ -49,6 +49,8 @@ from .values import (
     Result,
     Sent,
     State,
+    TaskCreated,
+    TaskStatus,
     Timeout,
 )
 
@@ -72,6 +74,8 @@ DRAIN_EVENTS: tuple[type, ...] = (
     CallFailed,
     Timeout,
     CallProgress,  # a server may keep reporting progress; the cap still ends the drain
+    TaskCreated,  # a task is polled to its end (SPEC §8.12)
+    TaskStatus,
     Reconnect,
 )
 

@@ -15,11 +15,12 @@ import attrs
 
 from . import texts
 from .naming import is_mcp_source, source_owner
-from .rules import STANDARD
+from .rules import STANDARD, left_out
 from .values import (
     Approve,
     Bound,
     Call,
+    CallFailed,
     CallRejected,
     Cancel,
     Close,
@@ -150,7 +151,7 @@ def inv_2_transition(before: State, event: Event, t: Transition) -> str | None:
 def offered(spec: ServerSpec, tools: tuple[ToolDef, ...]) -> frozenset[str]:
     """The raw names a whole valid listing installs: filtered (SPEC §5.4), without the
     tools the host leaves out."""
-    return frozenset(t.name for t in STANDARD.filter_tools(spec, tools) if t.excluded is None)
+    return frozenset(t.name for t in STANDARD.filter_tools(spec, tools) if not left_out(spec, t))
 
 
 @functools.cache
@@ -222,17 +223,17 @@ def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | Non
         return None
     tools = STANDARD.listed_tools(spec, refresh.version)
     valid = all(tool.valid for tool in tools)
-    left_out = tuple(
-        tool.name for tool in STANDARD.filter_tools(spec, tools) if tool.excluded is not None
+    excluded = tuple(
+        tool.name for tool in STANDARD.filter_tools(spec, tools) if left_out(spec, tool)
     )
     for out in t.outputs:
         if not isinstance(out, RefreshOutcome) or out.server != event.server:
             continue
         if out.status == "rejected" and out.reject == "invalid" and valid:
             return f"{event.server}: a listing whose tools are all valid was rejected: {out.reason}"
-        if out.status != "rejected" and tuple(e.tool for e in out.excluded) != left_out:
+        if out.status != "rejected" and tuple(e.tool for e in out.excluded) != excluded:
             reported = [e.tool for e in out.excluded]
-            return f"{event.server} left out {list(left_out)} but reported {reported}"
+            return f"{event.server} left out {list(excluded)} but reported {reported}"
     return None
 
 
@@ -318,30 +319,39 @@ def inv_6_transition(before: State, event: Event, t: Transition) -> str | None:
 # --- INV-7 cancellation is delivered ----------------------------------------------------
 
 
+CANCEL_SIGNALS = ("notifications/cancelled", "tasks/cancel")
+"""INV-7: the two ways to cancel at the server: a request, and a task (SPEC §8.12)."""
+
+
 def inv_7_transition(before: State, event: Event, t: Transition) -> str | None:
-    """INV-7: an in-flight call ended by cancel/timeout is cancelled at its server exactly
-    once, and no other call is."""
+    """INV-7: an in-flight call ended by cancel/timeout (or a task given up after a failed
+    poll) gets exactly one cancellation signal at its server, and no other call does:
+    ``tasks/cancel`` for a call that runs as a task, never ``notifications/cancelled``;
+    ``notifications/cancelled`` otherwise."""
     if not t.outputs:
         return None
-    wanted: dict[str, int] = {}
+    wanted: dict[str, list[str]] = {}
+    given_up = isinstance(event, CallFailed)  # a failed poll gives a task up (SPEC §8.12)
     for out in t.outputs:
-        if isinstance(out, Result) and out.status in ("cancelled", "timed_out"):
-            record = before.call(out.call_id)
-            if record is not None and record.phase == "sent":
-                wanted[out.call_id] = 1
-    sent: dict[str, int] = {}
+        if not isinstance(out, Result):
+            continue
+        record = before.call(out.call_id)
+        if record is None or record.phase not in ("sent", "task"):
+            continue
+        if out.status in ("cancelled", "timed_out") or (given_up and record.phase == "task"):
+            signal = "tasks/cancel" if record.phase == "task" else "notifications/cancelled"
+            wanted[out.call_id] = [signal]
+    sent: dict[str, list[str]] = {}
     for out in t.outputs:
-        if isinstance(out, Sent) and out.method == "notifications/cancelled":
-            sent[out.detail] = sent.get(out.detail, 0) + 1
+        if isinstance(out, Sent) and out.method in CANCEL_SIGNALS:
+            sent.setdefault(out.detail, []).append(out.method)
             i = before.bound.index(out.server)
             if not before.servers[i].connected:
                 return f"cancellation sent to disconnected server {out.server}"
     for call_id in sorted(wanted.keys() | sent.keys()):
-        if wanted.get(call_id, 0) != sent.get(call_id, 0):
-            return (
-                f"{call_id}: {sent.get(call_id, 0)} cancellation(s) sent, "
-                f"{wanted.get(call_id, 0)} owed"
-            )
+        if wanted.get(call_id, []) != sent.get(call_id, []):
+            got, owed = sent.get(call_id, []), wanted.get(call_id, [])
+            return f"{call_id}: sent {got} to cancel it, owed {owed}"
     return None
 
 
@@ -359,7 +369,7 @@ def inv_8_state(state: State) -> str | None:
         for record in state.calls:
             if record.binding is None or record.binding.server != spec.name:
                 continue
-            if record.phase in ("queued", "sent", "retrying"):
+            if record.phase in ("queued", "sent", "retrying", "task"):
                 return f"{record.call_id} to disconnected {spec.name} is still {record.phase}"
             if record.late:
                 return f"{record.call_id} awaits a late answer from disconnected {spec.name}"
@@ -392,7 +402,7 @@ def inv_9_state(state: State) -> str | None:
     it waits for its retry, SPEC §8.9)."""
     busy: dict[int, str] = {}
     for record in state.calls:
-        if record.exclusive and record.phase in ("sent", "retrying"):
+        if record.exclusive and record.phase in ("sent", "retrying", "task"):
             other = busy.setdefault(record.step, record.call_id)
             if other != record.call_id:
                 return f"exclusive calls {other} and {record.call_id} in flight together"
@@ -484,7 +494,7 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
             return f"tools/call sent to {spec.name} before its first refresh ended"
     waiting = {c.call_id: c for c in before.calls if c.phase == "starting"}
     for out in t.outputs:
-        cancelling = isinstance(out, Sent) and out.method == "notifications/cancelled"
+        cancelling = isinstance(out, Sent) and out.method in CANCEL_SIGNALS
         if cancelling and isinstance(out, Sent) and out.detail in waiting:
             return f"cancellation sent for {out.detail}, which was never sent"
         if not isinstance(out, Result):
@@ -561,7 +571,11 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
                 return f"{record.call_id} ended before close and got another result"
             continue
         got = results.get(record.call_id, [])
-        closing = {"sent": texts.CLOSED_SENT, "retrying": texts.CLOSED_RETRYING}
+        closing = {
+            "sent": texts.CLOSED_SENT,
+            "task": texts.CLOSED_SENT,
+            "retrying": texts.CLOSED_RETRYING,
+        }
         text = closing.get(record.phase, texts.CLOSED_UNSENT)
         if [(r.status, r.text) for r in got] != [("cancelled", text)]:
             return f"{record.call_id} ({record.phase}) ended {[r.status for r in got]} at close"
@@ -570,15 +584,17 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
         closes = [n for n, o in enumerate(mine) if o.method == "close"]
         if closes != ([len(mine) - 1] if server.connected else []):
             return f"{spec.name}'s session closed {len(closes)} times, or not last"
-        cancelled = sorted(o.detail for o in mine if o.method == "notifications/cancelled")
+        cancelled = sorted((o.detail, o.method) for o in mine if o.method in CANCEL_SIGNALS)
         owed = sorted(
-            c.call_id
+            (c.call_id, "tasks/cancel" if c.phase == "task" else "notifications/cancelled")
             for c in before.calls
-            if c.phase == "sent" and c.binding is not None and c.binding.server == spec.name
+            if c.phase in ("sent", "task")
+            and c.binding is not None
+            and c.binding.server == spec.name
         )
         if cancelled != owed:
-            return f"{spec.name} got cancellations for {cancelled} at close, owed {owed}"
-        if any(o.method not in ("notifications/cancelled", "close") for o in mine):
+            return f"{spec.name} got cancellations {cancelled} at close, owed {owed}"
+        if any(o.method not in (*CANCEL_SIGNALS, "close") for o in mine):
             return f"close sent {[o.method for o in mine]} to {spec.name}"
         outcomes = [o for o in t.outputs if isinstance(o, RefreshOutcome) and o.server == spec.name]
         flying = server.refresh is not None and server.connected

@@ -29,6 +29,7 @@ from .values import (
     ServerState,
     SourceCatalog,
     State,
+    TaskCreated,
     ToolDef,
     Transition,
     evolve,
@@ -188,7 +189,7 @@ class ForgetCancelNotification(Mutant):
     target = "INV-7"
     description = "ends a cancelled or timed-out call without telling the server"
 
-    def cancel_messages(self, server: str, call_id: str) -> tuple[Output, ...]:
+    def cancel_messages(self, server: str, record: CallRecord) -> tuple[Output, ...]:
         return ()
 
 
@@ -308,7 +309,7 @@ class ForgetCancellationsAtClose(Mutant):
     description = "closes the sessions without the cancellations owed to the calls in flight"
     part = "calls"
 
-    def close_cancellations(self, server: str, call_id: str) -> tuple[Output, ...]:
+    def close_cancellations(self, server: str, record: CallRecord) -> tuple[Output, ...]:
         return ()
 
 
@@ -376,6 +377,45 @@ class UncappedProgress(Mutant):
         return record
 
 
+class CancelTaskWithNotification(Mutant):
+    name = "cancel_task_with_notification"
+    target = "INV-7"
+    description = "cancels a call that runs as a task with notifications/cancelled"
+    part = "tasks"
+
+    def cancel_messages(self, server: str, record: CallRecord) -> tuple[Output, ...]:
+        return (Sent(server, "notifications/cancelled", record.call_id),)
+
+
+class ResultFromLateTaskStatus(Mutant):
+    name = "result_from_late_task_status"
+    target = "INV-4"
+    description = "turns a task status that comes after the call ended into a second result"
+    part = "tasks"
+
+    def late_task_status(self, state: State, record: CallRecord) -> Transition:
+        t = super().late_task_status(state, record)
+        return Transition(t.state, (*t.outputs, Result(record.call_id, "ok")))
+
+
+class ReleaseLaneForTask(Mutant):
+    name = "release_lane_for_task"
+    target = "INV-9"
+    description = "an exclusive call gives up its step's lane once it runs as a task"
+    part = "tasks"
+
+    def holds_lane(self, record: CallRecord) -> bool:
+        return record.phase in ("sent", "retrying")
+
+    def _on_task_created(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, TaskCreated)
+        t = super()._on_task_created(state, event)
+        record = state.call(event.call_id)
+        assert record is not None
+        outputs: list[Output] = []
+        return Transition(self.hand_off(t.state, record.step, outputs), tuple(outputs))
+
+
 class AcceptCallsAfterClose(Mutant):
     name = "accept_calls_after_close"
     target = "INV-12"
@@ -415,6 +455,9 @@ MUTANTS: tuple[Mutant, ...] = (
     RetryEveryRejection(),
     RetryOnAStaleRefresh(),
     UncappedProgress(),
+    CancelTaskWithNotification(),
+    ResultFromLateTaskStatus(),
+    ReleaseLaneForTask(),
 )
 
 

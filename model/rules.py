@@ -27,6 +27,13 @@ what the host would send or report is returned as outputs of the transition.
   ``retrying``: a refresh of its server starts (or is queued behind the one in flight),
   and when that refresh ends the call is sent once more, keeping its lane; a second
   rejection ends it ``failed`` (INV-13).
+* Tasks (SPEC §8.12). A server with ``tasks`` may answer an in-flight call with a task
+  (``task_created``): the call stays pending in phase ``task``, keeps its lane and its
+  deadline, and ends when a poll finds the task terminal (``task_status``: completed,
+  failed or cancelled by the server), or as a sent call ends (cancel, timeout, a failed
+  poll, disconnect, close). Ended early, a task gets ``tasks/cancel`` as its one
+  cancellation signal, never ``notifications/cancelled`` (INV-7); a status that comes
+  after the call ended is late: dropped and counted (INV-4).
 * Lazy start (SPEC §3.5, §11.12). A server of ``bound.lazy`` installs its cached
   (version-0) listing at the start, by one publication, and stays ``dormant``: not
   connected, nothing sent. A call routed to it, or ``refresh_requested``, wakes it:
@@ -93,13 +100,15 @@ from .values import (
     ServerState,
     SourceCatalog,
     State,
+    TaskCreated,
+    TaskStatus,
     Timeout,
     ToolDef,
     Transition,
     evolve,
 )
 
-__all__ = ["EventNotEnabled", "Rules", "enabled", "initial", "step"]
+__all__ = ["EventNotEnabled", "Rules", "enabled", "initial", "left_out", "step"]
 
 
 class EventNotEnabled(Exception):
@@ -117,6 +126,12 @@ def exclusion(server: str, tool: ToolDef) -> Exclusion:
     assert tool.excluded is not None
     reason = texts.excluded_text(tool.excluded, server=server, tool=tool.name, problem=tool.problem)
     return Exclusion(tool.name, tool.excluded, reason)
+
+
+def left_out(spec: ServerSpec, tool: ToolDef) -> bool:
+    """SPEC §5.4: the host leaves out a valid tool it cannot call: one that must run as a
+    task, when its server runs none; one whose x-mcp-header is invalid (on HTTP)."""
+    return tool.excluded is not None and not (tool.excluded == "task_required" and spec.tasks)
 
 
 def call_id_for(index: int) -> str:
@@ -232,7 +247,8 @@ class Rules:
         """What may happen to one accepted call next (answers, approver, host, deadline)."""
         call_id = record.call_id
         events: list[Event] = []
-        idle = record.phase == "sent" and self.idle_timeout(record, bound)
+        running = record.phase in {"sent", "task"}
+        idle = running and self.idle_timeout(record, bound)
         if idle:
             # SPEC §8.11: progress re-arms the idle deadline; the cap cannot fire before
             # ``rearms`` idle periods have passed. The rules take the timing where each
@@ -253,13 +269,23 @@ class Rules:
                 events.append(CallFailed(call_id))
             if allowed is None or "call_rejected" in allowed:
                 events.append(CallRejected(call_id))
+            if (allowed is None or "task_created" in allowed) and self.runs_tasks(record, bound):
+                events.append(TaskCreated(call_id))
+        elif record.phase == "task":
+            if allowed is None or "task_status" in allowed:
+                events.append(TaskStatus(call_id))
+                events.append(TaskStatus(call_id, is_error=True))
+                events.append(TaskStatus(call_id, "failed"))
+                events.append(TaskStatus(call_id, "cancelled"))
+            if allowed is None or "call_failed" in allowed:
+                events.append(CallFailed(call_id))
         elif record.phase == "approval":
             if allowed is None or "approve" in allowed:
                 events.append(Approve(call_id))
             if allowed is None or "deny" in allowed:
                 events.append(Deny(call_id))
         elif record.late and (allowed is None or "late_answer" in allowed):
-            events.append(CallResponded(call_id))
+            events.append(TaskStatus(call_id) if record.task else CallResponded(call_id))
         if record.phase != "done":
             if allowed is None or "cancel" in allowed:
                 events.append(Cancel(call_id))
@@ -271,6 +297,43 @@ class Rules:
             ):
                 events.append(Timeout(call_id))
         return events
+
+    def runs_tasks(self, record: CallRecord, bound: Bound) -> bool:
+        """SPEC §8.12: the call's server may answer it with a task."""
+        binding = record.binding
+        return binding is not None and binding.server in _task_servers(bound)
+
+    def _on_task_created(self, state: State, event: Event) -> Transition:
+        """SPEC §8.12: the call runs as a task now; it keeps its lane and its deadline."""
+        assert isinstance(event, TaskCreated)
+        record = state.call(event.call_id)
+        assert record is not None
+        return Transition(_replace_call(state, evolve(record, phase="task", task=True)))
+
+    def _on_task_status(self, state: State, event: Event) -> Transition:
+        """SPEC §8.12: a terminal task status ends the call with its one result (INV-4):
+        ``completed`` as an answer would, ``failed`` and ``cancelled`` (by the server, not
+        the host: nothing is owed to it) as ``failed``. After the end: late."""
+        assert isinstance(event, TaskStatus)
+        record = state.call(event.call_id)
+        assert record is not None
+        if record.phase != "task":
+            return self.late_task_status(state, record)
+        if event.status == "completed":
+            return self.end_call(state, record, "error" if event.is_error else "ok", None)
+        binding = record.binding
+        assert binding is not None
+        if event.status == "failed":
+            text = texts.TASK_FAILED.format(
+                tool=binding.remote, server=binding.server, why=event.why
+            )
+        else:
+            text = texts.TASK_CANCELLED.format(server=binding.server, tool=binding.remote)
+        return self.end_call(state, record, "failed", text)
+
+    def late_task_status(self, state: State, record: CallRecord) -> Transition:
+        """INV-4: a task status after the call's terminal result is dropped and counted."""
+        return self.late_answer(state, record)
 
     def idle_timeout(self, record: CallRecord, bound: Bound) -> bool:
         """SPEC §8.11: the call's server has an idle timeout that progress re-arms."""
@@ -433,8 +496,9 @@ class Rules:
         return not tool.valid
 
     def exclusions(self, spec: ServerSpec, kept: tuple[ToolDef, ...]) -> tuple[Exclusion, ...]:
-        """The valid tools the host leaves out, each with its reason (SPEC §5.4, INV-3)."""
-        return tuple(exclusion(spec.name, t) for t in kept if t.excluded is not None)
+        """The valid tools the host leaves out, each with its reason (SPEC §5.4, INV-3): a
+        tool that must run as a task is left out only by a server that runs no tasks."""
+        return tuple(exclusion(spec.name, t) for t in kept if left_out(spec, t))
 
     def filter_tools(self, spec: ServerSpec, tools: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
         """``enabled_tools`` (allow-list), then ``disabled_tools`` (deny wins), then
@@ -624,7 +688,7 @@ class Rules:
 
     def end_at_close(self, record: CallRecord, outputs: list[Output]) -> CallRecord:
         """One pending call at close: ``cancelled``; its cancellation if it was sent."""
-        sent = record.phase == "sent"
+        sent = record.phase in {"sent", "task"}
         if sent:
             text = texts.CLOSED_SENT
         elif record.phase == "retrying":
@@ -635,13 +699,13 @@ class Rules:
         if sent:
             assert record.binding is not None
             assert record.binding.server is not None
-            outputs.extend(self.close_cancellations(record.binding.server, record.call_id))
+            outputs.extend(self.close_cancellations(record.binding.server, record))
         return retired(evolve(record, phase="done", results=record.results + 1, late=False))
 
-    def close_cancellations(self, server: str, call_id: str) -> tuple[Output, ...]:
+    def close_cancellations(self, server: str, record: CallRecord) -> tuple[Output, ...]:
         """INV-12 (and INV-7): a call in flight at close owes its server one cancellation,
         delivered before the session closes."""
-        return self.cancel_messages(server, call_id)
+        return self.cancel_messages(server, record)
 
     # --- steps -----------------------------------------------------------------------
 
@@ -805,7 +869,8 @@ class Rules:
         text = texts.TRANSPORT.format(
             tool=record.binding.remote, server=record.binding.server, why=event.why
         )
-        return self.end_call(state, record, "failed", text)
+        # SPEC §8.12: a poll that failed gives the task up; the server is told (INV-7).
+        return self.end_call(state, record, "failed", text, given_up=record.phase == "task")
 
     def _on_cancel(self, state: State, event: Event) -> Transition:
         assert isinstance(event, Cancel)
@@ -826,11 +891,11 @@ class Rules:
             text = texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
         elif event.cap:
             text = texts.TIMED_OUT_CAP.format(seconds=f"{spec.tool_max_sec:g}")
-        elif record.phase == "sent" and spec.idle_timeout:
+        elif record.phase in ("sent", "task") and spec.idle_timeout:
             text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
         elif record.phase == "retrying":
             text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
-        elif record.phase == "sent":
+        elif record.phase in ("sent", "task"):
             text = texts.TIMED_OUT.format(seconds=seconds)
         else:
             text = texts.TIMED_OUT_QUEUED.format(seconds=seconds)
@@ -842,9 +907,17 @@ class Rules:
         return record.phase != "approval"
 
     def end_call(
-        self, state: State, record: CallRecord, status: texts.CallStatus, text: str | None
+        self,
+        state: State,
+        record: CallRecord,
+        status: texts.CallStatus,
+        text: str | None,
+        *,
+        given_up: bool = False,
     ) -> Transition:
-        """The one terminal result of an accepted call (INV-4), then the lane moves on."""
+        """The one terminal result of an accepted call (INV-4), then the lane moves on.
+        Ended early (cancelled, timed out, or a task ``given_up``), an in-flight call owes
+        its server one cancellation signal (INV-7)."""
         outputs: list[Output] = [Result(record.call_id, status, text)]
         ended = evolve(
             record,
@@ -855,10 +928,11 @@ class Rules:
             behind=False,
             progressed=0,
         )
-        if record.phase == "sent" and status in ("cancelled", "timed_out"):
+        in_flight = record.phase in {"sent", "task"}
+        if in_flight and (given_up or status in ("cancelled", "timed_out")):
             assert record.binding is not None
             assert record.binding.server is not None
-            outputs.extend(self.cancel_messages(record.binding.server, record.call_id))
+            outputs.extend(self.cancel_messages(record.binding.server, record))
             allowed = state.bound.environment
             if allowed is None or "late_answer" in allowed:
                 ended = evolve(ended, late=True)  # the server may still answer
@@ -867,17 +941,24 @@ class Rules:
             state = self.hand_off(state, record.step, outputs)
         return Transition(state, tuple(outputs))
 
-    def cancel_messages(self, server: str, call_id: str) -> tuple[Output, ...]:
-        """INV-7: exactly one cancellation for an in-flight call the host ends."""
-        return (Sent(server, "notifications/cancelled", call_id),)
+    def cancel_messages(self, server: str, record: CallRecord) -> tuple[Output, ...]:
+        """INV-7: exactly one cancellation signal for an in-flight call the host ends:
+        ``tasks/cancel`` for a task (SPEC §8.12), else ``notifications/cancelled``."""
+        if record.task:
+            return (Sent(server, "tasks/cancel", record.call_id),)
+        return (Sent(server, "notifications/cancelled", record.call_id),)
 
     def releases_lane(self, record: CallRecord, status: texts.CallStatus) -> bool:
         return record.exclusive
 
+    def holds_lane(self, record: CallRecord) -> bool:
+        """INV-9: a call in flight holds its step's lane; so does one waiting for its
+        retry (SPEC §8.9) and one that runs as a task (SPEC §8.12)."""
+        return record.phase in ("sent", "retrying", "task")
+
     def hand_off(self, state: State, step: int, outputs: list[Output]) -> State:
         """Start the oldest queued exclusive call of the step once no exclusive call is out."""
-        holding = ("sent", "retrying")  # a call waiting for its retry keeps its lane (§8.9)
-        if any(c.step == step and c.exclusive and c.phase in holding for c in state.calls):
+        if any(c.step == step and c.exclusive and self.holds_lane(c) for c in state.calls):
             return state
         for record in state.calls:
             if record.step == step and record.phase == "queued":
@@ -927,7 +1008,8 @@ class Rules:
             if record.phase == "starting" and not self.lost_start_fails(record):
                 calls.append(record)
                 continue
-            template = texts.DISCONNECTED if record.phase == "sent" else texts.NOT_CONNECTED
+            in_flight = record.phase in {"sent", "task"}
+            template = texts.DISCONNECTED if in_flight else texts.NOT_CONNECTED
             outputs.append(Result(record.call_id, "failed", template.format(server=server)))
             calls.append(retired(evolve(record, results=record.results + 1)))
             steps.add(record.step)
@@ -964,6 +1046,8 @@ def _guard_key(event: Event) -> Event:
         return evolve(event, why=default)
     if isinstance(event, Deny):
         return evolve(event, answer="decline")
+    if isinstance(event, TaskStatus):
+        return evolve(event, why=attrs.fields(TaskStatus).why.default)
     return event
 
 
@@ -971,6 +1055,12 @@ def _guard_key(event: Event) -> Event:
 def _idle_servers(bound: Bound) -> frozenset[str]:
     """The servers of ``bound`` with an idle timeout (the explorer's hot path)."""
     return frozenset(s.name for s in bound.servers if s.idle_timeout)
+
+
+@functools.cache
+def _task_servers(bound: Bound) -> frozenset[str]:
+    """The servers of ``bound`` that may answer a call with a task (the hot path)."""
+    return frozenset(s.name for s in bound.servers if s.tasks)
 
 
 def _with_server(state: State, i: int, server: ServerState) -> State:
@@ -1015,6 +1105,7 @@ def retired(record: CallRecord) -> CallRecord:
             None,
             record.results,
             late=True,
+            task=record.task,
         )
     return CallRecord(record.call_id, -1, "", None, False, "done", None, record.results)
 
@@ -1051,18 +1142,25 @@ EVENT_GUARDS: dict[str, str] = {
         "a step exists and fewer calls than the bound's (or: a reused call_id; or, once the "
         "host closed, a new call, refused)"
     ),
-    "call_responded": "the call is in flight, or ended with a late answer still possible",
-    "call_failed": "the call is in flight",
+    "call_responded": (
+        "the call is in flight (not as a task), or ended with a late answer still possible"
+    ),
+    "call_failed": "the call is in flight (as a task: a poll failed)",
     "call_rejected": "the call is in flight",
-    "cancel": ("the call waits for approval, a lazy start or its retry, is queued or is in flight"),
+    "cancel": (
+        "the call waits for approval, a lazy start or its retry, is queued, is in flight or "
+        "runs as a task"
+    ),
+    "task_created": "the call is in flight to a server that runs tasks",
+    "task_status": ("the call runs as a task, or ended as one with a late status still possible"),
     "progress": (
-        "the call is in flight to a server with an idle timeout and fewer progress "
-        "notifications re-armed it than the cap's idle periods (then a cap timeout is "
-        "enabled instead)"
+        "the call is in flight (or runs as a task) to a server with an idle timeout and "
+        "fewer progress notifications re-armed it than the cap's idle periods (then a cap "
+        "timeout is enabled instead)"
     ),
     "timeout": (
-        "the call waits for a lazy start or its retry, is queued or is in flight (not while "
-        "it waits for approval)"
+        "the call waits for a lazy start or its retry, is queued, is in flight or runs as a "
+        "task (not while it waits for approval)"
     ),
     "approve": "the call waits for approval",
     "deny": "the call waits for approval",

@@ -32,14 +32,16 @@ CALL_STATUSES: Final[tuple[CallStatus, ...]] = (
 OutcomeStatus = Literal["installed", "unchanged", "rejected"]
 RejectKind = Literal["invalid", "collision", "disconnected", "list_failed", "cap", "closed"]
 ExclusionKind = Literal["task_required", "x_mcp_header"]
-"""Why one tool of an installed listing was left out (SPEC §5.4): the host cannot call it
-(``task_required``), or MCP requires an HTTP client to leave it out (``x_mcp_header``)."""
+"""Why one tool of an installed listing was left out (SPEC §5.4): nobody can call it
+(``task_required``: only as a task, on a server that declares no tasks for tools/call),
+or MCP requires an HTTP client to leave it out (``x_mcp_header``)."""
 
 # --- tools left out of an installed listing (SPEC §5.4) ----------------------------------
 
 EXCLUDED_TASK_REQUIRED: Final = (
     "tool {tool!r} of server {server!r} is left out: it must be called as a task "
-    '(execution.taskSupport "required"), which this host does not do'
+    '(execution.taskSupport "required"), but the server does not declare tasks for '
+    "tools/call (capabilities.tasks.requests.tools.call), so no client may call it as one"
 )
 EXCLUDED_X_MCP_HEADER: Final = (
     "tool {tool!r} of server {server!r} is left out: {problem}; MCP requires an HTTP client "
@@ -116,6 +118,13 @@ TIMED_OUT_RETRYING: Final = (
 CLOSED_RETRYING: Final = (
     "call cancelled: the host closed while the call waited to be sent again; the server "
     "had rejected it unrun (code -32020)"
+)
+TASK_FAILED: Final = "the task running {tool!r} on server {server!r} failed: {why}"
+TASK_NO_MESSAGE: Final = "the server gave no reason"
+"""``why`` of :data:`TASK_FAILED` when the task's status carries no message."""
+TASK_CANCELLED: Final = (
+    "server {server!r} cancelled the task running {tool!r} before it completed; "
+    "its effects are unknown"
 )
 TIMED_OUT_STARTING: Final = (
     "call timed out after {seconds} seconds while waiting for server {server!r} to start; "

@@ -50,6 +50,9 @@ __all__ = [
     "ServerState",
     "SourceCatalog",
     "State",
+    "TaskCreated",
+    "TaskEnd",
+    "TaskStatus",
     "Timeout",
     "ToolDef",
     "Transition",
@@ -108,6 +111,8 @@ class ServerSpec:
     """The tool timeout is an idle timeout that progress re-arms, capped (SPEC §8.11)."""
     tool_max_sec: float = 3600.0
     """With ``idle_timeout``: the cap on a call's whole time."""
+    tasks: bool = False
+    """The server may answer a call with a task, which the host then polls (SPEC §8.12)."""
     enabled_tools: frozenset[str] | None = None
     disabled_tools: frozenset[str] = frozenset()
 
@@ -244,9 +249,10 @@ class ServerState:
     ``starting`` (woken: connected, its first refresh in flight); None once settled."""
 
 
-Phase = Literal["approval", "starting", "queued", "sent", "retrying", "done"]
+Phase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
 """``retrying``: the server rejected the call unrun (-32020, SPEC §8.9); it waits for a
-refresh of that server, then is sent once more."""
+refresh of that server, then is sent once more. ``task``: the server answered the call
+with a task (SPEC §8.12); the host polls it until its terminal status."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -271,6 +277,9 @@ class CallRecord:
     refresh queued after that one (INV-13)."""
     progressed: int = 0
     """Progress notifications that re-armed its idle timeout (SPEC §8.11)."""
+    task: bool = False
+    """It runs as a task (SPEC §8.12): ended early, it is cancelled with ``tasks/cancel``;
+    with ``late``, what may still come is the task's status, not an answer."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -395,6 +404,32 @@ class CallProgress:
 
 
 @attrs.frozen
+class TaskCreated:
+    """The server answered an in-flight call with a task handle (SPEC §8.12): the call
+    stays pending, in phase ``task``, and the host polls the task."""
+
+    kind: ClassVar[str] = "task_created"
+    call_id: str
+
+
+TaskEnd = Literal["completed", "failed", "cancelled"]
+
+
+@attrs.frozen
+class TaskStatus:
+    """A poll of the call's task found it terminal (SPEC §8.12): ``completed`` with the
+    tool's result (``is_error`` its ``isError``), or ``failed``/``cancelled`` by the server.
+    After the call ended, a late status: dropped and counted (INV-4)."""
+
+    kind: ClassVar[str] = "task_status"
+    call_id: str
+    status: TaskEnd = "completed"
+    is_error: bool = False
+    why: str = "the server gave no reason"
+    """A ``failed`` task's status message (free text the environment chooses)."""
+
+
+@attrs.frozen
 class Approve:
     """The approver allows a call waiting for approval (once, for the session or always:
     the same for this call)."""
@@ -448,6 +483,8 @@ Event = (
     | Deny
     | Timeout
     | CallProgress
+    | TaskCreated
+    | TaskStatus
     | Disconnect
     | Reconnect
     | Close
@@ -468,6 +505,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     Deny,
     Timeout,
     CallProgress,
+    TaskCreated,
+    TaskStatus,
     Disconnect,
     Reconnect,
     Close,
@@ -517,8 +556,9 @@ class Result:
     text: str | None = None
 
 
-Method = Literal["tools/list", "tools/call", "notifications/cancelled", "close"]
-"""``close``: the host ended the server's session (stdin closed, or an HTTP ``DELETE``)."""
+Method = Literal["tools/list", "tools/call", "notifications/cancelled", "tasks/cancel", "close"]
+"""``close``: the host ended the server's session (stdin closed, or an HTTP ``DELETE``).
+``tasks/cancel``: the cancellation of a call that runs as a task (SPEC §8.12, INV-7)."""
 
 
 @attrs.frozen

@@ -102,18 +102,26 @@ def inv_6_names_stable(run: _Run) -> str | None:
     return None
 
 
+_SIGNALS = ("notifications/cancelled", "tasks/cancel")
+
+
 def inv_7_cancellation_once(run: _Run) -> str | None:
-    """INV-7: no call got two cancellations; each one named a call that ended early."""
-    cancels = Counter(
-        item[3]
-        for item in run.observation.history
-        if item[0] == "sent" and item[2] == "notifications/cancelled"
-    )
-    for call_id, count in cancels.items():
-        if count > 1:
-            return f"{call_id} was cancelled {count} times"
+    """INV-7: no call got two cancellation signals (a notification or a task cancel); each
+    named a call that ended early (or a task given up after a failed poll); a call that
+    ran as a task was never cancelled with ``notifications/cancelled`` (SPEC §8.12)."""
+    signals: dict[str, list[str]] = {}
+    for item in run.observation.history:
+        if item[0] == "sent" and item[2] in _SIGNALS:
+            signals.setdefault(item[3], []).append(item[2])
+    tasks = {c for s in run.servers.values() for c in s.ran_tasks}
+    for call_id, sent in signals.items():
+        if len(sent) > 1:
+            return f"{call_id} was cancelled {len(sent)} times: {sent}"
+        if call_id in tasks and sent[0] != "tasks/cancel":
+            return f"{call_id} runs as a task but was cancelled with {sent[0]}"
         results = run.results.get(call_id, [])
-        if results and results[0].status not in ("cancelled", "timed_out"):
+        early = ("cancelled", "timed_out", "failed") if sent[0] == "tasks/cancel" else ()
+        if results and results[0].status not in (early or ("cancelled", "timed_out")):
             return f"{call_id} was cancelled at the server but ended {results[0].status}"
     return None
 
@@ -123,7 +131,7 @@ def inv_8_nothing_in_flight_to_a_disconnected_server(run: _Run) -> str | None:
     assert run.host is not None
     connected = run.host.statistics().connected
     for name, server in run.servers.items():
-        if not connected[name] and (server.lists or server.calls):
+        if not connected[name] and (server.lists or server.calls or server.polls):
             return f"{name} is disconnected with requests in flight"
     return None
 
@@ -137,7 +145,8 @@ def inv_9_one_exclusive_call_per_step(run: _Run) -> str | None:
         parallel = (
             run.host is not None and run.host.config.servers[name].supports_parallel_tool_calls
         )
-        for call_id, pending in server.calls.items():
+        out = {**server.calls, **server.tasks}
+        for call_id, pending in out.items():
             read_only = any(
                 t.read_only and t.name == pending.name
                 for version in server.spec.versions
@@ -188,11 +197,11 @@ def inv_12_close_loses_nothing(run: _Run) -> str | None:
     history = run.observation.history
     for name, server in run.servers.items():
         reported = Counter(
-            item[3] for item in history if item[:3] == ("sent", name, "notifications/cancelled")
+            (item[2], item[3])
+            for item in history
+            if item[0] == "sent" and item[1] == name and item[2] in _SIGNALS
         )
-        written = Counter(
-            detail for what, detail in server.wire if what == "notifications/cancelled"
-        )
+        written = Counter((what, detail) for what, detail in server.wire if what in _SIGNALS)
         if reported != written:
             missing = sorted((reported - written).elements())
             return f"cancellations {missing} reported for {name} never reached it"

@@ -20,6 +20,7 @@ from typing_extensions import override
 from mcpbind.impl.approval import ApprovalGate, ApprovalRequest
 from mcpbind.impl.calls import CallTable, PendingCall
 from mcpbind.impl.catalog import BuildBindings, Decision, build_bindings, read_listing
+from mcpbind.impl.connection import Connection
 from mcpbind.impl.errors import CatalogRejected
 from mcpbind.impl.exposure import Exposure
 from mcpbind.impl.planner import Planner
@@ -28,7 +29,7 @@ from mcpbind.impl.router import Ending, Lanes, Router
 from mcpbind.impl.runtime import ServerRuntime, Session
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.server_config import ServerConfig
-from mcpbind.impl.values import StepSnapshot
+from mcpbind.impl.values import StepSnapshot, TaskHandle
 from mcpbind.model import texts
 from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 
@@ -47,6 +48,8 @@ class ImplMutant:
     """Killed by the machine with a lazily started server (SPEC §3.5)."""
     progress: bool = False
     """Killed by the machine with an idle timeout that progress re-arms (SPEC §8.11)."""
+    tasks: bool = False
+    """Killed by the machine whose ``git.hub`` answers calls with tasks (SPEC §8.12)."""
 
 
 # --- INV-1 ----------------------------------------------------------------------------
@@ -97,28 +100,46 @@ async def _first_page_only(
 
 
 def _without_invalid_tools(
-    server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
+    server: str,
+    config: ServerConfig,
+    tools: Sequence[Any],
+    state: RegistryState,
+    max_length: int,
+    *,
+    tasks: bool = True,
 ) -> Decision:
     valid = [t for t in tools if isinstance(t, dict) and isinstance(t.get("inputSchema"), dict)]
-    return build_bindings(server, config, valid, state, max_length)
+    return build_bindings(server, config, valid, state, max_length, tasks=tasks)
 
 
 def _installing_task_tools(
-    server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
+    server: str,
+    config: ServerConfig,
+    tools: Sequence[Any],
+    state: RegistryState,
+    max_length: int,
+    *,
+    tasks: bool = True,
 ) -> Decision:
     """Tools that must run as tasks are installed as if they could run as plain calls."""
     plain = [
         {k: v for k, v in t.items() if k != "execution"} if isinstance(t, dict) else t
         for t in tools
     ]
-    return build_bindings(server, config, plain, state, max_length)
+    return build_bindings(server, config, plain, state, max_length, tasks=tasks)
 
 
 def _rejecting_task_tools(
-    server: str, config: ServerConfig, tools: Sequence[Any], state: RegistryState, max_length: int
+    server: str,
+    config: ServerConfig,
+    tools: Sequence[Any],
+    state: RegistryState,
+    max_length: int,
+    *,
+    tasks: bool = True,
 ) -> Decision:
     """A listing with a tool to leave out is rejected whole."""
-    decision = build_bindings(server, config, tools, state, max_length)
+    decision = build_bindings(server, config, tools, state, max_length, tasks=tasks)
     if decision.excluded:
         first = decision.excluded[0]
         problem = "it must be called as a task"
@@ -136,6 +157,27 @@ class _LateAnswerRouter(Router):
     def late_answer(self, call_id: str) -> None:
         super().late_answer(call_id)
         self.end_call(call_id, Ending("ok", "late"))
+
+
+class _LateTaskResultRouter(Router):
+    @override
+    def late_task_status(self, call_id: str) -> None:
+        super().late_task_status(call_id)
+        self.end_call(call_id, Ending("ok", "late"))
+
+
+# --- INV-7: tasks ---------------------------------------------------------------------
+
+
+class _NotifyTaskRouter(Router):
+    """A task the host gives up is cancelled as a request: notifications/cancelled."""
+
+    @override
+    async def give_up_task(
+        self, call: PendingCall, connection: Connection, task: TaskHandle
+    ) -> None:
+        assert call.server is not None
+        self.recorder.sent(call.server, "notifications/cancelled", call.call_id)
 
 
 # --- INV-13 --------------------------------------------------------------------------
@@ -191,11 +233,13 @@ def _named_against(
         tools: Sequence[Any],
         state: RegistryState,
         max_length: int,
+        *,
+        tasks: bool = True,
     ) -> Decision:
         own = mcp_source(server)
         catalogs = {s: c for s, c in state.catalogs.items() if keep(own, s)}
         view = RegistryState.build(state.generation, catalogs, state.remembered)
-        return build_bindings(server, config, tools, view, max_length)
+        return build_bindings(server, config, tools, view, max_length, tasks=tasks)
 
     return named
 
@@ -469,6 +513,20 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "with an idle timeout, progress re-arms the deadline with no cap on the call's time",
         _with(calls=_NoCap),
         progress=True,
+    ),
+    ImplMutant(
+        "cancel_a_task_with_notifications_cancelled",
+        "INV-7",
+        "a call that runs as a task is cancelled with notifications/cancelled, not tasks/cancel",
+        _with(router=_NotifyTaskRouter),
+        tasks=True,
+    ),
+    ImplMutant(
+        "result_from_a_late_task_status",
+        "INV-4",
+        "the end of a task the host had given up becomes a second result",
+        _with(router=_LateTaskResultRouter),
+        tasks=True,
     ),
     ImplMutant(
         "send_once_connected",

@@ -83,6 +83,8 @@ from mcpbind.model.values import (
     Sent,
     ServerSpec,
     State,
+    TaskCreated,
+    TaskStatus,
     Timeout,
 )
 
@@ -100,6 +102,8 @@ KIND_ORDER = (
     "list_page",
     "progress",
     "call_responded",
+    "task_created",
+    "task_status",
     "approve",
     "cancel",
     "deny",
@@ -447,23 +451,11 @@ class _Run:
             self.snapshots.append(snapshot)
             self.sampled.append({n: (b.server, b.remote_name) for n, b in snapshot.names.items()})
         elif isinstance(event, Call):
-            # Geometric spacing: the k-th call event comes 2**-k s after the previous one,
-            # so deadlines are distinct and no later spacing (their sum is smaller than
-            # any gap between two deadlines) can reach a deadline that a timeout rule did
-            # not choose.
-            self.call_events += 1
-            self.scheduler.jump(2.0**-self.call_events)
-            if event.call_id not in self.deadlines:
-                timeout, cap = self._timeouts_of(event)
-                self.deadlines[event.call_id] = anyio.current_time() + timeout
-                if cap is not None:
-                    self.caps[event.call_id] = anyio.current_time() + cap
-            arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
-            nursery.start_soon(
-                self._call, self.snapshots[event.step], event.call_id, event.name, arguments
-            )
+            self._start_call(event)
         elif isinstance(event, CallResponded | CallFailed | CallRejected | CallProgress):
             await self._server_acts(event)
+        elif isinstance(event, TaskCreated | TaskStatus):
+            self._task_acts(event)
         elif isinstance(event, Cancel):
             host.cancel(event.call_id)
         elif isinstance(event, Approve):
@@ -495,7 +487,10 @@ class _Run:
             else:
                 server.answer_late(event.call_id)
         elif isinstance(event, CallFailed):
-            server.fail_call(event.call_id, event.why)
+            if event.call_id in server.polls:
+                server.fail_poll(event.call_id, event.why)  # a poll of its task
+            else:
+                server.fail_call(event.call_id, event.why)
         elif isinstance(event, CallRejected):
             server.reject_call(event.call_id)
         else:
@@ -506,6 +501,36 @@ class _Run:
             await server.report_progress(event.call_id)
             idle = self._server_spec(event.call_id).tool_timeout_sec
             self.deadlines[event.call_id] = anyio.current_time() + idle
+
+    def _start_call(self, event: Call) -> None:
+        """The host calls: the call's task starts, its deadlines are noted."""
+        assert self.nursery is not None
+        # Geometric spacing: the k-th call event comes 2**-k s after the previous one,
+        # so deadlines are distinct and no later spacing (their sum is smaller than
+        # any gap between two deadlines) can reach a deadline that a timeout rule did
+        # not choose.
+        self.call_events += 1
+        self.scheduler.jump(2.0**-self.call_events)
+        if event.call_id not in self.deadlines:
+            timeout, cap = self._timeouts_of(event)
+            self.deadlines[event.call_id] = anyio.current_time() + timeout
+            if cap is not None:
+                self.caps[event.call_id] = anyio.current_time() + cap
+        arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
+        self.nursery.start_soon(
+            self._call, self.snapshots[event.step], event.call_id, event.name, arguments
+        )
+
+    def _task_acts(self, event: TaskCreated | TaskStatus) -> None:
+        """A server answers a call with a task, or a poll finds the task ended (late: the
+        end of a task the host gave up)."""
+        server = self._server_of(event.call_id)
+        if isinstance(event, TaskCreated):
+            server.create_task(event.call_id)
+        elif event.call_id in server.polls:
+            server.end_task(event.call_id, event.status, is_error=event.is_error, why=event.why)
+        else:
+            server.answer_late(event.call_id)
 
     async def _close(self) -> None:
         """Leave Host.open in the task that entered it (anyio cancel scopes must be left
@@ -545,7 +570,7 @@ class _Run:
 
     def _server_of(self, call_id: str) -> ScriptedServer:
         for server in self.servers.values():
-            if call_id in server.calls or call_id in server.late:
+            if call_id in server.calls or call_id in server.late or call_id in server.polls:
                 return server
         raise self.fail("machine", f"{call_id} is neither parked nor late at any server")
 
@@ -600,15 +625,17 @@ class _Run:
             listing = server.refresh is not None and server.connected
             if bool(scripted.lists) != listing or len(scripted.lists) > 1:
                 mismatches.append(f"{spec.name} has {len(scripted.lists)} listing(s) parked")
-            sent = {
-                c.call_id
-                for c in state.calls
-                if c.phase == "sent" and c.binding and c.binding.server == spec.name
-            }
-            if set(scripted.calls) != sent:
-                mismatches.append(
-                    f"{spec.name} parked calls {sorted(scripted.calls)} != {sorted(sent)}"
-                )
+            # A call in flight parks its tools/call; one that runs as a task, its poll.
+            for phase, parked in (("sent", scripted.calls), ("task", scripted.polls)):
+                model = {
+                    c.call_id
+                    for c in state.calls
+                    if c.phase == phase and c.binding and c.binding.server == spec.name
+                }
+                if set(parked) != model:
+                    mismatches.append(
+                        f"{spec.name} parked for {phase} calls {sorted(parked)} != {sorted(model)}"
+                    )
             late = {
                 c.call_id
                 for c in state.calls
@@ -649,6 +676,9 @@ class _Run:
             for server in self.servers.values():
                 for call_id in list(server.calls):
                     server.answer(call_id, is_error=False)
+                    progressed = True
+                for call_id in list(server.polls):
+                    server.end_task(call_id, "completed", is_error=False, why="")
                     progressed = True
                 while server.lists:
                     server.deliver_page()
@@ -706,10 +736,11 @@ def replay_file(
     approval: bool = False,
     lazy: bool = False,
     progress: bool = False,
+    tasks: bool = False,
 ) -> str:
     """A replay file: JSON with the policy and the event trace (SPEC §12.3),
     ``"approval": true`` for a run with approval gating, ``"lazy": true`` for a run with a
-    lazily started server."""
+    lazily started server, ``"progress"``/``"tasks"`` for those variants."""
     data: dict[str, Any] = {"policy": policy, "events": list(trace), "seed": seed}
     if approval:
         data["approval"] = True
@@ -717,4 +748,6 @@ def replay_file(
         data["lazy"] = True
     if progress:
         data["progress"] = True
+    if tasks:
+        data["tasks"] = True
     return json.dumps(data, indent=2) + "\n"

@@ -16,7 +16,7 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from mcpbind.impl.seams import PRODUCTION, Seams
-from mcpbind.model.bounds import IDLE_SERVERS, LAZY_SERVERS, standard_suite
+from mcpbind.model.bounds import IDLE_SERVERS, LAZY_SERVERS, TASK_SERVERS, standard_suite
 from mcpbind.model.values import Bound
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
@@ -42,6 +42,7 @@ def lockstep_bound(
     approval: bool = False,
     lazy: bool = False,
     progress: bool = False,
+    tasks: bool = False,
 ) -> Bound:
     """The machine's bound: every scripted version, page and event (rejections unrun too,
     which the explorer leaves to its ``retry`` part); 2 steps, 3 calls; with
@@ -50,7 +51,10 @@ def lockstep_bound(
     ``progress``, only ``git_hub``, with an idle timeout that progress re-arms once before
     the cap (SPEC §8.11), and one step with one call: the machine moves the clock to just
     before that call's deadline for each notification, which must pass no other call's
-    deadline."""
+    deadline; with ``tasks``, the explorer's ``tasks`` part (installable listings, the
+    calls environment with tasks, late statuses and failed polls) for ``git.hub`` only,
+    which may answer calls with tasks (SPEC §8.12), 2 steps and 2 calls: most runs reach
+    a task."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
@@ -58,6 +62,10 @@ def lockstep_bound(
         approval=approval,
         lazy=LAZY_SERVERS if lazy else (),
     )
+    if tasks:
+        part = next(p for p in standard_suite(policy) if p.name == "tasks").bound
+        servers = tuple(s for s in part.servers if s.name in TASK_SERVERS)
+        return attrs.evolve(part, servers=servers, max_steps=2, max_calls=2)
     if not progress:
         return bound
     servers = tuple(
@@ -77,11 +85,12 @@ def lockstep_property(
     approval: bool = False,
     lazy: bool = False,
     progress: bool = False,
+    tasks: bool = False,
     backend: str = "trio",
 ) -> Callable[[], None]:
     """A Hypothesis test: random interleavings, model and runtime in lockstep, the
     runtime on ``backend`` (trio, the machines' scheduler, or asyncio)."""
-    bound = lockstep_bound(policy, approval=approval, lazy=lazy, progress=progress)
+    bound = lockstep_bound(policy, approval=approval, lazy=lazy, progress=progress, tasks=tasks)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
@@ -95,6 +104,7 @@ def lockstep_property(
         + ("_approval" if approval else "")
         + ("_lazy" if lazy else "")
         + ("_progress" if progress else "")
+        + ("_tasks" if tasks else "")
         + ("" if backend == "trio" else f"_{backend}")
     )
     return lockstep
@@ -131,6 +141,7 @@ def run_replay(
         approval=bool(data.get("approval", False)),
         lazy=bool(data.get("lazy", False)),
         progress=bool(data.get("progress", False)),
+        tasks=bool(data.get("tasks", False)),
     )
     return run_machine(
         bound, ReplayChooser(events), steps=len(events), seams=seams, backend=backend
@@ -182,10 +193,11 @@ def kill_impl_mutant(name: str, corpus: pathlib.Path | None = None) -> KillRepor
                     approval=mutant.approval,
                     lazy=mutant.lazy,
                     progress=mutant.progress,
+                    tasks=mutant.tasks,
                 )
             )()
         except MachineFailure as error:
-            flags = ("approval", "lazy", "progress")
+            flags = ("approval", "lazy", "progress", "tasks")
             variant = next((f", {flag}" for flag in flags if getattr(mutant, flag)), "")
             return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
     try:

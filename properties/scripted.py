@@ -8,8 +8,9 @@ changes and ``list_changed`` is announced. The runtime under test is the product
 code: only what sits behind :class:`~mcpbind.impl.connection.Connection` is scripted.
 
 Each server keeps its *wire*: what reached it, in order (``open``, ``tools/call``,
-``notifications/cancelled``, and how the session ended: ``close`` when the host closed it,
-``gone`` after a disconnect, ``killed`` when the host tore it down while cancelled). As in
+``notifications/cancelled``, ``tasks/cancel``, and how the session ended: ``close`` when
+the host closed it, ``gone`` after a disconnect, ``killed`` when the host tore it down
+while cancelled). As in
 the SDK, a cancellation is first handed to the transport (the *outbox*) and written later:
 the machine writes outboxes when it settles, a session that closes writes its outbox
 first, and a session torn down loses it (INV-12).
@@ -38,7 +39,8 @@ from mcpbind.impl.connection import (
     ServerError,
 )
 from mcpbind.impl.server_config import ServerConfig
-from mcpbind.model.values import ServerSpec, ToolDef
+from mcpbind.impl.values import TaskHandle, TaskPoll
+from mcpbind.model.values import ServerSpec, TaskEnd, ToolDef
 
 __all__ = ["PendingCall", "PendingList", "ScriptedConnector", "ScriptedServer", "raw_tool"]
 
@@ -88,6 +90,14 @@ class PendingList(_Parked):
 
 
 @attrs.define(eq=False)
+class PendingPoll(_Parked):
+    """A ``tasks/get`` of a call that runs as a task (SPEC §8.12), parked until the task
+    ends (the machine never answers ``working``: it would change nothing)."""
+
+    call_id: str = ""
+
+
+@attrs.define(eq=False)
 class PendingCall(_Parked):
     call_id: str = ""
     name: str = ""
@@ -109,6 +119,12 @@ class ScriptedServer:
         self.on_list_changed: Callable[[], None] | None = None
         self.lists: list[PendingList] = []
         self.calls: dict[str, PendingCall] = {}
+        self.polls: dict[str, PendingPoll] = {}
+        """Calls that run as tasks, by call_id: their parked poll."""
+        self.tasks: dict[str, PendingCall] = {}
+        """Calls that run as tasks, by call_id, until their task ends or is given up."""
+        self.ran_tasks: set[str] = set()
+        """Every call_id this server ever ran as a task."""
         self.late: dict[str, Callable[[], None]] = {}
         """Calls the host ended while they were out: the server may still answer."""
         self.connections = 0
@@ -156,6 +172,28 @@ class ScriptedServer:
         error = ServerError(HEADER_MISMATCH, "Mcp-Param-Region header does not match the body")
         self.calls.pop(call_id).release(error=error)
 
+    def create_task(self, call_id: str) -> None:
+        """Answer the call with a task handle (SPEC §8.12); its task id is its call_id."""
+        pending = self.calls.pop(call_id)
+        self.tasks[call_id] = pending
+        self.ran_tasks.add(call_id)
+        pending.release(TaskHandle(call_id, 0.0))
+
+    def end_task(self, call_id: str, status: TaskEnd, *, is_error: bool, why: str) -> None:
+        """The call's parked poll finds its task terminal."""
+        pending = self.polls.pop(call_id)
+        del self.tasks[call_id]
+        if status == "completed":
+            text = "the tool failed" if is_error else f"answer to {call_id}"
+            result = {"content": [{"type": "text", "text": text}], "isError": is_error}
+            pending.release(TaskPoll("completed", result=result))
+        else:
+            pending.release(TaskPoll(status, message=why if status == "failed" else None))
+
+    def fail_poll(self, call_id: str, why: str) -> None:
+        del self.tasks[call_id]
+        self.polls.pop(call_id).release(error=RequestFailed(why))
+
     def answer_late(self, call_id: str) -> None:
         self.late.pop(call_id)()
 
@@ -174,8 +212,12 @@ class ScriptedServer:
             pending.release(error=lost)
         for pending_call in self.calls.values():
             pending_call.release(error=lost)
+        for poll in self.polls.values():
+            poll.release(error=lost)
         self.lists.clear()
         self.calls.clear()
+        self.polls.clear()
+        self.tasks.clear()
         self.late.clear()
         self.outbox.clear()  # the session is gone, and what it was handed with it
 
@@ -221,6 +263,7 @@ class _Connection:
         on_late: Callable[[], None],
         meta: Mapping[str, Any] | None = None,
         on_progress: OnWireProgress | None = None,
+        task_support: str | None = None,
     ) -> Any:
         self._check()
         server = self._server
@@ -238,6 +281,28 @@ class _Connection:
                     server.late[call_id] = on_late  # the server may still answer
                     server.outbox.append(("notifications/cancelled", call_id))
             raise
+
+    def runs_tasks(self) -> bool:
+        return self._server.spec.tasks
+
+    async def poll_task(self, task: TaskHandle) -> TaskPoll:
+        self._check()
+        server = self._server
+        pending = PendingPoll(call_id=task.task_id)
+        server.polls[task.task_id] = pending
+        try:
+            return await pending.wait()  # type: ignore[no-any-return]
+        finally:
+            if server.polls.get(task.task_id) is pending:  # abandoned: nothing is sent
+                del server.polls[task.task_id]
+
+    async def cancel_task(self, task: TaskHandle, *, on_late: Callable[[], None]) -> None:
+        self._check()
+        server = self._server
+        server.tasks.pop(task.task_id, None)
+        server.outbox.append(("tasks/cancel", task.task_id))
+        if server.up:
+            server.late[task.task_id] = on_late  # the task may still report its end
 
     async def wait_lost(self) -> None:
         await self._lost.wait()

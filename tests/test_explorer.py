@@ -31,6 +31,8 @@ PINNED = {
     ("retry", "revalidate"): (11420, 123411),
     ("progress", "frozen"): (4201, 38207),
     ("progress", "revalidate"): (4101, 37169),
+    ("tasks", "frozen"): (10409, 123319),
+    ("tasks", "revalidate"): (10053, 118313),
 }
 
 
@@ -80,6 +82,17 @@ def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[
     assert "result cancelled, send close" in closes
     assert any("refresh rejected (closed)" in effect for effect in closes)
     assert ("call", "refuse call after close") in seen
+    # SPEC §8.12: a task ends with its status; ended early (cancel, timeout, a failed
+    # poll, close) it gets tasks/cancel; a status after the end is dropped.
+    assert ("task_created", "state only") in seen
+    assert ("task_status", "result ok") in seen
+    assert ("task_status", "result error") in seen
+    assert ("task_status", "result failed") in seen
+    assert ("task_status", "drop late answer") in seen
+    assert ("cancel", "result cancelled, send tasks/cancel") in seen
+    assert ("timeout", "result timed_out, send tasks/cancel") in seen
+    assert ("call_failed", "result failed, send tasks/cancel") in seen
+    assert "result cancelled, send close, send tasks/cancel" in closes
 
 
 @pytest.mark.slow
@@ -193,7 +206,7 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
     assert result["violations"] == []
     assert result["bound"]["policies"] == ["frozen"]
     parts = [p["name"] for p in result["bound"]["parts"]]
-    assert parts == ["catalogs", "calls", "approval", "lazy", "retry", "progress"]
+    assert parts == ["catalogs", "calls", "approval", "lazy", "retry", "progress", "tasks"]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
 
 

@@ -153,22 +153,32 @@ BAD_HEADER = {"type": "object", "properties": {"o": {"type": "object", "x-mcp-he
 
 
 @pytest.mark.parametrize(
-    ("target", "left_out"),
-    [("http://127.0.0.1:1/mcp", ["task", "header"]), (object(), ["task"])],
-    ids=["http", "not-http"],
+    ("target", "tasks", "left_out"),
+    [
+        ("http://127.0.0.1:1/mcp", False, ["task", "header"]),
+        (object(), False, ["task"]),
+        ("http://127.0.0.1:1/mcp", True, ["header"]),
+        (object(), True, []),
+    ],
+    ids=["http", "not-http", "http-runs-tasks", "not-http-runs-tasks"],
 )
-def test_tools_to_leave_out_are_decided_per_tool_and_by_transport(target, left_out):
-    """SPEC §5.4: taskSupport "required" on any transport; an invalid x-mcp-header on an
-    HTTP connection only; "optional" and "forbidden" are ordinary tools."""
+def test_tools_to_leave_out_are_decided_per_tool_and_by_transport(target, tasks, left_out):
+    """SPEC §5.4: taskSupport "required" on a server that runs no tasks (any transport;
+    one that runs tasks calls it as a task, §8.12); an invalid x-mcp-header on an HTTP
+    connection only; "optional" and "forbidden" are ordinary tools."""
     tools = [
         raw("plain"),
         raw("task", execution={"taskSupport": "required"}),
         raw("maybe", execution={"taskSupport": "optional"}),
         {"name": "header", "inputSchema": BAD_HEADER},
     ]
-    decision = build_bindings("s", ServerConfig(target=target), tools, ToolRegistry().state, 64)
+    config = ServerConfig(target=target)
+    decision = build_bindings("s", config, tools, ToolRegistry().state, 64, tasks=tasks)
     assert [e.tool for e in decision.excluded] == left_out
     kinds = {"task": "task_required", "header": "x_mcp_header"}
     assert [e.kind for e in decision.excluded] == [kinds[t] for t in left_out]
+    supports = {b.remote_name: b.spec.task_support for b in decision.bindings}
+    assert supports.get("task", "required") == "required"
+    assert supports.get("maybe") == "optional"
     installed = {b.remote_name for b in decision.bindings}
     assert installed == {"plain", "maybe", "task", "header"} - set(left_out)

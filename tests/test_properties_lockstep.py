@@ -57,6 +57,14 @@ def test_runtime_refines_the_model_with_an_idle_timeout(policy):
     lockstep_property(policy, progress=True)()
 
 
+@pytest.mark.parametrize("policy", ["revalidate", "frozen"])
+def test_runtime_refines_the_model_with_calls_that_run_as_tasks(policy):
+    """SPEC §8.12 on the runtime: git.hub may answer a call with a task, which the runtime
+    polls to its end; a cancel, a timeout, a failed poll or close sends tasks/cancel, and
+    a task status that comes after the end is dropped (INV-4, INV-7, INV-12)."""
+    lockstep_property(policy, tasks=True)()
+
+
 @pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
 def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
     report = run_odometer(policy, depth)
@@ -169,12 +177,13 @@ def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path
         "lockstep-approval": {"approval": True},
         "lockstep-lazy": {"lazy": True},
         "lockstep-progress": {"progress": True},
+        "lockstep-tasks": {"tasks": True},
     }
     events = ["list_page(server='git.hub')"]
     for stage, variant in LOCKSTEP_VARIANTS.items():
         path = tmp_path / f"{stage}.json"
         path.write_text(replay_file(events, policy="frozen", **variant))
-        if variant.get("lazy") or variant.get("progress"):  # dormant; git_hub only
+        if variant.keys() & {"lazy", "progress", "tasks"}:  # dormant; one page; one server
             with pytest.raises(ReplayMismatch, match="list_page is not allowed here"):
                 run_replay(path)
         else:

@@ -119,7 +119,7 @@ def answering(result: dict[str, object], output_schema: dict[str, Any] | None = 
 
 @pytest.mark.parametrize(
     ("extra", "status"),
-    [({}, "ok"), ({"resultType": "complete"}, "ok"), ({"resultType": "task"}, "failed")],
+    [({}, "ok"), ({"resultType": "complete"}, "ok"), ({"resultType": "bogus"}, "failed")],
     ids=["absent", "complete", "unknown"],
 )
 async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(extra, status):
@@ -130,10 +130,24 @@ async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(ext
     assert ended.status == status
     if status == "failed":
         assert ended.output == texts.UNKNOWN_RESULT_TYPE.format(
-            server="s", tool="t", result_type="task"
+            server="s", tool="t", result_type="bogus"
         )
     else:
         assert ended.output.endswith("\ndone")
+
+
+async def test_a_task_handle_without_a_task_id_fails_the_call_as_malformed():
+    """SPEC §8.12: ``resultType: "task"`` is a task (the host declares the extension on
+    every request); one without ``taskId`` is no task anyone could poll."""
+    result = {"content": [], "resultType": "task", "status": "working"}
+    config = HostConfig(servers={"s": ServerConfig(target=answering(result), required=True)})
+    async with Host.open(config) as host:
+        ended = await host.call(host.sample(), "c1", "mcp__s__t", {})
+    why = "malformed task handle: taskId or status missing or invalid"
+    assert (ended.status, ended.output) == (
+        "failed",
+        texts.TRANSPORT.format(tool="t", server="s", why=why),
+    )
 
 
 @pytest.mark.parametrize(

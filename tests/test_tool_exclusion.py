@@ -1,7 +1,9 @@
 """Per-tool exclusion (SPEC §5.4, INV-3): a valid tool the host cannot call, or that MCP
 requires an HTTP client to leave out, is left out with a typed reason; the rest of its
 listing installs in one publication. Against ``common.make_server(excludable=True)``,
-in-process, over stdio and over streamable HTTP (2026-07-28)."""
+in-process, over stdio and over streamable HTTP (2026-07-28). The test server declares no
+tasks, so its ``research`` (``taskSupport: "required"``) is one nobody may call; a server
+that runs tasks gets it called as a task (``tests/test_tasks_everything.py``)."""
 
 from __future__ import annotations
 
