@@ -421,6 +421,7 @@ class McpConnection:
         message = raw.get("statusMessage") if isinstance(raw.get("statusMessage"), str) else None
         interval = _seconds(raw.get("pollIntervalMs" if self._modern() else "pollInterval"))
         if status == "cancelled":
+            self._answered.pop(task.task_id, None)
             return TaskPoll("cancelled", interval, message=message)
         if self._modern():
             return await self._modern_poll(task, raw, status, interval, message)
@@ -447,6 +448,8 @@ class McpConnection:
     ) -> TaskPoll:
         """SEP-2663: the result or error comes inline; input requests are answered
         with ``tasks/update``, each key once."""
+        if status in ("completed", "failed"):
+            self._answered.pop(task.task_id, None)  # the task asks for nothing more
         if status == "completed":
             result = raw.get("result")
             if not isinstance(result, dict):
