@@ -10,15 +10,18 @@ it (one ``tasks/cancel``, never ``notifications/cancelled``, for a task the host
 
 from __future__ import annotations
 
+import os
 import pathlib
+import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
 from mcp import StdioServerParameters
+from testservers.processes import free_port, stop
 from testservers.tasks_server import build
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
@@ -27,24 +30,60 @@ from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.model import texts
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
-TRANSPORTS = ["inproc", "stdio"]
+# Over streamable HTTP a call answered with progress leaves the SDK's SSE generator
+# unexhausted (see tests/test_progress.py, which names the reproduction).
+TRANSPORTS = [
+    "inproc",
+    "stdio",
+    pytest.param(
+        "http",
+        marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    ),
+]
+
+
+@asynccontextmanager
+async def serving_http(log: pathlib.Path) -> AsyncIterator[str]:
+    """The tasks server over streamable HTTP on loopback; yields its URL once it listens."""
+    port = free_port()
+    process = await anyio.open_process(
+        [sys.executable, str(SERVER), str(log)],
+        env={**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)},
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        await stop(process)
 
 
 @asynccontextmanager
 async def tasks_host(transport: str, log: pathlib.Path, **settings: Any) -> AsyncIterator[Host]:
     log.write_text("")
-    if transport == "inproc":
-        target: Any = build(log)
-    else:
-        target = StdioServerParameters(command=sys.executable, args=[str(SERVER), str(log)])
-    config = ServerConfig(target=target, required=True, **settings.pop("server", {}))
-    async with Host.open(HostConfig(servers={"s": config}, **settings)) as host:
-        yield host
+    server = settings.pop("server", {})
+    async with AsyncExitStack() as stack:
+        if transport == "inproc":
+            target: Any = build(log)
+        elif transport == "http":
+            target = await stack.enter_async_context(serving_http(log))
+        else:
+            target = StdioServerParameters(command=sys.executable, args=[str(SERVER), str(log)])
+        config = ServerConfig(target=target, required=True, **server)
+        async with Host.open(HostConfig(servers={"s": config}, **settings)) as host:
+            yield host
 
 
 def received(log: pathlib.Path) -> list[str]:
-    """What reached the server: ``tools/call NAME``, ``tasks/* ID``, cancellations."""
-    return log.read_text().splitlines()
+    """What reached the server: ``tools/call NAME``, ``tasks/* ID``, cancellations (the
+    ``Mcp-Name`` headers of HTTP requests aside)."""
+    return [line for line in log.read_text().splitlines() if not line.startswith("header ")]
 
 
 def cancellations(log: pathlib.Path) -> list[str]:
@@ -181,6 +220,20 @@ async def test_a_plain_tool_next_to_task_tools_reports_progress_per_step(transpo
         result = await host.call(host.sample(), "c1", "mcp__s__long_operation", arguments)
     assert result.status == "ok", result.output
     assert [(p.progress, p.total) for p in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+async def test_over_http_each_tasks_request_names_its_task_in_mcp_name(tmp_path):
+    """SEP-2663: over streamable HTTP a client MUST set ``Mcp-Name`` to the task id on
+    ``tasks/get``, ``tasks/update`` and ``tasks/cancel``."""
+    log = tmp_path / "log"
+    async with tasks_host("http", log) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__research", {"topic": "x"})
+    assert result.status == "ok", result.output
+    lines = log.read_text().splitlines()
+    task_id = next(line.split()[1] for line in lines if line.startswith("tasks/get"))
+    headers = [line for line in lines if line.startswith("header ")]
+    assert headers
+    assert set(headers) == {f"header tasks/get {task_id}"}
 
 
 def test_the_poll_interval_is_the_servers_within_bounds():

@@ -12,14 +12,17 @@ Tools: ``research(topic, ambiguous=False, stages=3)`` (a task: with ``ambiguous`
 which interpretation to research, by an elicitation form), ``doomed(why)`` (a task that
 fails), and ``long_operation(steps, seconds)`` (a plain call reporting progress per step).
 
-``python tasks_server.py LOG`` serves it over stdio; LOG gets one line per ``tools/call``,
-``tasks/*`` request and ``notifications/cancelled`` it receives (``METHOD [taskId]``).
-In-process, :func:`build` takes the log file.
+``python tasks_server.py LOG`` serves it over stdio (with ``MCPBIND_TEST_HTTP_PORT``, over
+streamable HTTP on 127.0.0.1 instead); LOG gets one line per ``tools/call``, ``tasks/*``
+request and ``notifications/cancelled`` it receives (``METHOD [taskId]``), a ``tasks/*``
+request over HTTP also the ``Mcp-Name`` header it carried. In-process, :func:`build`
+takes the log file.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 import pathlib
 import sys
 import uuid
@@ -218,6 +221,13 @@ class TasksExtension(Extension):
             return f"interpretation: {chosen}"
         return f"no clarification ({answer.get('action', 'none')}): the obvious one"
 
+    def note_header(self, ctx: ServerRequestContext[Any, Any], method: str) -> None:
+        """Over HTTP, the ``Mcp-Name`` header a ``tasks/*`` request carried (SEP-2663: the
+        task id, MUST)."""
+        headers = getattr(ctx.request, "headers", None)
+        if headers is not None:
+            self.note(f"header {method} {headers.get('mcp-name')}")
+
     def _lookup(self, task_id: str) -> _Task:
         task = self.tasks.get(task_id)
         if task is None:
@@ -226,10 +236,12 @@ class TasksExtension(Extension):
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> Any:
         self.note(f"tasks/get {params.task_id}")
+        self.note_header(ctx, "tasks/get")
         return {"resultType": "complete", **self._lookup(params.task_id).wire()}
 
     async def _update(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> Any:
         self.note(f"tasks/update {params.task_id}")
+        self.note_header(ctx, "tasks/update")
         task = self._lookup(params.task_id)
         for key, answer in params.input_responses.items():
             if key in task.input_requests:
@@ -240,6 +252,7 @@ class TasksExtension(Extension):
 
     async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> Any:
         self.note(f"tasks/cancel {params.task_id}")
+        self.note_header(ctx, "tasks/cancel")
         task = self._lookup(params.task_id)
         if task.status not in TERMINAL:
             task.scope.cancel()
@@ -286,4 +299,9 @@ def build(log: pathlib.Path | None = None) -> MCPServer:
 
 
 if __name__ == "__main__":
-    build(pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None).run()
+    served = build(pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None)
+    port = os.environ.get("MCPBIND_TEST_HTTP_PORT")
+    if port:
+        anyio.run(lambda: served.run_streamable_http_async(host="127.0.0.1", port=int(port)))
+    else:
+        served.run()
