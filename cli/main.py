@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from . import check, explore, fuzz, tools
+from . import check, explore, fuzz, tools, trace
 
 __all__ = ["main"]
 
@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_parser(commands)
     check.add_parser(commands)
     fuzz.add_parser(commands)
+    trace.add_parser(commands)
     return parser
 
 

@@ -14,12 +14,14 @@ approver, and a call that needs approval ends ``denied``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import logging
 import pathlib
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 import attrs
@@ -37,6 +39,7 @@ from mcpbind.impl import (
     ServerStartupError,
 )
 from mcpbind.impl.config import load_toml, parse_toml
+from mcpbind.impl.trace import TraceRecorder, trace_header
 
 __all__ = ["ProgressLine", "add_parsers", "load_config", "terminal_approver"]
 
@@ -73,8 +76,24 @@ def _every_tool(config: HostConfig, as_model: bool = False) -> HostConfig:
     return config if as_model else attrs.evolve(config, defer_threshold=None)
 
 
-async def _catalog(config: HostConfig, as_model: bool = False) -> dict[str, Any]:
-    async with Host.open(_every_tool(config, as_model)) as host:
+@contextlib.contextmanager
+def _tracing(path: str | None, config: HostConfig) -> Iterator[TraceRecorder | None]:
+    """``--trace FILE``: the run's trace (SPEC §14), ended however the run ends."""
+    if path is None:
+        yield None
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        recorder = TraceRecorder(out, trace_header(config))
+        try:
+            yield recorder
+        finally:
+            recorder.end()
+
+
+async def _catalog(
+    config: HostConfig, as_model: bool = False, recorder: TraceRecorder | None = None
+) -> dict[str, Any]:
+    async with Host.open(_every_tool(config, as_model), recorder=recorder) as host:
         snap = host.sample()
         statuses = host.server_status()
         stderr = {name: runtime.statistics().stderr for name, runtime in host.servers.items()}
@@ -147,7 +166,8 @@ def catalog_main(args: argparse.Namespace) -> int:
     config, source = found
     _verbose(args.verbose)
     try:
-        report = trio.run(_catalog, config, args.as_model)
+        with _tracing(args.trace, config) as recorder:
+            report = trio.run(_catalog, config, args.as_model, recorder)
     except ServerStartupError as error:
         return _startup_failed(error)
     if args.json:
@@ -258,7 +278,13 @@ class _Interrupt:
 
 
 async def _call(
-    config: HostConfig, name: str, arguments: str, call_id: str, as_model: bool = False
+    config: HostConfig,
+    name: str,
+    arguments: str,
+    call_id: str,
+    *,
+    as_model: bool = False,
+    recorder: TraceRecorder | None = None,
 ) -> tuple[dict[str, Any] | None, int | None]:
     """The call's report (None when it never ran) and the signal that stopped it, if any."""
     interrupt = _Interrupt()
@@ -270,7 +296,7 @@ async def _call(
             with trio.CancelScope() as startup:
                 nursery.start_soon(interrupt.watch, signals, opened, call_id, startup)
                 try:
-                    async with Host.open(_every_tool(config, as_model)) as host:
+                    async with Host.open(_every_tool(config, as_model), recorder=recorder) as host:
                         opened.append(host)
                         step = host.sample()
                         if interrupt.signum is None:
@@ -332,9 +358,11 @@ def call_main(args: argparse.Namespace) -> int:
         config = attrs.evolve(config, on_progress=line)
     _verbose(args.verbose)
     try:
-        report, signum = trio.run(
-            _call, config, args.name, args.arguments, args.call_id, args.as_model
-        )
+        with _tracing(args.trace, config) as recorder:
+            call = functools.partial(
+                _call, config, args.name, args.arguments, args.call_id, as_model=args.as_model
+            )
+            report, signum = trio.run(functools.partial(call, recorder=recorder))
     except ServerStartupError as error:
         return _startup_failed(error)
     except DuplicateCallId as error:  # pragma: no cover - one call per process
@@ -373,6 +401,7 @@ def add_parsers(commands: Any) -> None:
         help="show the step exactly as a model sees it: above defer_threshold, MCP tools "
         "are deferred behind tool_search (default: every tool)",
     )
+    _add_trace(catalog)
     _add_verbose(catalog)
     catalog.set_defaults(handler=catalog_main)
 
@@ -402,8 +431,18 @@ def add_parsers(commands: Any) -> None:
         help="route the call in a step as a model sees it (tool_search is callable above "
         "defer_threshold; deferred tools are unsupported)",
     )
+    _add_trace(call)
     _add_verbose(call)
     call.set_defaults(handler=call_main)
+
+
+def _add_trace(parser: Any) -> None:
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="write the run's trace (format mcpbind-trace/1, SPEC §14) to FILE; check it "
+        "with mcpbind trace check FILE",
+    )
 
 
 def _add_verbose(parser: Any) -> None:

@@ -206,6 +206,7 @@ class Host:
         gracefully, after what it was handed. What is left after the timeout is cancelled
         (the SDK still stops a stdio server's process, shielded)."""
         timeout = self.config.close_timeout_sec
+        self.recorder.event("close", {})
         with anyio.move_on_after(timeout if timeout > 0 else math.inf):
             self._calls.close_all()
             await self._calls.wait_empty()
@@ -239,12 +240,16 @@ class Host:
         the MCP tools a search discovered; oversized input schemas are shown shortened
         (SPEC §11.9)."""
         self._check_open()
-        return self._planner.sample()
+        snapshot = self._planner.sample()
+        self.recorder.event("sample", {"step": snapshot.step, "generation": snapshot.generation})
+        return snapshot
 
     async def refresh(self, server: str) -> RefreshOutcome:
         """Refresh one server's catalog (coalesced, SPEC §5.1) and return its outcome."""
         self._check_open()
-        run = self._runtime(server).request_refresh()
+        runtime = self._runtime(server)
+        self.recorder.event("refresh_requested", {"server": server})
+        run = runtime.request_refresh()
         await run.done.wait()
         assert run.outcome is not None
         return run.outcome
@@ -307,6 +312,7 @@ class Host:
         Turn-item contributors then rewrite the result's output, in order (SPEC §11.11).
         Once the host closed, raises :class:`HostClosed` (INV-12: nothing is accepted)."""
         if not self._open:
+            self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": name})
             self.recorder.refused(call_id, texts.HOST_CLOSED)
             raise HostClosed
         result = await self._router.call(step, call_id, name, arguments)
@@ -316,4 +322,5 @@ class Host:
 
     def cancel(self, call_id: str) -> None:
         """End the pending call ``call_id`` as ``cancelled``; no effect once it ended."""
+        self.recorder.event("cancel", {"call_id": call_id})
         self._router.cancel(call_id)

@@ -1,12 +1,15 @@
-"""What the runtime did, reported as it happens (SPEC §3.2 outputs).
+"""What the runtime did, reported as it happens (SPEC §3.2 outputs), and what happened to
+it (SPEC §3.1 inputs, through :meth:`Recorder.event`).
 
 Production hosts use :class:`NullRecorder`. The property machines pass a recorder that
-replays each report through the abstract model (trace refinement).
+replays each report through the abstract model (trace refinement); a
+:class:`~mcpbind.impl.trace.TraceRecorder` writes both to a trace file (SPEC §14).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from .values import RefreshOutcome, ToolResult
 
@@ -20,11 +23,16 @@ class Recorder(Protocol):
 
     def result(self, result: ToolResult) -> None: ...
 
-    def sent(self, server: str, method: str, detail: str) -> None: ...
+    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
+        """``call_id``: the call a ``tools/call`` is for (a cancellation's detail is it)."""
 
     def refused(self, call_id: str, text: str) -> None: ...
 
     def late_dropped(self, call_id: str) -> None: ...
+
+    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+        """An input of SPEC §3.1 (``call``, ``cancel``, ``disconnect``, ...) as the host met
+        it, with the fields the trace format gives it (SPEC §14.1)."""
 
 
 class NullRecorder:
@@ -39,11 +47,14 @@ class NullRecorder:
     def result(self, result: ToolResult) -> None:
         pass
 
-    def sent(self, server: str, method: str, detail: str) -> None:
+    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
         pass
 
     def refused(self, call_id: str, text: str) -> None:
         pass
 
     def late_dropped(self, call_id: str) -> None:
+        pass
+
+    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
         pass

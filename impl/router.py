@@ -175,6 +175,7 @@ class Router:
 
     async def call(self, step: StepSnapshot, call_id: str, name: str, arguments: Any) -> ToolResult:
         """Route one call of ``step`` and return its terminal result (SPEC §8.2)."""
+        self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": name})
         try:
             call = self.calls.open(call_id)  # 1. INV-4: a call_id is accepted once
         except DuplicateCallId as error:
@@ -396,7 +397,7 @@ class Router:
 
         def on_sent() -> None:
             call.sent = True
-            self.recorder.sent(server, "tools/call", tool)
+            self.recorder.sent(server, "tools/call", tool, call_id)
 
         idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
         rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
@@ -412,7 +413,11 @@ class Router:
                 task_support=binding.spec.task_support,
             )
             if isinstance(raw, TaskHandle):
+                self.recorder.event("task_created", {"call_id": call_id})
                 raw = await self._run_task(call, connection, raw, rearm)
+            else:
+                is_error = isinstance(raw, Mapping) and raw.get("isError") is True
+                self.recorder.event("call_responded", {"call_id": call_id, "is_error": is_error})
         except ConnectionLost:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
@@ -512,6 +517,7 @@ class Router:
             return Ending("failed", text)
         if isinstance(error, RequestFailed):
             why = str(error)
+            self.recorder.event("call_failed", {"call_id": call.call_id, "why": why})
         else:
             logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
             why = f"{type(error).__name__}: {error}"
@@ -533,6 +539,8 @@ class Router:
             return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
+        if call.ended_by is None:  # its deadline fired (SPEC §3.1 timeout)
+            self.recorder.event("timeout", {"call_id": call.call_id})
         settings = self.servers[server].config
         seconds = f"{settings.tool_timeout_sec:g}"
         if call.phase == "starting":

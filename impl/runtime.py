@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
+from collections.abc import Mapping
 
 import anyio
 import attrs
@@ -381,6 +382,8 @@ class ServerRuntime:
         async with anyio.create_task_group() as group:
             session = self._session = Session(connection, group)
             self._sessions += 1
+            if self._sessions > 1:  # a session again after a lost one (SPEC §3.1)
+                self._context.recorder.event("reconnect", {"server": self.name})
             first = self._start_refresh(self._refreshes.first)
             self._refreshes.first = None
             if self.phase in ("connecting", "starting"):  # this refresh settles the start
@@ -410,6 +413,8 @@ class ServerRuntime:
         if self._session is None:
             return
         self._session = None
+        if not self._closing:
+            self._context.recorder.event("disconnect", {"server": self.name})
         self._context.calls.fail_server(self.name)
         reason = texts.REJECT_DISCONNECTED.format(server=self.name)
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
@@ -433,6 +438,7 @@ class ServerRuntime:
     def on_list_changed(self) -> None:
         """LIVE-2: a notification starts a refresh or joins the queued one."""
         if self.connected and not self._closing:
+            self._context.recorder.event("list_changed", {"server": self.name})
             self.request_refresh()
 
     def request_refresh(self) -> RefreshRun:
@@ -482,9 +488,12 @@ class ServerRuntime:
                 )
             if deadline.cancelled_caught:
                 why = f"no complete listing within list_timeout_sec = {timeout:g}"
+                context.recorder.event("list_failed", {"server": self.name, "why": why})
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 outcome = self._refreshes.rejected("list_failed", reason)
                 return
+            names = [t.get("name") if isinstance(t, Mapping) else None for t in tools]
+            context.recorder.event("list_done", {"server": self.name, "tools": names})
             if self.phase == "connecting":
                 await self._wait_turn()  # first catalogs install in configuration order
             # Decide and publish with no await in between (INV-3).
@@ -511,6 +520,7 @@ class ServerRuntime:
         except CatalogRejected as rejected:
             outcome = self._refreshes.rejected(rejected.kind, rejected.reason)
         except RequestFailed as failed:
+            context.recorder.event("list_failed", {"server": self.name, "why": str(failed)})
             why = texts.REJECT_LIST_FAILED.format(server=self.name, why=str(failed))
             outcome = self._refreshes.rejected("list_failed", why)
         except ConnectionLost:

@@ -31,7 +31,7 @@ import contextlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -174,7 +174,7 @@ class Observation:
     def result(self, result: ToolResult) -> None:
         self._add(("result", result.call_id, result.status, _impl_text(result)))
 
-    def sent(self, server: str, method: str, detail: str) -> None:
+    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
         self._add(("sent", server, method, detail))
 
     def refused(self, call_id: str, text: str) -> None:
@@ -182,6 +182,9 @@ class Observation:
 
     def late_dropped(self, call_id: str) -> None:
         self._add(("late", call_id))
+
+    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+        pass  # the machine knows its inputs: it chose them
 
     def _add(self, item: Normal) -> None:
         self.outputs.append(item)

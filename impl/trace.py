@@ -1,0 +1,115 @@
+"""Writing traces in the format ``mcpbind-trace/1`` (SPEC §14).
+
+A :class:`TraceRecorder` is a :class:`~mcpbind.impl.recorder.Recorder`: passed to
+``Host.open(..., recorder=...)`` it writes one JSON object per line to a text stream, a
+header built from the host's configuration first, then every input the host met and
+every output it produced, in order, and ``{"kind": "end"}`` when :meth:`end` is called.
+``mcpbind trace check`` (:mod:`mcpbind.model.trace`) decides whether such a file conforms.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from mcpbind.model.trace import FORMAT, SIGNALS
+
+from .config import HostConfig
+from .connection import CLIENT_INFO
+from .contributors import ToolContributor
+from .values import RefreshOutcome, ToolResult
+
+__all__ = ["TraceRecorder", "trace_header"]
+
+
+def trace_header(config: HostConfig) -> dict[str, Any]:
+    """The header of a trace of a host with ``config`` (SPEC §14.1)."""
+    extensions = {
+        contributor.id: [tool.name for tool in contributor.tools()]
+        for contributor in config.contributors
+        if isinstance(contributor, ToolContributor)
+    }
+    return {
+        "kind": "header",
+        "format": FORMAT,
+        "policy": config.binding_policy,
+        "servers": list(config.servers),
+        "builtins": [tool.name for tool in config.builtins],
+        "extensions": extensions,
+        "max_name_length": config.max_name_length,
+        "host": {"name": CLIENT_INFO.name, "version": CLIENT_INFO.version},
+    }
+
+
+class TraceRecorder:
+    """Writes each report as one line of ``out``; the header at once."""
+
+    def __init__(self, out: TextIO, header: Mapping[str, Any]) -> None:
+        self._out = out
+        self._ended = False
+        self._write(dict(header))
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        if self._ended:
+            return
+        self._out.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+
+    def end(self) -> None:
+        """The last line, ``{"kind": "end"}``; nothing is written after it."""
+        self._write({"kind": "end"})
+        self._ended = True
+        self._out.flush()
+
+    # --- outputs (SPEC §3.2) ----------------------------------------------------------
+
+    def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
+        self._write(
+            {"kind": "published", "generation": generation, "source": source, "names": names}
+        )
+
+    def refresh_outcome(self, outcome: RefreshOutcome) -> None:
+        record: dict[str, Any] = {
+            "kind": "refresh_outcome",
+            "server": outcome.server,
+            "status": outcome.status,
+            "generation": outcome.generation,
+        }
+        if outcome.kind is not None:
+            record["reject"] = outcome.kind
+            record["reason"] = outcome.reason
+        if outcome.excluded:
+            record["excluded"] = [e.tool for e in outcome.excluded]
+        self._write(record)
+
+    def result(self, result: ToolResult) -> None:
+        self._write(
+            {
+                "kind": "result",
+                "call_id": result.call_id,
+                "status": result.status,
+                "text": result.output,
+            }
+        )
+
+    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
+        record: dict[str, Any] = {"kind": "sent", "server": server, "method": method}
+        if method in SIGNALS:
+            record["call_id"] = detail  # a cancellation's detail is its call
+        else:
+            if call_id is not None:
+                record["call_id"] = call_id
+            if detail:
+                record["detail"] = detail  # a tools/call's raw tool; "cursor"
+        self._write(record)
+
+    def refused(self, call_id: str, text: str) -> None:
+        self._write({"kind": "refused", "call_id": call_id, "text": text})
+
+    def late_dropped(self, call_id: str) -> None:
+        self._write({"kind": "late_dropped", "call_id": call_id})
+
+    # --- inputs (SPEC §3.1) -----------------------------------------------------------
+
+    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+        self._write({"kind": kind, **fields})

@@ -1,0 +1,375 @@
+"""Trace monitors: does a host's boundary log conform to the specification? (SPEC §14)
+
+Theory of operation
+-------------------
+A trace in the format ``mcpbind-trace/1`` is a sequence of JSON objects, one per line,
+each with a ``kind``: a ``header`` first, then the host's inputs (SPEC §3.1 events:
+``sample``, ``call``, ``cancel``, ``close``, ``disconnect``, ...) and outputs (§3.2:
+``published``, ``refresh_outcome``, ``sent``, ``result``, ``refused``, ``late_dropped``) in
+the order they happened, then ``{"kind": "end"}``. Any host can write one, in any
+language; nothing here needs mcpbind's names or texts.
+
+:func:`check_trace` runs one *monitor* per invariant over the records, each a small state
+machine fed every record in order, and reports the first offending record of each as a
+:class:`TraceViolation` (the id, the record's line, what was expected, what was seen).
+The monitors decide from the trace alone:
+
+* INV-1: the ``published`` generations step by exactly one, from 1;
+* INV-4: an accepted call gets at most one ``result``; a ``refused`` call_id (reused) gets
+  no second result; no result names a call never made;
+* INV-5: after every publication the names of all sources are distinct;
+* INV-7: no call gets two cancellation signals (``notifications/cancelled`` or
+  ``tasks/cancel``); a call whose ``tools/call`` was sent and that ended ``cancelled`` or
+  ``timed_out`` got one, by the end; a call that ended ``ok``/``error`` got none;
+* INV-8: nothing is sent to a server between its ``disconnect`` and its ``reconnect``;
+* INV-12: after ``close`` no call gets a result unless it was pending at the close (those
+  end ``cancelled``), every later ``call`` is ``refused``, and each server's ``close`` is
+  the last thing sent to it;
+* LIVE-1 (at ``end``): every accepted call has its result;
+* LIVE-2 (at ``end``): every ``list_changed`` of a connected server was followed by a
+  ``refresh_outcome`` of that server.
+
+Pure: no I/O; :mod:`mcpbind.cli.trace` reads the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "FORMAT",
+    "REQUIRED",
+    "TraceError",
+    "TraceRecord",
+    "TraceViolation",
+    "check_trace",
+    "parse_trace",
+]
+
+FORMAT = "mcpbind-trace/1"
+INPUT_KINDS = frozenset(
+    {
+        "sample",
+        "call",
+        "cancel",
+        "refresh_requested",
+        "list_page",
+        "list_done",
+        "list_failed",
+        "list_changed",
+        "call_responded",
+        "call_failed",
+        "call_rejected",
+        "progress",
+        "task_created",
+        "task_status",
+        "timeout",
+        "approve",
+        "deny",
+        "disconnect",
+        "reconnect",
+        "close",
+    }
+)
+OUTPUT_KINDS = frozenset(
+    {"published", "refresh_outcome", "sent", "result", "refused", "late_dropped"}
+)
+SIGNALS = frozenset({"notifications/cancelled", "tasks/cancel"})
+"""The two cancellation signals of INV-7 (SPEC §8.12)."""
+
+
+class TraceError(Exception):
+    """The file is not a trace of this format: the line and what is wrong with it."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line = line
+        self.problem = problem
+
+
+@attrs.frozen
+class TraceRecord:
+    line: int
+    """1-based line number in the file."""
+    kind: str
+    fields: Mapping[str, Any]
+
+    def get(self, name: str) -> Any:
+        return self.fields.get(name)
+
+
+@attrs.frozen
+class TraceViolation:
+    invariant: str
+    line: int
+    expected: str
+    seen: str
+
+    def to_json(self) -> dict[str, object]:
+        return attrs.asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.invariant} at line {self.line}: expected {self.expected}; seen {self.seen}"
+
+
+#: The fields each kind must carry (the JSON Schema ``trace-schema.json`` says the same).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "header": (
+        "format",
+        "policy",
+        "servers",
+        "builtins",
+        "extensions",
+        "max_name_length",
+        "host",
+    ),
+    "call": ("call_id", "name"),
+    "cancel": ("call_id",),
+    "published": ("generation", "source", "names"),
+    "refresh_outcome": ("server", "status"),
+    "sent": ("server", "method"),
+    "result": ("call_id", "status"),
+    "refused": ("call_id",),
+    "late_dropped": ("call_id",),
+    "disconnect": ("server",),
+    "reconnect": ("server",),
+    "list_changed": ("server",),
+}
+
+
+def parse_trace(lines: Iterable[str]) -> list[TraceRecord]:
+    """The records of a trace; raises :class:`TraceError` for anything that is not one
+    (not JSON, no ``kind``, an unknown kind, a missing field, no header first, no end)."""
+    records: list[TraceRecord] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise TraceError(number, f"not JSON ({error.msg})") from error
+        if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
+            raise TraceError(number, 'not a JSON object with a string "kind"')
+        kind = value["kind"]
+        if not records and kind != "header":
+            raise TraceError(number, 'the first record must be {"kind": "header", ...}')
+        if records and records[-1].kind == "end":
+            raise TraceError(number, 'a record after {"kind": "end"}')
+        if kind == "header":
+            if records:
+                raise TraceError(number, "a second header")
+            if value.get("format") != FORMAT:
+                raise TraceError(number, f'the header\'s "format" is not {FORMAT!r}')
+        elif kind != "end" and kind not in INPUT_KINDS and kind not in OUTPUT_KINDS:
+            raise TraceError(number, f"unknown kind {kind!r}")
+        missing = [name for name in REQUIRED.get(kind, ()) if name not in value]
+        if missing:
+            raise TraceError(number, f"{kind} without {', '.join(missing)}")
+        records.append(TraceRecord(number, kind, value))
+    if not records:
+        raise TraceError(1, "an empty file")
+    if records[-1].kind != "end":
+        raise TraceError(records[-1].line, 'the trace does not end with {"kind": "end"}')
+    return records
+
+
+def check_trace(records: list[TraceRecord]) -> list[TraceViolation]:
+    """Every invariant the trace breaks, the first offending record of each, in id order."""
+    found: dict[str, TraceViolation] = {}
+    for monitor in _MONITORS:
+        violation = next(iter(monitor(records)), None)
+        if violation is not None and violation.invariant not in found:
+            found[violation.invariant] = violation
+    return [found[key] for key in sorted(found, key=_id_order)]
+
+
+def _id_order(invariant: str) -> tuple[str, int]:
+    family, _, number = invariant.partition("-")
+    return (family, int(number))
+
+
+def _show(record: TraceRecord) -> str:
+    return json.dumps(dict(record.fields), sort_keys=True)
+
+
+# --- the monitors ------------------------------------------------------------------------
+
+
+def _inv_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    generation = 0
+    for record in records:
+        if record.kind == "published":
+            seen = record.get("generation")
+            if seen != generation + 1:
+                yield TraceViolation(
+                    "INV-1", record.line, f"generation {generation + 1}", f"generation {seen!r}"
+                )
+                return
+            generation = seen
+
+
+def _inv_4(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    calls: dict[str, int] = {}  # call records per call_id
+    refusals: dict[str, int] = {}
+    results: set[str] = set()
+    for record in records:
+        call_id = record.get("call_id")
+        if record.kind == "call":
+            calls[call_id] = calls.get(call_id, 0) + 1
+        elif record.kind == "refused":
+            refusals[call_id] = refusals.get(call_id, 0) + 1
+        elif record.kind == "result":
+            if calls.get(call_id, 0) - refusals.get(call_id, 0) < 1:
+                expected = "a result only for a call the host accepted"
+                yield TraceViolation("INV-4", record.line, expected, _show(record))
+                return
+            if call_id in results:
+                expected = f"one result for {call_id}"
+                yield TraceViolation("INV-4", record.line, expected, f"a second: {_show(record)}")
+                return
+            results.add(call_id)
+
+
+def _inv_5(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    names: dict[str, tuple[str, ...]] = {}
+    for record in records:
+        if record.kind != "published":
+            continue
+        names[str(record.get("source"))] = tuple(record.get("names") or ())
+        owners: dict[str, str] = {}
+        for source, held in names.items():
+            for name in held:
+                other = owners.setdefault(name, source)
+                if other != source or held.count(name) > 1:
+                    expected = "every public name held by one source, once"
+                    seen = f"{name!r} held by {other!r} and {source!r}"
+                    yield TraceViolation("INV-5", record.line, expected, seen)
+                    return
+
+
+def _inv_7(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    in_flight: set[str] = set()
+    signals: dict[str, int] = {}
+    early: dict[str, TraceRecord] = {}
+    for record in records:
+        call_id = record.get("call_id")
+        if record.kind == "sent" and record.get("method") == "tools/call" and call_id:
+            in_flight.add(call_id)
+        elif record.kind == "sent" and record.get("method") in SIGNALS:
+            signals[call_id] = signals.get(call_id, 0) + 1
+            if signals[call_id] > 1:
+                expected = f"one cancellation signal for {call_id}"
+                yield TraceViolation("INV-7", record.line, expected, f"a second: {_show(record)}")
+                return
+        elif record.kind == "result" and call_id in in_flight:
+            if record.get("status") in ("cancelled", "timed_out"):
+                early[call_id] = record
+            elif record.get("status") in ("ok", "error") and signals.get(call_id):
+                expected = f"no cancellation for {call_id}, which ran to its answer"
+                yield TraceViolation("INV-7", record.line, expected, _show(record))
+                return
+        elif record.kind == "end":
+            for ended_id, result in early.items():
+                if not signals.get(ended_id):
+                    expected = f"one cancellation signal for {ended_id}, ended in flight"
+                    yield TraceViolation("INV-7", result.line, expected, "none by the end")
+                    return
+
+
+def _inv_8(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    down: set[str] = set()
+    for record in records:
+        server = record.get("server")
+        if record.kind == "disconnect":
+            down.add(server)
+        elif record.kind == "reconnect":
+            down.discard(server)
+        elif record.kind == "sent" and server in down:
+            expected = f"nothing sent to {server!r} while it is disconnected"
+            yield TraceViolation("INV-8", record.line, expected, _show(record))
+            return
+
+
+def _inv_12(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    started: set[str] = set()
+    ended: set[str] = set()
+    at_close: set[str] | None = None
+    closed_servers: set[str] = set()
+    for record in records:
+        call_id = record.get("call_id")
+        if record.kind == "close":
+            at_close = started - ended
+        elif record.kind == "call" and at_close is None:
+            started.add(call_id)
+        elif record.kind == "result":
+            if at_close is not None and call_id not in at_close:
+                expected = "after close, results only for the calls pending at the close"
+                yield TraceViolation("INV-12", record.line, expected, _show(record))
+                return
+            if at_close is not None and record.get("status") != "cancelled":
+                expected = f"{call_id}, pending at the close, ends cancelled"
+                yield TraceViolation("INV-12", record.line, expected, _show(record))
+                return
+            ended.add(call_id)
+        elif record.kind == "sent":
+            server = record.get("server")
+            if server in closed_servers:
+                expected = f"nothing sent to {server!r} after its session closed"
+                yield TraceViolation("INV-12", record.line, expected, _show(record))
+                return
+            if record.get("method") == "close":
+                closed_servers.add(server)
+        elif record.kind == "end" and at_close is not None:
+            left = sorted(at_close - ended)
+            if left:
+                expected = "every call pending at the close ended"
+                yield TraceViolation("INV-12", record.line, expected, f"{left} without a result")
+                return
+
+
+def _live_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    calls: dict[str, int] = {}
+    refused: set[str] = set()
+    results: set[str] = set()
+    for record in records:
+        call_id = record.get("call_id")
+        if record.kind == "call" and call_id not in calls:
+            calls[call_id] = record.line
+        elif record.kind == "refused":
+            refused.add(call_id)
+        elif record.kind == "result":
+            results.add(call_id)
+        elif record.kind == "end":
+            open_calls = sorted(c for c in calls if c not in results and c not in refused)
+            if open_calls:
+                expected = "every accepted call ended"
+                seen = f"{open_calls} with no result"
+                yield TraceViolation("LIVE-1", record.line, expected, seen)
+
+
+def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    owed: dict[str, int] = {}
+    down: set[str] = set()
+    for record in records:
+        server = record.get("server")
+        if record.kind == "list_changed" and server not in down:
+            owed.setdefault(server, record.line)
+        elif record.kind == "refresh_outcome":
+            owed.pop(server, None)
+        elif record.kind == "disconnect":
+            down.add(server)
+        elif record.kind == "reconnect":
+            down.discard(server)
+        elif record.kind == "close":
+            owed.clear()  # LIVE-2 is about an open host (SPEC §3.6)
+        elif record.kind == "end" and owed:
+            server, line = min(owed.items(), key=lambda item: item[1])
+            expected = f"a refresh of {server!r} after its list_changed"
+            yield TraceViolation("LIVE-2", line, expected, "none by the end")
+
+
+_MONITORS = (_inv_1, _inv_4, _inv_5, _inv_7, _inv_8, _inv_12, _live_1, _live_2)

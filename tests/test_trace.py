@@ -1,0 +1,247 @@
+"""Traces (issue 18, SPEC §14): mcpbind writes its boundary as ``mcpbind-trace/1`` and
+``mcpbind trace check`` decides whether a trace conforms. Traces of mcpbind's own runs
+conform; for each id its monitor covers, a small edit of a conforming trace breaking that
+id is flagged with it, at the offending line."""
+
+from __future__ import annotations
+
+import importlib.resources
+import io
+import json
+import pathlib
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from cli_runner import mcpbind
+from testservers.common import make_server
+
+from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.model.trace import REQUIRED, TraceError, check_trace, parse_trace
+
+
+def schema() -> dict[str, Any]:
+    text = importlib.resources.files("mcpbind.model").joinpath("trace-schema.json").read_text()
+    return dict(json.loads(text))
+
+
+def records_of(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def lines(records: list[dict[str, Any]]) -> list[str]:
+    return [json.dumps(r) for r in records]
+
+
+def violated(records: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    return [(v.invariant, v.line) for v in check_trace(parse_trace(lines(records)))]
+
+
+@pytest.fixture(scope="module")
+def demo_trace(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """``mcpbind call`` on the embedded demo, traced (the issue's first check)."""
+    path = tmp_path_factory.mktemp("trace") / "t.ndjson"
+    done = mcpbind("call", "mcp__notes__add", '{"text": "hi"}', "--trace", str(path))
+    assert done.returncode == 0, done.stderr
+    checked = mcpbind("trace", "check", str(path))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "conforms" in checked.stdout
+    return records_of(path.read_text())
+
+
+def test_a_traced_mcpbind_call_on_the_demo_conforms_and_matches_the_schema(demo_trace):
+    validator = jsonschema.Draft202012Validator(schema())
+    for record in demo_trace:
+        validator.validate(record)
+    kinds = [r["kind"] for r in demo_trace]
+    assert kinds[0] == "header"
+    assert kinds[-1] == "end"
+    assert {"published", "refresh_outcome", "sample", "call", "sent", "result", "close"} <= set(
+        kinds
+    )
+    header = demo_trace[0]
+    assert header["format"] == "mcpbind-trace/1"
+    assert header["servers"] == ["git.hub", "git_hub", "notes"]
+    assert header["host"]["name"] == "mcpbind"
+    [sent] = [r for r in demo_trace if r["kind"] == "sent" and r["method"] == "tools/call"]
+    assert (sent["server"], sent["call_id"], sent["detail"]) == ("notes", "cli-1", "add")
+
+
+def test_the_schema_requires_what_the_checker_requires():
+    required = {
+        rule["if"]["properties"]["kind"]["const"]: rule["then"]["required"]
+        for rule in schema()["allOf"]
+    }
+    assert required == {kind: list(fields) for kind, fields in REQUIRED.items()}
+
+
+def test_a_duplicated_result_fails_naming_inv_4(demo_trace, tmp_path):
+    at = next(i for i, r in enumerate(demo_trace) if r["kind"] == "result")
+    edited = [*demo_trace[: at + 1], demo_trace[at], *demo_trace[at + 1 :]]
+    path = tmp_path / "dup.ndjson"
+    path.write_text("\n".join(lines(edited)) + "\n")
+    done = mcpbind("trace", "check", str(path), "--json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["conforms"] is False
+    assert [(v["invariant"], v["line"]) for v in report["violations"]] == [("INV-4", at + 2)]
+
+
+def test_a_deleted_result_fails_naming_live_1(demo_trace):
+    at = next(i for i, r in enumerate(demo_trace) if r["kind"] == "result")
+    found = violated(demo_trace[:at] + demo_trace[at + 1 :])
+    assert "LIVE-1" in {invariant for invariant, _ in found}
+
+
+def test_a_generation_raised_by_one_fails_naming_inv_1(demo_trace):
+    at = next(i for i, r in enumerate(demo_trace) if r["kind"] == "published")
+    edited = [dict(r) for r in demo_trace]
+    edited[at]["generation"] += 1
+    assert violated(edited) == [("INV-1", at + 1)]
+
+
+def header() -> dict[str, Any]:
+    return {
+        "kind": "header",
+        "format": "mcpbind-trace/1",
+        "policy": "revalidate",
+        "servers": ["s"],
+        "builtins": [],
+        "extensions": {},
+        "max_name_length": 64,
+        "host": {"name": "other", "version": "1"},
+    }
+
+
+def trace(*body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [header(), *body, {"kind": "end"}]
+
+
+SENT_CALL = {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "c1"}
+CALL = {"kind": "call", "step": 0, "call_id": "c1", "name": "mcp__s__t"}
+CANCELLED = {"kind": "result", "call_id": "c1", "status": "cancelled"}
+SIGNAL = {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"}
+PUBLISHED = {"kind": "published", "generation": 1, "source": "mcp:s", "names": ["mcp__s__t"]}
+
+#: For each id: a small trace breaking exactly it, and the line its monitor must name.
+BROKEN = {
+    "INV-1": (trace(PUBLISHED, {**PUBLISHED, "generation": 3}), 3),
+    "INV-4": (
+        trace(
+            CALL,
+            {**CALL, "call_id": "c1"},
+            {"kind": "refused", "call_id": "c1"},
+            {"kind": "result", "call_id": "c1", "status": "ok"},
+            {"kind": "result", "call_id": "c1", "status": "ok"},
+        ),
+        6,
+    ),
+    "INV-5": (
+        trace(PUBLISHED, {**PUBLISHED, "generation": 2, "source": "mcp:other"}),
+        3,
+    ),
+    "INV-7": (trace(CALL, SENT_CALL, CANCELLED), 4),
+    "INV-8": (
+        trace(CALL, {"kind": "disconnect", "server": "s"}, SENT_CALL, CANCELLED, SIGNAL),
+        4,
+    ),
+    "INV-12": (
+        trace(
+            {"kind": "close"},
+            CALL,
+            {"kind": "result", "call_id": "c1", "status": "ok"},
+        ),
+        4,
+    ),
+    "LIVE-1": (trace(CALL, SENT_CALL), 4),
+    "LIVE-2": (trace({"kind": "list_changed", "server": "s"}), 2),
+}
+
+
+@pytest.mark.parametrize("invariant", sorted(BROKEN))
+def test_a_trace_breaking_one_id_is_flagged_with_it_at_its_line(invariant):
+    records, line = BROKEN[invariant]
+    assert (invariant, line) in violated(records)
+
+
+def test_the_conforming_versions_of_those_traces_conform():
+    assert violated(trace(PUBLISHED, {**PUBLISHED, "generation": 2})) == []
+    assert violated(trace(CALL, SENT_CALL, CANCELLED, SIGNAL)) == []
+    refresh = {"kind": "refresh_outcome", "server": "s", "status": "installed"}
+    assert violated(trace({"kind": "list_changed", "server": "s"}, refresh)) == []
+    refused = {"kind": "refused", "call_id": "c1"}
+    assert violated(trace({"kind": "close"}, CALL, refused)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "an empty file"),
+        ("not json\n", "not JSON"),
+        ('{"kind": "call", "call_id": "c1", "name": "x"}\n', "the first record must be"),
+        (json.dumps(header()) + "\n", "does not end with"),
+        (json.dumps(header()) + '\n{"kind": "fly"}\n{"kind": "end"}\n', "unknown kind"),
+        (json.dumps(header()) + '\n{"kind": "result"}\n{"kind": "end"}\n', "result without"),
+    ],
+)
+def test_a_file_that_is_not_a_trace_is_refused_with_its_line_and_problem(text, problem):
+    with pytest.raises(TraceError, match=problem):
+        parse_trace(io.StringIO(text))
+
+
+def test_mcpbind_trace_check_on_a_file_that_is_not_a_trace_exits_2(tmp_path):
+    path = tmp_path / "bad.ndjson"
+    path.write_text("not json\n")
+    done = mcpbind("trace", "check", str(path))
+    assert done.returncode == 2
+    assert "not a trace: line 1: not JSON" in done.stderr
+
+
+async def test_a_host_run_with_cancels_timeouts_and_a_close_with_a_pending_call_conforms(
+    tmp_path,
+):
+    out = io.StringIO()
+    config = HostConfig(
+        servers={"s": ServerConfig(target=make_server(tmp_path), tool_timeout_sec=0.2)}
+    )
+    recorder = TraceRecorder(out, trace_header(config))
+    results = []
+    async with anyio.create_task_group() as group:
+        async with Host.open(config, recorder=recorder) as host:
+            step = host.sample()
+            names = sorted(step.names)
+            slow = next(n for n in names if n.endswith("__slow"))
+            echo = next(n for n in names if n.endswith("__echo"))
+            results.append(await host.call(step, "c1", echo, {"text": "hi"}))
+
+            async def call(call_id: str, seconds: float) -> None:
+                results.append(await host.call(step, call_id, slow, {"seconds": seconds}))
+
+            group.start_soon(call, "c2", 5.0)  # times out
+            await anyio.sleep(0.5)
+            group.start_soon(call, "c3", 5.0)  # cancelled
+            await anyio.sleep(0.05)
+            host.cancel("c3")
+            group.start_soon(call, "c4", 0.15)  # pending at the close
+            await anyio.sleep(0.05)
+        recorder.end()
+    written = records_of(out.getvalue())
+    assert violated(written) == []
+    statuses = sorted((r["call_id"], r["status"]) for r in written if r["kind"] == "result")
+    assert statuses == [("c1", "ok"), ("c2", "timed_out"), ("c3", "cancelled"), ("c4", "cancelled")]
+    kinds = [r["kind"] for r in written]
+    assert {"timeout", "cancel", "close"} <= set(kinds)
+    validator = jsonschema.Draft202012Validator(schema())
+    for record in written:
+        validator.validate(record)
+
+
+def test_traces_written_by_the_library_round_trip_through_a_file(tmp_path):
+    path = pathlib.Path(tmp_path) / "empty.ndjson"
+    with path.open("w") as out:
+        recorder = TraceRecorder(out, trace_header(HostConfig()))
+        recorder.end()
+        recorder.event("call", {"call_id": "late"})  # after end: nothing
+    assert [r["kind"] for r in records_of(path.read_text())] == ["header", "end"]
