@@ -354,6 +354,7 @@ class Router:
                     if error.code != HEADER_MISMATCH:
                         raise
                     if retries >= self.retries_after_rejection():
+                        self.recorder.event("call_rejected", {"call_id": call.call_id})
                         text = texts.REJECTED_AGAIN.format(
                             server=runtime.name, tool=binding.remote_name
                         )
@@ -361,6 +362,7 @@ class Router:
                 # SPEC §8.9 (INV-13): the server refused the call unrun. Its headers come
                 # from the listing this host read; a refresh that starts now reads the
                 # current one, and the call goes once more, still holding its lane.
+                self.recorder.event("call_rejected", {"call_id": call.call_id})
                 call.sent, call.phase = False, "retrying"
                 retries += 1
                 await self.retry_refresh(runtime)

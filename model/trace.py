@@ -19,8 +19,9 @@ The monitors decide from the trace alone:
   no second result; no result names a call never made;
 * INV-5: after every publication the names of all sources are distinct;
 * INV-7: no call gets two cancellation signals (``notifications/cancelled`` or
-  ``tasks/cancel``); a call whose ``tools/call`` was sent and that ended ``cancelled`` or
-  ``timed_out`` got one, by the end; a call that ended ``ok``/``error`` got none;
+  ``tasks/cancel``); a call whose ``tools/call`` was sent (and not rejected unrun since,
+  ``call_rejected``) and that ended ``cancelled`` or ``timed_out`` got one, by the end; a
+  call that ended ``ok``/``error`` got none;
 * INV-8: nothing is sent to a server between its ``disconnect`` and its ``reconnect``;
 * INV-12: after ``close`` no call gets a result unless it was pending at the close (those
   end ``cancelled``), every later ``call`` is ``refused``, and each server's ``close`` is
@@ -259,6 +260,8 @@ def _inv_7(records: list[TraceRecord]) -> Iterator[TraceViolation]:
         call_id = record.get("call_id")
         if record.kind == "sent" and record.get("method") == "tools/call" and call_id:
             in_flight.add(call_id)
+        elif record.kind == "call_rejected":
+            in_flight.discard(call_id)  # refused unrun: nothing of it runs until resent
         elif record.kind == "sent" and record.get("method") in SIGNALS:
             signals[call_id] = signals.get(call_id, 0) + 1
             if signals[call_id] > 1:

@@ -28,6 +28,7 @@ disabled in the machine's configuration (listing and startup deadlines, reconnec
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 from collections import Counter
@@ -50,10 +51,12 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.catalog_cache import server_identity
 from mcpbind.impl.seams import PRODUCTION, Seams
+from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import StepSnapshot, ToolResult
 from mcpbind.model.explore import format_event
 from mcpbind.model.rules import STANDARD
+from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.model.values import (
     Approve,
     Bound,
@@ -154,11 +157,17 @@ class Observation:
 
     outputs: list[Normal] = attrs.field(factory=list)
     history: list[Normal] = attrs.field(factory=list)
+    tracer: TraceRecorder | None = None
+    """Also writes every report as a trace (SPEC §14), checked by the monitors at the end."""
 
     def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
+        if self.tracer is not None:
+            self.tracer.published(generation, source, names)
         self._add(("published", generation, source, tuple(names)))
 
     def refresh_outcome(self, outcome: ImplOutcome) -> None:
+        if self.tracer is not None:
+            self.tracer.refresh_outcome(outcome)
         self._add(
             (
                 "outcome",
@@ -172,19 +181,29 @@ class Observation:
         )
 
     def result(self, result: ToolResult) -> None:
+        if self.tracer is not None:
+            self.tracer.result(result)
         self._add(("result", result.call_id, result.status, _impl_text(result)))
 
     def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
+        if self.tracer is not None:
+            self.tracer.sent(server, method, detail, call_id)
         self._add(("sent", server, method, detail))
 
     def refused(self, call_id: str, text: str) -> None:
+        if self.tracer is not None:
+            self.tracer.refused(call_id, text)
         self._add(("refused", call_id, text))
 
     def late_dropped(self, call_id: str) -> None:
+        if self.tracer is not None:
+            self.tracer.late_dropped(call_id)
         self._add(("late", call_id))
 
     def event(self, kind: str, fields: Mapping[str, Any]) -> None:
-        pass  # the machine knows its inputs: it chose them
+        # The machine knows its inputs (it chose them); the trace records them.
+        if self.tracer is not None:
+            self.tracer.event(kind, fields)
 
     def _add(self, item: Normal) -> None:
         self.outputs.append(item)
@@ -331,6 +350,8 @@ class _Run:
     """A ``close`` rule ran: the host is closing (or closed)."""
     closed: bool = False
     """Leaving ``Host.open`` has finished."""
+    written: io.StringIO = attrs.field(factory=io.StringIO)
+    """The run's trace (SPEC §14), as the observation writes it."""
     approvals: dict[str, tuple[anyio.Event, list[str]]] = attrs.field(factory=dict)
     """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
 
@@ -361,12 +382,14 @@ class _Run:
         connector = ScriptedConnector(self.servers)
         initial = STANDARD.initial(self.bound)
         self.state = initial.state
+        config = host_config(self.bound, self.approver)
+        self.observation.tracer = TraceRecorder(self.written, trace_header(config))
         # The host is opened inside the callers' task group, so a ``close`` rule can close
         # it while calls are pending: they are the host's callers and outlive it (INV-12).
         async with anyio.create_task_group() as nursery, contextlib.AsyncExitStack() as stack:
             self.host = await stack.enter_async_context(
                 Host.open(
-                    host_config(self.bound, self.approver),
+                    config,
                     connector=connector,
                     recorder=self.observation,
                     wait_ready=False,
@@ -695,6 +718,16 @@ class _Run:
             count = len(self.results.get(call_id, []))
             if count != 1:
                 raise self.fail("LIVE-1", f"{call_id} ended with {count} results after teardown")
+        self.check_trace()
+
+    def check_trace(self) -> None:
+        """SPEC §14: the run's own trace conforms to the trace monitors."""
+        tracer = self.observation.tracer
+        assert tracer is not None
+        tracer.end()
+        found = check_trace(parse_trace(self.written.getvalue().splitlines()))
+        if found:
+            raise self.fail("trace monitors", "; ".join(str(v) for v in found))
 
 
 def run_machine(
