@@ -94,6 +94,11 @@ def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         }
         if stage != "real-servers":
             entry["replay_file"] = _write_replay(failure_dir, stage, policy, error.trace)
+        if error.boundary:  # the runtime's trace up to the failure (SPEC §14)
+            trace_file = failure_dir / f"{stage}-{policy}-{int(time.time())}.trace.ndjson"
+            failure_dir.mkdir(parents=True, exist_ok=True)
+            trace_file.write_text(error.boundary, encoding="utf-8")
+            entry["trace_file"] = str(trace_file)
         failures.append(entry)
         if not args.json:
             print(f"\nFAILED {stage} ({policy}):\n{error}", file=sys.stderr)

@@ -143,12 +143,16 @@ Normal = tuple[Any, ...]
 class MachineFailure(AssertionError):
     """The runtime disagreed with the model or broke an invariant; carries the trace."""
 
-    def __init__(self, check: str, detail: str, trace: Sequence[str]) -> None:
+    def __init__(
+        self, check: str, detail: str, trace: Sequence[str], boundary: str = ""
+    ) -> None:
         steps = "\n".join(f"  {n:>3}. {e}" for n, e in enumerate(trace, 1))
         super().__init__(f"{check}: {detail}\nevent trace ({len(trace)} events):\n{steps}")
         self.check = check
         self.detail = detail
         self.trace = list(trace)
+        self.boundary = boundary
+        """The runtime's own trace up to the failure (SPEC §14), ended; empty if none."""
 
 
 @attrs.define
@@ -373,7 +377,10 @@ class _Run:
         pending[0].set()
 
     def fail(self, check: str, detail: str) -> MachineFailure:
-        return MachineFailure(check, detail, self.trace)
+        written = self.written.getvalue()
+        if written and not written.endswith('{"kind": "end"}\n'):
+            written += '{"kind": "end"}\n'
+        return MachineFailure(check, detail, self.trace, written)
 
     # --- the run -----------------------------------------------------------------------
 

@@ -245,3 +245,20 @@ def test_traces_written_by_the_library_round_trip_through_a_file(tmp_path):
         recorder.end()
         recorder.event("call", {"call_id": "late"})  # after end: nothing
     assert [r["kind"] for r in records_of(path.read_text())] == ["header", "end"]
+
+
+def test_a_failing_machine_run_carries_the_runtimes_own_trace_up_to_the_failure():
+    """SPEC §12.8: a machine failure comes with the runtime's trace, which ``mcpbind
+    check`` writes beside the replay file; here a runtime mutant's replay fails."""
+    from mcpbind.properties.impl_mutants import impl_mutant  # noqa: PLC0415
+    from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
+    from mcpbind.properties.machines import run_replay  # noqa: PLC0415
+
+    replays = pathlib.Path(__file__).parent / "replays"
+    mutant = impl_mutant("late_answer_becomes_a_result")
+    with pytest.raises(MachineFailure) as failure:
+        run_replay(replays / f"{mutant.name}.json", seams=mutant.seams)
+    records = parse_trace(failure.value.boundary.splitlines())
+    assert records[0].kind == "header"
+    assert records[-1].kind == "end"
+    assert "INV-4" in {v.invariant for v in check_trace(records)}  # the second result
