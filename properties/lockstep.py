@@ -143,9 +143,7 @@ Normal = tuple[Any, ...]
 class MachineFailure(AssertionError):
     """The runtime disagreed with the model or broke an invariant; carries the trace."""
 
-    def __init__(
-        self, check: str, detail: str, trace: Sequence[str], boundary: str = ""
-    ) -> None:
+    def __init__(self, check: str, detail: str, trace: Sequence[str], boundary: str = "") -> None:
         steps = "\n".join(f"  {n:>3}. {e}" for n, e in enumerate(trace, 1))
         super().__init__(f"{check}: {detail}\nevent trace ({len(trace)} events):\n{steps}")
         self.check = check

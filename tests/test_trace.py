@@ -250,9 +250,9 @@ def test_traces_written_by_the_library_round_trip_through_a_file(tmp_path):
 def test_a_failing_machine_run_carries_the_runtimes_own_trace_up_to_the_failure():
     """SPEC §12.8: a machine failure comes with the runtime's trace, which ``mcpbind
     check`` writes beside the replay file; here a runtime mutant's replay fails."""
-    from mcpbind.properties.impl_mutants import impl_mutant  # noqa: PLC0415
-    from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
-    from mcpbind.properties.machines import run_replay  # noqa: PLC0415
+    from mcpbind.properties.impl_mutants import impl_mutant
+    from mcpbind.properties.lockstep import MachineFailure
+    from mcpbind.properties.machines import run_replay
 
     replays = pathlib.Path(__file__).parent / "replays"
     mutant = impl_mutant("late_answer_becomes_a_result")
