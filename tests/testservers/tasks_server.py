@@ -10,7 +10,10 @@ A request that does not declare the extension gets the tool's plain result.
 
 Tools: ``research(topic, ambiguous=False, stages=3)`` (a task: with ``ambiguous`` it asks
 which interpretation to research, by an elicitation form), ``doomed(why)`` (a task that
-fails), and ``long_operation(steps, seconds)`` (a plain call reporting progress per step).
+fails), ``long_operation(steps, seconds)`` (a plain call reporting progress per step),
+``retire(name)`` (the server stops listing ``name`` and announces ``list_changed``) and
+``die(after)`` (the server process exits mid-call). The last two drive the peer trace
+scenarios of ``benchmarks/peers/traces.py``.
 
 ``python tasks_server.py LOG`` serves it over stdio (with ``MCPBIND_TEST_HTTP_PORT``, over
 streamable HTTP on 127.0.0.1 instead); LOG gets one line per ``tools/call``, ``tasks/*``
@@ -294,6 +297,21 @@ def build(log: pathlib.Path | None = None) -> MCPServer:
             await anyio.sleep(seconds / steps)
             await ctx.report_progress(step + 1, steps, f"step {step + 1}")
         return f"long operation done in {steps} steps"
+
+    @server.tool()
+    async def retire(ctx: Context, name: str) -> str:
+        """Stop listing a tool, and announce that the list changed."""
+        server.remove_tool(name)
+        extension.note(f"list_changed {name}")
+        await ctx.notify_tools_changed()
+        return f"{name} retired"
+
+    @server.tool()
+    async def die(after: float = 0.2) -> str:
+        """Exit the server process in the middle of the call."""
+        await anyio.sleep(after)
+        extension.note("died")
+        os._exit(1)
 
     return server
 

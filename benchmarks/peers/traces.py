@@ -1,0 +1,270 @@
+"""Host layers through the same four scenarios, as traces (issue 18, SPEC §14.5).
+
+``python -m benchmarks.peers.traces [--out DIR]`` drives each subject against the tests'
+logging server (``tests/testservers/tasks_server.py``, over stdio) through:
+
+* ``cancel_in_flight``: a slow call, cancelled once the server has it;
+* ``reused_call_id``: two calls under one call_id, one after the other;
+* ``server_dies_mid_call``: a call during which the server process exits, then a call;
+* ``refresh_during_a_step``: a step sampled, the server stops listing a tool and announces
+  ``list_changed``, then the step calls that tool;
+
+writes one trace per subject and scenario (``<subject>-<scenario>.ndjson``), checks each
+with the monitors of SPEC §14.2 and prints what each violates.
+
+Subjects: ``mcpbind`` (its own :class:`~mcpbind.impl.trace.TraceRecorder`, the production
+writer) and ``client-session-group`` (``mcp.client.session_group.ClientSessionGroup`` of
+the SDK, which writes no trace: this harness writes it from what it can observe — its own
+inputs, what the group returns, the group's ``tools`` after each step, and what reached
+the server, from the server's own log). A call the group cannot name a call_id for gets the
+harness's; the group has no notion of one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import pathlib
+import sys
+from collections.abc import Awaitable, Callable
+from importlib import metadata
+from typing import Any
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client.session_group import ClientSessionGroup
+
+from mcpbind.impl import DuplicateCallId, Host, HostConfig, ServerConfig
+from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.model.trace import FORMAT, check_trace, parse_trace
+
+SERVER = pathlib.Path(__file__).resolve().parents[2] / "tests" / "testservers" / "tasks_server.py"
+OUT = pathlib.Path(__file__).resolve().parent / "traces"
+SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refresh_during_a_step")
+SUBJECTS = ("mcpbind", "client-session-group")
+NAME = "tasks"
+SLOW = {"steps": 50, "seconds": 5.0}
+QUICK = {"steps": 1, "seconds": 0.01}
+
+
+def _params(log: pathlib.Path) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(SERVER), str(log)])
+
+
+async def _wait_for(log: pathlib.Path, prefix: str, timeout: float = 10.0) -> None:
+    """Until the server's log has a line starting with ``prefix``."""
+    with anyio.fail_after(timeout):
+        while not any(line.startswith(prefix) for line in log.read_text().splitlines()):
+            await anyio.sleep(0.01)
+
+
+# --- mcpbind: the production trace writer -------------------------------------------------
+
+
+async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
+    """The scenario on a mcpbind host; the trace its TraceRecorder wrote."""
+    log.write_text("")
+    out: list[str] = []
+
+    class Lines:
+        def write(self, text: str) -> int:
+            out.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    config = HostConfig(
+        servers={NAME: ServerConfig(target=_params(log), required=True)},
+        reconnect_initial_sec=0.05,
+    )
+    recorder = TraceRecorder(Lines(), trace_header(config))  # type: ignore[arg-type]
+    async with Host.open(config, recorder=recorder) as host:
+        step = host.sample()
+
+        async def call(call_id: str, tool: str, arguments: dict[str, Any]) -> None:
+            with contextlib.suppress(DuplicateCallId):  # refused, and traced so
+                await host.call(step, call_id, f"mcp__{NAME}__{tool}", arguments)
+
+        if scenario == "cancel_in_flight":
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, "c1", "long_operation", SLOW)
+                await _wait_for(log, "tools/call long_operation")
+                host.cancel("c1")
+        elif scenario == "reused_call_id":
+            await call("c1", "long_operation", QUICK)
+            await call("c1", "long_operation", QUICK)
+        elif scenario == "server_dies_mid_call":
+            await call("c1", "die", {"after": 0.2})
+            with anyio.fail_after(20):
+                while not host.statistics().connected[NAME]:
+                    await anyio.sleep(0.02)
+            await call("c2", "long_operation", QUICK)
+        else:
+            await call("c1", "retire", {"name": "doomed"})
+            await anyio.sleep(0.5)  # the same window as for the other subjects
+            await call("c2", "doomed", {})
+            recorder.end()  # observed while open, as for the other subjects
+    recorder.end()
+    return "".join(out)
+
+
+# --- ClientSessionGroup: traced from outside ------------------------------------------------
+
+
+class _Outside:
+    """A trace of a host that writes none: the harness's inputs, the host's answers, its
+    catalog, and the server's log of what reached it (merged as the harness observed
+    them)."""
+
+    def __init__(self, log: pathlib.Path, host: str, version: str) -> None:
+        self.log = log
+        self.read = 0
+        self.generation = 0
+        self.names: list[str] | None = None
+        self.current: str | None = None
+        self.records: list[dict[str, Any]] = [
+            {
+                "kind": "header",
+                "format": FORMAT,
+                "policy": "frozen",  # it routes by the catalog it built at connect
+                "servers": [NAME],
+                "builtins": [],
+                "extensions": {},
+                "max_name_length": 64,
+                "host": {"name": host, "version": version},
+            }
+        ]
+
+    def add(self, kind: str, **fields: Any) -> None:
+        self.records.append({"kind": kind, **fields})
+
+    def wire(self) -> None:
+        """What reached the server since last time, as the host's sends."""
+        lines = self.log.read_text().splitlines()
+        for line in lines[self.read :]:
+            what, _, detail = line.partition(" ")
+            sent = {"server": NAME, "call_id": self.current}
+            if what == "tools/call":
+                self.add("sent", method="tools/call", detail=detail, **sent)
+            elif what == "notifications/cancelled" and "listen" not in detail:
+                self.add("sent", method="notifications/cancelled", **sent)
+            elif what == "list_changed":
+                self.add("list_changed", server=NAME)
+        self.read = len(lines)
+
+    def catalog(self, names: list[str]) -> None:
+        """The host's catalog now: a publication when it changed."""
+        if names != self.names:
+            self.generation += 1
+            self.add("published", generation=self.generation, source=f"mcp:{NAME}", names=names)
+            self.add("refresh_outcome", server=NAME, status="installed", generation=self.generation)
+            self.names = names
+
+    def end(self) -> str:
+        self.add("end")
+        return "".join(json.dumps(r) + "\n" for r in self.records)
+
+
+async def _group_call(
+    subject: tuple[ClientSessionGroup, _Outside, list[str]],
+    call_id: str,
+    tool: str,
+    arguments: dict[str, Any],
+) -> None:
+    """One call through the group (with its trace and its step's names), traced: its
+    input, what reached the server, its end."""
+    group, trace, step = subject
+    trace.current = call_id
+    trace.add("call", step=0, call_id=call_id, name=tool)
+    status, lost = "failed", False
+    try:
+        if tool not in step:
+            status = "unsupported"
+        else:
+            result = await group.call_tool(tool, arguments)
+            status = "error" if result.is_error else "ok"
+    except anyio.get_cancelled_exc_class():
+        status = "cancelled"
+        raise
+    except Exception as error:  # the group's failure, as a status
+        lost = "closed" in str(error).lower()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.05)  # what the server logged for this call
+        trace.wire()
+        if lost:
+            trace.add("disconnect", server=NAME)
+        trace.add("result", call_id=call_id, status=status)
+
+
+async def group_run(scenario: str, log: pathlib.Path) -> str:
+    """The scenario on an ``mcp`` ``ClientSessionGroup``, traced from outside."""
+    log.write_text("")
+    trace = _Outside(log, "mcp ClientSessionGroup", metadata.version("mcp"))
+    async with ClientSessionGroup() as group:
+        await group.connect_to_server(_params(log))
+        trace.catalog(sorted(group.tools))
+        trace.add("sample", step=0)
+        call = functools.partial(_group_call, (group, trace, sorted(group.tools)))
+        if scenario == "cancel_in_flight":
+            async with anyio.create_task_group() as running:
+                running.start_soon(call, "c1", "long_operation", SLOW)
+                await _wait_for(log, "tools/call long_operation")
+                trace.wire()
+                trace.add("cancel", call_id="c1")
+                running.cancel_scope.cancel()
+        elif scenario == "reused_call_id":
+            await call("c1", "long_operation", QUICK)
+            await call("c1", "long_operation", QUICK)
+        elif scenario == "server_dies_mid_call":
+            await call("c1", "die", {"after": 0.2})
+            await call("c2", "long_operation", QUICK)
+        else:
+            await call("c1", "retire", {"name": "doomed"})
+            await anyio.sleep(0.5)  # time for a refresh, if it made one
+            trace.catalog(sorted(group.tools))
+            await call("c2", "doomed", {})
+            return trace.end()  # observed while open: LIVE-2 is about an open host
+        trace.wire()
+    trace.add("close")
+    return trace.end()
+
+
+RUNS: dict[str, Callable[[str, pathlib.Path], Awaitable[str]]] = {
+    "mcpbind": mcpbind_run,
+    "client-session-group": group_run,
+}
+
+
+def verdict(text: str) -> list[str]:
+    """The ids a trace violates (empty: it conforms)."""
+    return [v.invariant for v in check_trace(parse_trace(text.splitlines()))]
+
+
+async def record(out: pathlib.Path, work: pathlib.Path) -> dict[str, dict[str, list[str]]]:
+    out.mkdir(parents=True, exist_ok=True)
+    table: dict[str, dict[str, list[str]]] = {}
+    for subject in SUBJECTS:
+        for scenario in SCENARIOS:
+            text = await RUNS[subject](scenario, work / f"{subject}-{scenario}.log")
+            (out / f"{subject}-{scenario}.ndjson").write_text(text, encoding="utf-8")
+            table.setdefault(subject, {})[scenario] = verdict(text)
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=pathlib.Path, default=OUT, help="where the traces go")
+    args = parser.parse_args()
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as work:
+        table = anyio.run(record, args.out, pathlib.Path(work), backend="trio")
+    print(json.dumps(table, indent=2))
+
+
+if __name__ == "__main__":
+    main()
