@@ -1,7 +1,9 @@
-"""Traces of two host layers through the same four scenarios (issue 18, SPEC §14.5):
-mcpbind's own (written by its TraceRecorder) and mcp's ``ClientSessionGroup`` (written by
-the harness from outside). The files in ``benchmarks/peers/traces/`` are flagged as the
-table in README.md says, and recording them anew gives the same verdicts."""
+"""Traces of three host layers through the same four scenarios (issue 18, SPEC §14.4):
+mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup`` and
+openai-agents' MCP tools (written by the harness from outside). The files in
+``benchmarks/peers/traces/`` are flagged as the table in README.md says, and recording the
+first two anew gives the same verdicts (openai-agents needs its own venv, installed from
+the package index: ``python -m benchmarks.peers.traces --with-peers`` records it anew)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from benchmarks.peers.traces import OUT, SCENARIOS, SUBJECTS, record, verdict
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 #: What each subject's trace of each scenario violates (README "Traces of other host
-#: layers"): mcpbind conforms throughout; the group accepts a reused call_id (two results,
-#: INV-4) and never refreshes after list_changed (LIVE-2).
+#: layers"): mcpbind conforms throughout; both others accept a reused call_id (two
+#: results, INV-4); the group never refreshes after list_changed (LIVE-2), the agent layer
+#: lists again for its next step.
 EXPECTED = {
     "mcpbind": {scenario: [] for scenario in SCENARIOS},
     "client-session-group": {
@@ -25,6 +28,12 @@ EXPECTED = {
         "server_dies_mid_call": [],
         "refresh_during_a_step": ["LIVE-2"],
     },
+    "openai-agents": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
 }
 
 
@@ -32,7 +41,7 @@ def cell(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "conforms"
 
 
-@pytest.mark.parametrize("subject", SUBJECTS)
+@pytest.mark.parametrize("subject", sorted(EXPECTED))
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_each_committed_trace_is_flagged_as_the_table_says(subject, scenario):
     text = (OUT / f"{subject}-{scenario}.ndjson").read_text(encoding="utf-8")
@@ -49,4 +58,4 @@ def test_the_readme_table_says_what_the_traces_show():
 @pytest.mark.slow
 def test_recording_the_scenarios_anew_gives_the_same_verdicts(tmp_path):
     table = anyio.run(record, tmp_path / "out", tmp_path, backend="trio")
-    assert table == EXPECTED
+    assert table == {subject: EXPECTED[subject] for subject in SUBJECTS}

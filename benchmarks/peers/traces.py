@@ -7,17 +7,19 @@ logging server (``tests/testservers/tasks_server.py``, over stdio) through:
 * ``reused_call_id``: two calls under one call_id, one after the other;
 * ``server_dies_mid_call``: a call during which the server process exits, then a call;
 * ``refresh_during_a_step``: a step sampled, the server stops listing a tool and announces
-  ``list_changed``, then the step calls that tool;
+  ``list_changed``, then the step calls that tool, then the next step is sampled (the
+  trace ends with the host open);
 
 writes one trace per subject and scenario (``<subject>-<scenario>.ndjson``), checks each
 with the monitors of SPEC §14.2 and prints what each violates.
 
 Subjects: ``mcpbind`` (its own :class:`~mcpbind.impl.trace.TraceRecorder`, the production
-writer) and ``client-session-group`` (``mcp.client.session_group.ClientSessionGroup`` of
-the SDK, which writes no trace: this harness writes it from what it can observe — its own
-inputs, what the group returns, the group's ``tools`` after each step, and what reached
-the server, from the server's own log). A call the group cannot name a call_id for gets the
-harness's; the group has no notion of one.
+writer), ``client-session-group`` (``mcp.client.session_group.ClientSessionGroup`` of
+the SDK, which writes no trace: this harness writes it from outside, ``_outside.py``:
+its own inputs, what the group returns, the group's ``tools`` after each step, and what
+reached the server, from the server's own log; the group has no call_id, the harness
+names its calls) and, with ``--with-peers``, ``openai-agents`` in its own venv
+(``openai_agents_traces.py``, traced from outside the same way).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import contextlib
 import functools
 import json
 import pathlib
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from importlib import metadata
@@ -38,26 +41,20 @@ from mcp.client.session_group import ClientSessionGroup
 
 from mcpbind.impl import DuplicateCallId, Host, HostConfig, ServerConfig
 from mcpbind.impl.trace import TraceRecorder, trace_header
-from mcpbind.model.trace import FORMAT, check_trace, parse_trace
+from mcpbind.model.trace import check_trace, parse_trace
+
+from ._outside import NAME, Outside, wait_for
 
 SERVER = pathlib.Path(__file__).resolve().parents[2] / "tests" / "testservers" / "tasks_server.py"
 OUT = pathlib.Path(__file__).resolve().parent / "traces"
 SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refresh_during_a_step")
 SUBJECTS = ("mcpbind", "client-session-group")
-NAME = "tasks"
 SLOW = {"steps": 50, "seconds": 5.0}
 QUICK = {"steps": 1, "seconds": 0.01}
 
 
 def _params(log: pathlib.Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=[str(SERVER), str(log)])
-
-
-async def _wait_for(log: pathlib.Path, prefix: str, timeout: float = 10.0) -> None:
-    """Until the server's log has a line starting with ``prefix``."""
-    with anyio.fail_after(timeout):
-        while not any(line.startswith(prefix) for line in log.read_text().splitlines()):
-            await anyio.sleep(0.01)
 
 
 # --- mcpbind: the production trace writer -------------------------------------------------
@@ -91,7 +88,7 @@ async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
         if scenario == "cancel_in_flight":
             async with anyio.create_task_group() as group:
                 group.start_soon(call, "c1", "long_operation", SLOW)
-                await _wait_for(log, "tools/call long_operation")
+                await wait_for(log, "tools/call long_operation")
                 host.cancel("c1")
         elif scenario == "reused_call_id":
             await call("c1", "long_operation", QUICK)
@@ -106,6 +103,7 @@ async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
             await call("c1", "retire", {"name": "doomed"})
             await anyio.sleep(0.5)  # the same window as for the other subjects
             await call("c2", "doomed", {})
+            host.sample()  # the next step
             recorder.end()  # observed while open, as for the other subjects
     recorder.end()
     return "".join(out)
@@ -114,62 +112,8 @@ async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
 # --- ClientSessionGroup: traced from outside ------------------------------------------------
 
 
-class _Outside:
-    """A trace of a host that writes none: the harness's inputs, the host's answers, its
-    catalog, and the server's log of what reached it (merged as the harness observed
-    them)."""
-
-    def __init__(self, log: pathlib.Path, host: str, version: str) -> None:
-        self.log = log
-        self.read = 0
-        self.generation = 0
-        self.names: list[str] | None = None
-        self.current: str | None = None
-        self.records: list[dict[str, Any]] = [
-            {
-                "kind": "header",
-                "format": FORMAT,
-                "policy": "frozen",  # it routes by the catalog it built at connect
-                "servers": [NAME],
-                "builtins": [],
-                "extensions": {},
-                "max_name_length": 64,
-                "host": {"name": host, "version": version},
-            }
-        ]
-
-    def add(self, kind: str, **fields: Any) -> None:
-        self.records.append({"kind": kind, **fields})
-
-    def wire(self) -> None:
-        """What reached the server since last time, as the host's sends."""
-        lines = self.log.read_text().splitlines()
-        for line in lines[self.read :]:
-            what, _, detail = line.partition(" ")
-            sent = {"server": NAME, "call_id": self.current}
-            if what == "tools/call":
-                self.add("sent", method="tools/call", detail=detail, **sent)
-            elif what == "notifications/cancelled" and "listen" not in detail:
-                self.add("sent", method="notifications/cancelled", **sent)
-            elif what == "list_changed":
-                self.add("list_changed", server=NAME)
-        self.read = len(lines)
-
-    def catalog(self, names: list[str]) -> None:
-        """The host's catalog now: a publication when it changed."""
-        if names != self.names:
-            self.generation += 1
-            self.add("published", generation=self.generation, source=f"mcp:{NAME}", names=names)
-            self.add("refresh_outcome", server=NAME, status="installed", generation=self.generation)
-            self.names = names
-
-    def end(self) -> str:
-        self.add("end")
-        return "".join(json.dumps(r) + "\n" for r in self.records)
-
-
 async def _group_call(
-    subject: tuple[ClientSessionGroup, _Outside, list[str]],
+    subject: tuple[ClientSessionGroup, Outside, list[str]],
     call_id: str,
     tool: str,
     arguments: dict[str, Any],
@@ -203,7 +147,7 @@ async def _group_call(
 async def group_run(scenario: str, log: pathlib.Path) -> str:
     """The scenario on an ``mcp`` ``ClientSessionGroup``, traced from outside."""
     log.write_text("")
-    trace = _Outside(log, "mcp ClientSessionGroup", metadata.version("mcp"))
+    trace = Outside(log, "mcp ClientSessionGroup", metadata.version("mcp"))
     async with ClientSessionGroup() as group:
         await group.connect_to_server(_params(log))
         trace.catalog(sorted(group.tools))
@@ -212,7 +156,7 @@ async def group_run(scenario: str, log: pathlib.Path) -> str:
         if scenario == "cancel_in_flight":
             async with anyio.create_task_group() as running:
                 running.start_soon(call, "c1", "long_operation", SLOW)
-                await _wait_for(log, "tools/call long_operation")
+                await wait_for(log, "tools/call long_operation")
                 trace.wire()
                 trace.add("cancel", call_id="c1")
                 running.cancel_scope.cancel()
@@ -227,6 +171,8 @@ async def group_run(scenario: str, log: pathlib.Path) -> str:
             await anyio.sleep(0.5)  # time for a refresh, if it made one
             trace.catalog(sorted(group.tools))
             await call("c2", "doomed", {})
+            trace.catalog(sorted(group.tools))  # the next step reads the group's tools
+            trace.add("sample", step=1)
             return trace.end()  # observed while open: LIVE-2 is about an open host
         trace.wire()
     trace.add("close")
@@ -255,14 +201,38 @@ async def record(out: pathlib.Path, work: pathlib.Path) -> dict[str, dict[str, l
     return table
 
 
+def record_openai_agents(out: pathlib.Path, work: pathlib.Path) -> dict[str, list[str]]:
+    """openai-agents in its own venv (``__main__``'s, installed on first use): its runner
+    writes its four traces into ``out``; their verdicts."""
+    from .__main__ import DEFAULT_VENV_DIR, PEERS, ensure_venv, venv_python  # noqa: PLC0415
+
+    peer = next(p for p in PEERS if p.name == "openai-agents")
+    venv = ensure_venv(peer, DEFAULT_VENV_DIR, lambda line: print(line, file=sys.stderr))
+    runner = pathlib.Path(__file__).with_name("openai_agents_traces.py")
+    command = [str(venv_python(venv)), str(runner), sys.executable, str(SERVER), str(out)]
+    subprocess.run([*command, str(work)], check=True, capture_output=True, timeout=600)
+    return {
+        scenario: verdict((out / f"openai-agents-{scenario}.ndjson").read_text(encoding="utf-8"))
+        for scenario in SCENARIOS
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=pathlib.Path, default=OUT, help="where the traces go")
+    parser.add_argument(
+        "--with-peers",
+        action="store_true",
+        help="also openai-agents, in its own venv (installed from the package index on "
+        "first use, as python -m benchmarks.peers does)",
+    )
     args = parser.parse_args()
     import tempfile  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as work:
         table = anyio.run(record, args.out, pathlib.Path(work), backend="trio")
+        if args.with_peers:
+            table["openai-agents"] = record_openai_agents(args.out, pathlib.Path(work))
     print(json.dumps(table, indent=2))
 
 

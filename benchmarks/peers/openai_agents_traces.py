@@ -1,0 +1,134 @@
+"""openai-agents through the four trace scenarios of ``traces.py``; runs in the peer's own
+venv (asyncio, no mcpbind).
+
+``python openai_agents_traces.py SERVER_PYTHON SERVER OUT WORK`` runs each scenario against
+``SERVER`` (the tests' logging server, run by ``SERVER_PYTHON``), writes
+``openai-agents-<scenario>.ndjson`` into OUT (its logs in WORK) and prints the names. The
+agent layer writes no trace, so the harness writes it from outside (``_outside.py``): a
+step is the ``FunctionTool`` list ``MCPUtil.get_function_tools`` builds (with
+``cache_tools_list=False`` it lists the server's tools again for each step), a call is the
+tool's ``on_invoke_tool`` as the agent runner invokes it; a returned text is ``ok``, the
+framework's own error text (its default failure function) ``failed``, a cancelled
+invocation ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import pathlib
+import sys
+from importlib import metadata
+from typing import Any
+
+from _outside import NAME, Outside, wait_for
+from agents import Agent, RunContextWrapper, set_tracing_disabled
+from agents.mcp import MCPServerStdio, MCPUtil
+from agents.tool_context import ToolContext
+
+SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refresh_during_a_step")
+SLOW = {"steps": 50, "seconds": 5.0}
+QUICK = {"steps": 1, "seconds": 0.01}
+FAILED = "An error occurred while running the tool"
+
+
+class Subject:
+    def __init__(self, server: MCPServerStdio, trace: Outside) -> None:
+        self.server = server
+        self.trace = trace
+        self.agent = Agent(name="traces")
+        self.context = RunContextWrapper(context=None)
+        self.tools: dict[str, Any] = {}
+        self.steps = 0
+
+    async def sample(self) -> None:
+        """A step: the agent layer lists the server's tools again (cache off)."""
+        tools = await MCPUtil.get_function_tools(self.server, False, self.context, self.agent)
+        self.tools = {t.name: t for t in tools}
+        self.trace.catalog(sorted(self.tools))
+        self.trace.add("sample", step=self.steps)
+        self.steps += 1
+
+    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
+        trace = self.trace
+        trace.current = call_id
+        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
+        status = "failed"
+        text = json.dumps(arguments)
+        try:
+            function = self.tools.get(tool)
+            if function is None:
+                status = "unsupported"
+            else:
+                context = ToolContext(
+                    context=None, tool_name=tool, tool_call_id=call_id, tool_arguments=text
+                )
+                output = await function.on_invoke_tool(context, text)
+                status = "failed" if str(output).startswith(FAILED) else "ok"
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        except Exception:  # the framework's own failure, as a status
+            status = "failed"
+        finally:
+            await asyncio.shield(asyncio.sleep(0.05))  # what the server logged for it
+            trace.wire()
+            trace.add("result", call_id=call_id, status=status)
+
+
+async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -> str:
+    log.write_text("")
+    trace = Outside(log, "openai-agents", metadata.version("openai-agents"))
+    server = MCPServerStdio(
+        params={"command": python, "args": [server_path, str(log)]},
+        cache_tools_list=False,
+        name=NAME,
+        client_session_timeout_seconds=30,
+    )
+    await server.connect()
+    subject = Subject(server, trace)
+    try:
+        await subject.sample()
+        if scenario == "cancel_in_flight":
+            task = asyncio.create_task(subject.call("c1", "long_operation", SLOW))
+            await wait_for(log, "tools/call long_operation")
+            trace.wire()
+            trace.add("cancel", call_id="c1")
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        elif scenario == "reused_call_id":
+            await subject.call("c1", "long_operation", QUICK)
+            await subject.call("c1", "long_operation", QUICK)
+        elif scenario == "server_dies_mid_call":
+            await subject.call("c1", "die", {"after": 0.2})
+            await subject.call("c2", "long_operation", QUICK)
+        else:
+            await subject.call("c1", "retire", {"name": "doomed"})
+            await asyncio.sleep(0.5)
+            await subject.call("c2", "doomed", {})
+            await subject.sample()  # the next step
+            return trace.end()  # observed while open, as for the other subjects
+        trace.wire()
+    finally:
+        with contextlib.suppress(Exception):  # a dead server's session may not close
+            await server.cleanup()
+    trace.add("close")
+    return trace.end()
+
+
+async def main() -> None:
+    set_tracing_disabled(True)
+    python, server_path, out, work = sys.argv[1:5]
+    written = []
+    for scenario in SCENARIOS:
+        text = await run(scenario, python, server_path, pathlib.Path(work) / f"{scenario}.log")
+        path = pathlib.Path(out) / f"openai-agents-{scenario}.ndjson"
+        path.write_text(text, encoding="utf-8")
+        written.append(str(path))
+    print(json.dumps(written))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
