@@ -449,14 +449,19 @@ class Router:
             await self.give_up_task(call, connection, task)
 
         try:
-            return await await_task(connection, task, give_up=give_up, on_alive=rearm)
+            raw = await await_task(connection, task, give_up=give_up, on_alive=rearm)
         except TaskEnded as ended:
+            self.recorder.event("task_status", {"call_id": call.call_id, "status": ended.status})
             if ended.status == "cancelled":
                 text = texts.TASK_CANCELLED.format(server=server, tool=binding.remote_name)
             else:
                 why = ended.message or texts.TASK_NO_MESSAGE
                 text = texts.TASK_FAILED.format(tool=binding.remote_name, server=server, why=why)
             return Ending("failed", text)
+        is_error = isinstance(raw, Mapping) and raw.get("isError") is True
+        fields = {"call_id": call.call_id, "status": "completed", "is_error": is_error}
+        self.recorder.event("task_status", fields)
+        return raw
 
     async def give_up_task(
         self, call: PendingCall, connection: Connection, task: TaskHandle
@@ -541,7 +546,7 @@ class Router:
             return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
-        if call.ended_by is None:  # its deadline fired (SPEC §3.1 timeout)
+        if call.ended_by is None and call.scope.cancel_called:  # its deadline fired
             self.recorder.event("timeout", {"call_id": call.call_id})
         settings = self.servers[server].config
         seconds = f"{settings.tool_timeout_sec:g}"

@@ -262,3 +262,32 @@ def test_a_failing_machine_run_carries_the_runtimes_own_trace_up_to_the_failure(
     assert records[0].kind == "header"
     assert records[-1].kind == "end"
     assert "INV-4" in {v.invariant for v in check_trace(records)}  # the second result
+
+
+async def test_a_traced_run_with_tasks_conforms_and_shows_each_tasks_cancel(tmp_path):
+    """SPEC §8.12 in a trace: a task that completes, and one cancelled with its one
+    tasks/cancel (INV-7's signal for a task)."""
+    from testservers.tasks_server import build
+
+    out = io.StringIO()
+    config = HostConfig(servers={"s": ServerConfig(target=build(tmp_path / "log"))})
+    recorder = TraceRecorder(out, trace_header(config))
+    async with Host.open(config, recorder=recorder) as host:
+        step = host.sample()
+        await host.call(step, "c1", "mcp__s__research", {"topic": "x", "stages": 1})
+        async with anyio.create_task_group() as group:
+
+            async def slow() -> None:
+                await host.call(step, "c2", "mcp__s__research", {"topic": "y", "stages": 999})
+
+            group.start_soon(slow)
+            await anyio.sleep(0.3)
+            host.cancel("c2")
+    recorder.end()
+    written = records_of(out.getvalue())
+    assert violated(written) == []
+    assert [r["call_id"] for r in written if r["kind"] == "task_created"] == ["c1", "c2"]
+    assert [r["status"] for r in written if r["kind"] == "task_status"] == ["completed"]
+    signals = [(r["method"], r.get("call_id")) for r in written if r["kind"] == "sent"]
+    assert ("tasks/cancel", "c2") in signals
+    assert ("notifications/cancelled", "c2") not in signals
