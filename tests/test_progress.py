@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+from backends import TRANSPORTS_WITH_PROGRESS
 from cli_runner import mcpbind
 from mcp import StdioServerParameters
 from testservers.common import make_server
@@ -30,18 +31,7 @@ from mcpbind.impl.config import parse_toml
 from mcpbind.impl.progress import ProgressCounts, ProgressFeed
 from mcpbind.model import texts
 
-# Over streamable HTTP a call answered with progress comes back as an SSE stream that the
-# SDK stops reading at the result without closing it: on trio its async generators are
-# collected unexhausted (4 ResourceWarnings per call from the raw mcp.Client alone,
-# ``python -W always::ResourceWarning`` with ``Client.call_tool(progress_callback=...)``).
-TRANSPORTS = [
-    "inproc",
-    "stdio",
-    pytest.param(
-        "http",
-        marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-    ),
-]
+TRANSPORTS = TRANSPORTS_WITH_PROGRESS
 
 
 @asynccontextmanager

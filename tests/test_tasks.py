@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from backends import TRANSPORTS_WITH_PROGRESS
 from mcp import StdioServerParameters
 from testservers.processes import free_port, stop
 from testservers.tasks_server import build
@@ -30,16 +31,7 @@ from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.model import texts
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
-# Over streamable HTTP a call answered with progress leaves the SDK's SSE generator
-# unexhausted (see tests/test_progress.py, which names the reproduction).
-TRANSPORTS = [
-    "inproc",
-    "stdio",
-    pytest.param(
-        "http",
-        marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-    ),
-]
+TRANSPORTS = TRANSPORTS_WITH_PROGRESS
 
 
 @asynccontextmanager
