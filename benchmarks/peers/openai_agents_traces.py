@@ -73,6 +73,9 @@ class Subject:
             status = "failed"
         finally:
             await asyncio.shield(asyncio.sleep(0.05))  # what the server logged for it
+            if status == "cancelled":  # its cancellation, if the layer sent one
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.shield(wait_for(trace.log, "notifications/cancelled", 2.0))
             trace.wire()
             trace.add("result", call_id=call_id, status=status)
 

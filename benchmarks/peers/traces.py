@@ -138,6 +138,8 @@ async def _group_call(
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.sleep(0.05)  # what the server logged for this call
+            if status == "cancelled":  # its cancellation, if the layer sent one
+                await _logged(trace.log, "notifications/cancelled", 2.0)
         trace.wire()
         if lost:
             trace.add("disconnect", server=NAME)
@@ -177,6 +179,12 @@ async def group_run(scenario: str, log: pathlib.Path) -> str:
         trace.wire()
     trace.add("close")
     return trace.end()
+
+
+async def _logged(log: pathlib.Path, prefix: str, seconds: float) -> None:
+    """Until the server logged ``prefix`` (a busy machine is slow to write), or not."""
+    with contextlib.suppress(TimeoutError):
+        await wait_for(log, prefix, seconds)
 
 
 RUNS: dict[str, Callable[[str, pathlib.Path], Awaitable[str]]] = {
