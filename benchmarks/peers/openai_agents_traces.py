@@ -109,7 +109,7 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
             await subject.call("c2", "long_operation", QUICK)
         else:
             await subject.call("c1", "retire", {"name": "doomed"})
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(2.0)  # its catalog changes only at its next step
             await subject.call("c2", "doomed", {})
             await subject.sample()  # the next step
             return trace.end()  # observed while open, as for the other subjects

@@ -7,8 +7,8 @@ logging server (``tests/testservers/tasks_server.py``, over stdio) through:
 * ``reused_call_id``: two calls under one call_id, one after the other;
 * ``server_dies_mid_call``: a call during which the server process exits, then a call;
 * ``refresh_during_a_step``: a step sampled, the server stops listing a tool and announces
-  ``list_changed``, then the step calls that tool, then the next step is sampled (the
-  trace ends with the host open);
+  ``list_changed``, then (once the subject's catalog dropped the tool, or after 2 s) the
+  step calls that tool, then the next step is sampled (the trace ends with the host open);
 
 writes one trace per subject and scenario (``<subject>-<scenario>.ndjson``), checks each
 with the monitors of SPEC §14.2 and prints what each violates.
@@ -51,6 +51,8 @@ SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refr
 SUBJECTS = ("mcpbind", "client-session-group")
 SLOW = {"steps": 50, "seconds": 5.0}
 QUICK = {"steps": 1, "seconds": 0.01}
+REFRESH_WINDOW = 2.0
+"""How long a subject's catalog may take to drop the retired tool before the step's call."""
 
 
 def _params(log: pathlib.Path) -> StdioServerParameters:
@@ -101,7 +103,9 @@ async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
             await call("c2", "long_operation", QUICK)
         else:
             await call("c1", "retire", {"name": "doomed"})
-            await anyio.sleep(0.5)  # the same window as for the other subjects
+            with anyio.move_on_after(REFRESH_WINDOW):  # time for its refresh
+                while f"mcp__{NAME}__doomed" in host.registry.state.by_name:
+                    await anyio.sleep(0.02)
             await call("c2", "doomed", {})
             host.sample()  # the next step
             recorder.end()  # observed while open, as for the other subjects
@@ -170,7 +174,9 @@ async def group_run(scenario: str, log: pathlib.Path) -> str:
             await call("c2", "long_operation", QUICK)
         else:
             await call("c1", "retire", {"name": "doomed"})
-            await anyio.sleep(0.5)  # time for a refresh, if it made one
+            with anyio.move_on_after(REFRESH_WINDOW):  # time for a refresh, if it makes one
+                while "doomed" in group.tools:
+                    await anyio.sleep(0.02)
             trace.catalog(sorted(group.tools))
             await call("c2", "doomed", {})
             trace.catalog(sorted(group.tools))  # the next step reads the group's tools
