@@ -38,7 +38,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib import metadata
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast, get_args
 
 import anyio
 import mcp_types as types
@@ -85,9 +85,7 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 """The ``_meta`` key tying a 2025-11-25 request or answer to its task."""
 TASK_TTL_MS = 3_600_000
 """How long a 2025-11-25 task is asked to be kept (``task.ttl``): an hour."""
-_TASK_STATES: frozenset[str] = frozenset(
-    {"working", "input_required", "completed", "failed", "cancelled"}
-)
+_TASK_STATES: frozenset[str] = frozenset(get_args(TaskState))
 
 Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
 """The host's answer to a server's elicitation (a form, or a URL to open)."""
@@ -296,7 +294,8 @@ class McpConnection:
         ``notifications/cancelled`` should it be abandoned (INV-7: a task's one signal is
         ``tasks/cancel``), its raw result unvalidated. ``name`` goes into ``Mcp-Name``.
         Two private names of the SDK (``_stamp``, ``_dispatcher``), pinned by
-        ``test_a_cancelled_task_gets_tasks_cancel_and_no_notifications_cancelled``."""
+        ``test_cancelling_a_task_sends_one_tasks_cancel_and_gives_one_cancelled_result``
+        (the server's log: one ``tasks/cancel``, no ``notifications/cancelled``)."""
         session: Any = self._client.session
         data: dict[str, Any] = {"method": method, "params": params}
         options: dict[str, Any] = {}
@@ -420,8 +419,9 @@ class McpConnection:
         status: TaskState = raw["status"]
         message = raw.get("statusMessage") if isinstance(raw.get("statusMessage"), str) else None
         interval = _seconds(raw.get("pollIntervalMs" if self._modern() else "pollInterval"))
+        if status in ("completed", "failed", "cancelled"):
+            self._answered.pop(task.task_id, None)  # the task asks for nothing more
         if status == "cancelled":
-            self._answered.pop(task.task_id, None)
             return TaskPoll("cancelled", interval, message=message)
         if self._modern():
             return await self._modern_poll(task, raw, status, interval, message)
@@ -448,8 +448,6 @@ class McpConnection:
     ) -> TaskPoll:
         """SEP-2663: the result or error comes inline; input requests are answered
         with ``tasks/update``, each key once."""
-        if status in ("completed", "failed"):
-            self._answered.pop(task.task_id, None)  # the task asks for nothing more
         if status == "completed":
             result = raw.get("result")
             if not isinstance(result, dict):

@@ -531,6 +531,14 @@ class Router:
         text = texts.TRANSPORT.format(tool=binding.remote_name, server=binding.server, why=why)
         return Ending("failed", text)
 
+    def _cancelled_at_server(self, call: PendingCall) -> None:
+        """INV-7: the one signal of a sent call the host ended. The SDK sent it when the
+        call's scope was cancelled (one ``notifications/cancelled`` over JSON-RPC, the
+        handler itself in-process); a task's ``tasks/cancel`` was recorded as it went."""
+        assert call.server is not None
+        if not call.task:
+            self.recorder.sent(call.server, "notifications/cancelled", call.call_id)
+
     def _ended_early(self, call: PendingCall) -> Ending:
         """A call its scope interrupted: cancelled, out of time, its server lost, or the
         host closed."""
@@ -540,9 +548,7 @@ class Router:
                 return Ending("cancelled", texts.CLOSED_RETRYING)
             if not call.sent:
                 return Ending("cancelled", texts.CLOSED_UNSENT)
-            assert server is not None
-            if not call.task:  # a task's tasks/cancel is recorded as it is sent
-                self.recorder.sent(server, "notifications/cancelled", call.call_id)
+            self._cancelled_at_server(call)
             return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
@@ -562,10 +568,8 @@ class Router:
             template = texts.DISCONNECTED if call.sent else texts.NOT_CONNECTED
             return Ending("failed", template.format(server=server))
 
-        if call.sent and not call.task:
-            # The SDK cancelled the request at the server when the scope was cancelled:
-            # one notifications/cancelled over JSON-RPC, the handler itself in-process.
-            self.recorder.sent(server, "notifications/cancelled", call.call_id)
+        if call.sent:
+            self._cancelled_at_server(call)
         if call.ended_by == "cancelled":
             return Ending("cancelled", texts.CANCELLED)
         if call.phase == "retrying":

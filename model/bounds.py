@@ -10,7 +10,7 @@ host must leave out arrives; a read-only tool (parallel lane) next to exclusive 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -195,19 +195,14 @@ def standard_suite(
     )
     progress_part = attrs.evolve(
         call_part,
-        servers=tuple(
-            attrs.evolve(s, idle_timeout=True) if s.name in IDLE_SERVERS else s
-            for s in call_part.servers
-        ),
+        servers=_set_for(call_part.servers, IDLE_SERVERS, idle_timeout=True),
         max_steps=1 if steps is None else steps,
         max_calls=2 if calls is None else calls,
         environment=PROGRESS_ENVIRONMENT,
     )
     tasks_part = attrs.evolve(
         call_part,
-        servers=tuple(
-            attrs.evolve(s, tasks=True) if s.name in TASK_SERVERS else s for s in call_part.servers
-        ),
+        servers=_set_for(call_part.servers, TASK_SERVERS, tasks=True),
         max_steps=1 if steps is None else steps,
         max_calls=2 if calls is None else calls,
         environment=TASKS_ENVIRONMENT,
@@ -221,6 +216,13 @@ def standard_suite(
         Part("progress", progress_part),
         Part("tasks", tasks_part),
     )
+
+
+def _set_for(
+    specs: tuple[ServerSpec, ...], names: tuple[str, ...], **changes: Any
+) -> tuple[ServerSpec, ...]:
+    """``specs`` with the flags ``changes`` set on the servers called one of ``names``."""
+    return tuple(attrs.evolve(s, **changes) if s.name in names else s for s in specs)
 
 
 def standard_bound(

@@ -120,8 +120,11 @@ def inv_7_cancellation_once(run: _Run) -> str | None:
         if call_id in tasks and sent[0] != "tasks/cancel":
             return f"{call_id} runs as a task but was cancelled with {sent[0]}"
         results = run.results.get(call_id, [])
-        early = ("cancelled", "timed_out", "failed") if sent[0] == "tasks/cancel" else ()
-        if results and results[0].status not in (early or ("cancelled", "timed_out")):
+        # A task is also given up (with its tasks/cancel) when a poll of it failed.
+        ended_early: tuple[str, ...] = ("cancelled", "timed_out")
+        if sent[0] == "tasks/cancel":
+            ended_early = ("cancelled", "timed_out", "failed")
+        if results and results[0].status not in ended_early:
             return f"{call_id} was cancelled at the server but ended {results[0].status}"
     return None
 

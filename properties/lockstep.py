@@ -50,6 +50,7 @@ from mcpbind.impl import (
     ServerConfig,
 )
 from mcpbind.impl.catalog_cache import server_identity
+from mcpbind.impl.recorder import NullRecorder, Recorder
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
@@ -159,17 +160,15 @@ class Observation:
 
     outputs: list[Normal] = attrs.field(factory=list)
     history: list[Normal] = attrs.field(factory=list)
-    tracer: TraceRecorder | None = None
-    """Also writes every report as a trace (SPEC §14), checked by the monitors at the end."""
+    tracer: Recorder = attrs.field(factory=NullRecorder)
+    """Also gets every report: the run's TraceRecorder (SPEC §14), checked at the end."""
 
     def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
-        if self.tracer is not None:
-            self.tracer.published(generation, source, names)
+        self.tracer.published(generation, source, names)
         self._add(("published", generation, source, tuple(names)))
 
     def refresh_outcome(self, outcome: ImplOutcome) -> None:
-        if self.tracer is not None:
-            self.tracer.refresh_outcome(outcome)
+        self.tracer.refresh_outcome(outcome)
         self._add(
             (
                 "outcome",
@@ -183,29 +182,23 @@ class Observation:
         )
 
     def result(self, result: ToolResult) -> None:
-        if self.tracer is not None:
-            self.tracer.result(result)
+        self.tracer.result(result)
         self._add(("result", result.call_id, result.status, _impl_text(result)))
 
     def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
-        if self.tracer is not None:
-            self.tracer.sent(server, method, detail, call_id)
+        self.tracer.sent(server, method, detail, call_id)
         self._add(("sent", server, method, detail))
 
     def refused(self, call_id: str, text: str) -> None:
-        if self.tracer is not None:
-            self.tracer.refused(call_id, text)
+        self.tracer.refused(call_id, text)
         self._add(("refused", call_id, text))
 
     def late_dropped(self, call_id: str) -> None:
-        if self.tracer is not None:
-            self.tracer.late_dropped(call_id)
+        self.tracer.late_dropped(call_id)
         self._add(("late", call_id))
 
     def event(self, kind: str, fields: Mapping[str, Any]) -> None:
-        # The machine knows its inputs (it chose them); the trace records them.
-        if self.tracer is not None:
-            self.tracer.event(kind, fields)
+        self.tracer.event(kind, fields)  # the machine chose its inputs; the trace has them
 
     def _add(self, item: Normal) -> None:
         self.outputs.append(item)
@@ -728,7 +721,7 @@ class _Run:
     def check_trace(self) -> None:
         """SPEC §14: the run's own trace conforms to the trace monitors."""
         tracer = self.observation.tracer
-        assert tracer is not None
+        assert isinstance(tracer, TraceRecorder)
         tracer.end()
         found = check_trace(parse_trace(self.written.getvalue().splitlines()))
         if found:

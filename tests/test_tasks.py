@@ -22,7 +22,7 @@ import anyio
 import pytest
 from backends import TRANSPORTS_WITH_PROGRESS
 from mcp import StdioServerParameters
-from testservers.processes import free_port, stop
+from testservers.processes import free_port, stop, wait_listening
 from testservers.tasks_server import build
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
@@ -44,13 +44,7 @@ async def serving_http(log: pathlib.Path) -> AsyncIterator[str]:
         stdin=subprocess.DEVNULL,
     )
     try:
-        with anyio.fail_after(60):
-            while True:
-                try:
-                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                    break
-                except OSError:
-                    await anyio.sleep(0.1)
+        await wait_listening(port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         await stop(process)

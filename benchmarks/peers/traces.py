@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import io
 import json
 import pathlib
 import subprocess
@@ -65,21 +66,12 @@ def _params(log: pathlib.Path) -> StdioServerParameters:
 async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
     """The scenario on a mcpbind host; the trace its TraceRecorder wrote."""
     log.write_text("")
-    out: list[str] = []
-
-    class Lines:
-        def write(self, text: str) -> int:
-            out.append(text)
-            return len(text)
-
-        def flush(self) -> None:
-            pass
-
+    out = io.StringIO()
     config = HostConfig(
         servers={NAME: ServerConfig(target=_params(log), required=True)},
         reconnect_initial_sec=0.05,
     )
-    recorder = TraceRecorder(Lines(), trace_header(config))  # type: ignore[arg-type]
+    recorder = TraceRecorder(out, trace_header(config))
     async with Host.open(config, recorder=recorder) as host:
         step = host.sample()
 
@@ -110,7 +102,7 @@ async def mcpbind_run(scenario: str, log: pathlib.Path) -> str:
             host.sample()  # the next step
             recorder.end()  # observed while open, as for the other subjects
     recorder.end()
-    return "".join(out)
+    return out.getvalue()
 
 
 # --- ClientSessionGroup: traced from outside ------------------------------------------------

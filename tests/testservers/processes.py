@@ -34,6 +34,19 @@ async def start_http_server(state: pathlib.Path, port: int, **env: str) -> anyio
     )
 
 
+async def wait_listening(port: int, timeout: float = 60) -> None:
+    """Until something accepts connections on 127.0.0.1:``port``."""
+    with anyio.fail_after(timeout):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.1)
+            else:
+                await stream.aclose()
+                return
+
+
 async def stop(process: anyio.abc.Process | None) -> None:
     if process is not None and process.returncode is None:
         process.kill()
@@ -50,15 +63,7 @@ async def http_server(
     process = await start_http_server(state, port, **env)
     try:
         if listening:
-            with anyio.fail_after(60):
-                while True:
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", port)
-                    except OSError:
-                        await anyio.sleep(0.1)
-                    else:
-                        await stream.aclose()
-                        break
+            await wait_listening(port)
         yield port
     finally:
         await stop(process)
