@@ -108,6 +108,19 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                     entry["replay_file"] = str(path)
                 failures.append(entry)
                 break
+            except (
+                Exception
+            ) as error:  # returned, not raised: a pool hangs on what it cannot unpickle
+                failures.append(
+                    {
+                        "worker": index,
+                        "machine": name,
+                        "check": f"crash: {type(error).__name__}",
+                        "detail": str(error),
+                        "trace": [],
+                    }
+                )
+                break
         round_ += 1
     return {"worker": index, "rounds": round_, "examples": examples[0], "failures": failures}
 

@@ -8,6 +8,7 @@ import pathlib
 import sys
 from typing import Any
 
+from mcpbind.model.refine import NotRefinable, refine, replay_data
 from mcpbind.model.trace import TraceError, check_trace, parse_trace
 
 __all__ = ["add_parser", "check_main"]
@@ -30,6 +31,12 @@ def add_parser(commands: Any) -> None:
     )
     check.add_argument("file", metavar="FILE", help="the trace, one JSON object per line")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="also refine FILE against the model (a host with mcpbind's names and texts); "
+        "on a divergence, write FILE.replay.json",
+    )
     check.set_defaults(handler=check_main)
 
 
@@ -45,6 +52,20 @@ def check_main(args: argparse.Namespace) -> int:
         print(f"mcpbind trace check: {path}: not a trace: {error}", file=sys.stderr)
         return USAGE
     violations = check_trace(records)
+    strict: dict[str, Any] | None = None
+    if args.strict:
+        try:
+            refinement = refine(records)
+        except NotRefinable as error:
+            print(f"mcpbind trace check: {path}: cannot refine: {error}", file=sys.stderr)
+            return USAGE
+        strict = {"conforms": refinement.violation is None, "most_states": refinement.most_states}
+        if refinement.violation is not None:
+            violations.append(refinement.violation)
+            replay = path.with_name(path.name + ".replay.json")
+            data = replay_data(refinement, source=str(path), line=refinement.violation.line)
+            replay.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+            strict["replay_file"] = str(replay)
     if args.json:
         report = {
             "file": str(path),
@@ -52,10 +73,15 @@ def check_main(args: argparse.Namespace) -> int:
             "conforms": not violations,
             "violations": [v.to_json() for v in violations],
         }
+        if strict is not None:
+            report["strict"] = strict
         print(json.dumps(report, indent=2))
     elif violations:
         for violation in violations:
             print(f"{path}: {violation}")
+        if strict is not None and "replay_file" in strict:
+            print(f"{path}: the model's replay of its inputs: {strict['replay_file']}")
     else:
-        print(f"{path}: conforms ({len(records)} records)")
+        refined = ", refines the model" if strict is not None else ""
+        print(f"{path}: conforms ({len(records)} records{refined})")
     return 1 if violations else 0

@@ -189,8 +189,9 @@ class ApprovalGate:
             mode=mode,
         )
 
-    async def ask(self, request: ApprovalRequest) -> str | None:
-        """Await the approver: None (allowed) or the denial text. Cancellation of the
+    async def ask(self, request: ApprovalRequest) -> tuple[str | None, str]:
+        """Await the approver: None (allowed) or the denial text, with what the approver
+        answered (``failed`` when it raised or answered nonsense). Cancellation of the
         caller passes through (the host ends the call ``cancelled``)."""
         assert self.approver is not None
         self._asked += 1
@@ -199,22 +200,22 @@ class ApprovalGate:
             answer: Any = await self.approver(request)
         except Exception as error:
             why = f"it raised {type(error).__name__}: {error}".rstrip(": ")
-            return self._deny(texts.DENIED_APPROVER_FAILED.format(why=why, **where))
+            return self._deny(texts.DENIED_APPROVER_FAILED.format(why=why, **where)), "failed"
         if not isinstance(answer, str) or answer not in APPROVAL_ANSWERS:
             why = f"it answered {answer!r}, not one of {', '.join(APPROVAL_ANSWERS)}"
-            return self._deny(texts.DENIED_APPROVER_FAILED.format(why=why, **where))
+            return self._deny(texts.DENIED_APPROVER_FAILED.format(why=why, **where)), "failed"
         self._answers[answer] += 1
         if answer == "decline":
-            return self._deny(texts.DENIED_DECLINED.format(**where))
+            return self._deny(texts.DENIED_DECLINED.format(**where)), answer
         if answer == "cancel":
-            return self._deny(texts.DENIED_CANCELLED.format(**where))
+            return self._deny(texts.DENIED_CANCELLED.format(**where)), answer
         if request.mode == "prompt" or answer == "allow":
-            return None  # prompt: "remember" answers are downgraded to once
+            return None, answer  # prompt: "remember" answers are downgraded to once
         self._session.add((request.server, request.tool))
         if answer == "allow_always" and self.config_path is not None:
             with anyio.CancelScope(shield=True):  # a short local write; never half done
                 await self._save(self.config_path, request.server, request.tool)
-        return None
+        return None, answer
 
     def _deny(self, text: str) -> str:
         self._denied += 1

@@ -64,6 +64,8 @@ class PendingCall:
     """The server runs it as a task (SPEC §8.12): its cancellation is ``tasks/cancel``."""
     ended_by: EndedBy | None = None
     """Who ended it early; None: nobody (it ran out its deadline if the scope fired)."""
+    end_reported: bool = False
+    """The input that ended it (its deadline, a failure) is in the trace (SPEC §14.1)."""
     cap: float = math.inf
     """With an idle timeout (SPEC §8.11): when its whole time runs out, whatever progress."""
     _paused: int = 0

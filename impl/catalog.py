@@ -8,6 +8,8 @@ the result with no ``await`` in between, so no observer can see half of it (INV-
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -33,6 +35,7 @@ __all__ = [
     "ReadListing",
     "build_bindings",
     "read_listing",
+    "trace_tools",
 ]
 
 MAX_PAGES = 100
@@ -74,7 +77,12 @@ class BuildBindings(Protocol):
 
 
 def _cap(server: str, cap: str) -> CatalogRejected:
-    return CatalogRejected("cap", texts.REJECT_CAP.format(server=server, cap=cap))
+    return CatalogRejected("cap", texts.REJECT_CAP.format(server=server, cap=cap), problem=cap)
+
+
+def _bad_page(server: str, problem: str) -> CatalogRejected:
+    reason = texts.REJECT_INVALID.format(server=server, tool="(page)", problem=problem)
+    return CatalogRejected("invalid", reason, subject="(page)", problem=problem)
 
 
 async def read_listing(
@@ -92,12 +100,7 @@ async def read_listing(
         on_request(cursor)
         page = await list_page(cursor)
         if not isinstance(page, Mapping) or not isinstance(page.get("tools"), list):
-            raise CatalogRejected(
-                "invalid",
-                texts.REJECT_INVALID.format(
-                    server=server, tool="(page)", problem="the page has no list of tools"
-                ),
-            )
+            raise _bad_page(server, "the page has no list of tools")
         tools.extend(page["tools"])
         if len(tools) > MAX_TOOLS:
             raise _cap(server, f"more than {MAX_TOOLS} tools")
@@ -105,12 +108,7 @@ async def read_listing(
         if cursor is None:
             return tools
         if not isinstance(cursor, str):
-            raise CatalogRejected(
-                "invalid",
-                texts.REJECT_INVALID.format(
-                    server=server, tool="(page)", problem="nextCursor is not a string"
-                ),
-            )
+            raise _bad_page(server, "nextCursor is not a string")
         if len(cursor.encode("utf-8", "surrogatepass")) > MAX_CURSOR_BYTES:
             raise _cap(server, f"a cursor longer than {MAX_CURSOR_BYTES} bytes")
         if cursor in seen:
@@ -205,6 +203,50 @@ def exclusion(
             reason = texts.excluded_text("x_mcp_header", server=server, tool=name, problem=problem)
             return Exclusion(name, "x_mcp_header", reason)
     return None
+
+
+def trace_tools(
+    server: str, config: ServerConfig, tools: Sequence[Any], *, tasks: bool
+) -> list[dict[str, Any]]:
+    """A listing as a trace carries it (SPEC §14.1): per tool what the model's rules look
+    at, decided exactly as :func:`build_bindings` decides it, and a digest of the rest.
+    An invalid tool ends the list: it rejects the listing whatever follows."""
+    entries: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for index, tool in enumerate(tools):
+        problem = _problem(tool, names)
+        if problem is not None:
+            label = tool.get("name") if isinstance(tool, Mapping) else None
+            shown = label if isinstance(label, str) and label else f"#{index}"
+            entries.append({"name": shown, "problem": problem})
+            return entries
+        names.add(tool["name"])
+        entry: dict[str, Any] = {"name": tool["name"], "spec": _digest(tool)}
+        annotations = tool.get("annotations")
+        if annotations and annotations.get("readOnlyHint") is True:
+            entry["read_only"] = True
+        if not model_visible(tool):
+            entry["hidden"] = True
+        found = exclusion(server, tool, config.over_http, tasks=tasks)
+        if found is not None:
+            entry["excluded"] = found.kind
+            if found.kind == "x_mcp_header":
+                entry["problem"] = find_invalid_x_mcp_header(tool["inputSchema"])
+        entries.append(entry)
+    return entries
+
+
+def _digest(tool: Mapping[str, Any]) -> str:
+    """What :class:`ToolSpec` keeps of a tool, and so what makes a refresh a change."""
+    kept = [
+        tool.get("description") or "",
+        tool.get("inputSchema"),
+        tool.get("annotations"),
+        tool.get("outputSchema"),
+        _task_support(tool),
+    ]
+    text = json.dumps(kept, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def build_bindings(

@@ -86,10 +86,16 @@ class RemoteError(McpBindError):
 class CatalogRejected(RemoteError):
     """A listing was rejected (SPEC §5.6); the previous catalog stays installed."""
 
-    def __init__(self, kind: texts.RejectKind, reason: str) -> None:
+    def __init__(
+        self, kind: texts.RejectKind, reason: str, *, subject: str = "", problem: str = ""
+    ) -> None:
         super().__init__(reason)
         self.kind: texts.RejectKind = kind
         self.reason = reason
+        self.subject = subject
+        """What was wrong, for a trace (SPEC §14.1): the tool (``(page)`` for a page)..."""
+        self.problem = problem
+        """... and the problem, or the cap the listing broke."""
 
 
 class ServerStartupError(RemoteError):

@@ -8,12 +8,12 @@ replays each report through the abstract model (trace refinement); a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from .values import RefreshOutcome, ToolResult
 
-__all__ = ["NullRecorder", "Recorder"]
+__all__ = ["LazyFields", "NullRecorder", "Recorder"]
 
 
 class Recorder(Protocol):
@@ -58,3 +58,26 @@ class NullRecorder:
 
     def event(self, kind: str, fields: Mapping[str, Any]) -> None:
         pass
+
+
+class LazyFields(Mapping[str, Any]):
+    """An event's fields, made on first use: a recorder that drops the event (the
+    :class:`NullRecorder` of production hosts) costs nothing for them."""
+
+    def __init__(self, make: Callable[[], Mapping[str, Any]]) -> None:
+        self._make = make
+        self._made: Mapping[str, Any] | None = None
+
+    def _fields(self) -> Mapping[str, Any]:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __getitem__(self, key: str) -> Any:
+        return self._fields()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields())
+
+    def __len__(self) -> int:
+        return len(self._fields())

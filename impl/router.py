@@ -204,9 +204,10 @@ class Router:
         """End the pending call ``call_id`` as ``cancelled``; no effect once it ended."""
         self.calls.cancel(call_id)
 
-    def late_answer(self, call_id: str) -> None:
+    def late_answer(self, call_id: str, *, task: bool = False) -> None:
         """A connection reports an answer for a call that already ended (INV-4)."""
         self._late_dropped += 1
+        self.recorder.event("task_status" if task else "call_responded", {"call_id": call_id})
         self.recorder.late_dropped(call_id)
 
     # --- the checks of SPEC §8.2, in the model's order -----------------------------------
@@ -254,11 +255,16 @@ class Router:
         )
         if verdict is None:
             return None
-        if isinstance(verdict, str):
+        if isinstance(verdict, str):  # gated, and no approver to ask (SPEC §11.8)
+            self.recorder.event("deny", {"call_id": call.call_id, "answer": "none"})
             return Ending("denied", verdict)
         call.phase = "approval"
-        denial = await self.approvals.ask(verdict)
-        return None if denial is None else Ending("denied", denial)
+        denial, answer = await self.approvals.ask(verdict)
+        if denial is None:
+            self.recorder.event("approve", {"call_id": call.call_id, "answer": answer})
+            return None
+        self.recorder.event("deny", {"call_id": call.call_id, "answer": answer})
+        return Ending("denied", denial)
 
     async def _dispatch(
         self,
@@ -445,22 +451,24 @@ class Router:
         assert binding is not None
         call.task = True
 
-        async def give_up() -> None:
+        async def give_up(ending: BaseException) -> None:
+            self._report_end(call, ending)  # the input first, then the signal it causes
             await self.give_up_task(call, connection, task)
 
         try:
             raw = await await_task(connection, task, give_up=give_up, on_alive=rearm)
         except TaskEnded as ended:
-            self.recorder.event("task_status", {"call_id": call.call_id, "status": ended.status})
+            fields = {"call_id": call.call_id, "status": ended.status}
             if ended.status == "cancelled":
                 text = texts.TASK_CANCELLED.format(server=server, tool=binding.remote_name)
             else:
-                why = ended.message or texts.TASK_NO_MESSAGE
+                why = fields["why"] = ended.message or texts.TASK_NO_MESSAGE
                 text = texts.TASK_FAILED.format(tool=binding.remote_name, server=server, why=why)
+            self.recorder.event("task_status", fields)
             return Ending("failed", text)
         is_error = isinstance(raw, Mapping) and raw.get("isError") is True
-        fields = {"call_id": call.call_id, "status": "completed", "is_error": is_error}
-        self.recorder.event("task_status", fields)
+        done = {"call_id": call.call_id, "status": "completed", "is_error": is_error}
+        self.recorder.event("task_status", done)
         return raw
 
     async def give_up_task(
@@ -475,7 +483,7 @@ class Router:
 
     def late_task_status(self, call_id: str) -> None:
         """INV-4: the server says a task the host gave up had ended already: dropped."""
-        self.late_answer(call_id)
+        self.late_answer(call_id, task=True)
 
     async def _run_local(
         self, call: PendingCall, binding: Binding, arguments: dict[str, Any]
@@ -514,6 +522,7 @@ class Router:
             return None
         binding = call.binding
         assert binding is not None, "only a resolved call can fail in transit"
+        self._report_end(call, error)
         if isinstance(error, ServerError):  # SPEC §11.2: the server's answer, not the wire's
             text = texts.SERVER_ERROR.format(
                 server=binding.server,
@@ -524,12 +533,34 @@ class Router:
             return Ending("failed", text)
         if isinstance(error, RequestFailed):
             why = str(error)
-            self.recorder.event("call_failed", {"call_id": call.call_id, "why": why})
         else:
             logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
             why = f"{type(error).__name__}: {error}"
         text = texts.TRANSPORT.format(tool=binding.remote_name, server=binding.server, why=why)
         return Ending("failed", text)
+
+    def _report_end(self, call: PendingCall, error: BaseException | None = None) -> None:
+        """The input that ends ``call`` (SPEC §3.1: ``call_failed``, or ``timeout`` when
+        its deadline fired), once, before anything it causes (SPEC §14.1)."""
+        if call.end_reported or call.server is None:
+            return
+        fields: dict[str, Any] = {"call_id": call.call_id}
+        if isinstance(error, ServerError):
+            fields["why"], fields["code"] = error.message, error.code  # the server's text
+        elif isinstance(error, RequestFailed):
+            fields["why"] = str(error)
+        elif isinstance(error, Exception):
+            fields["why"] = f"{type(error).__name__}: {error}"
+        elif call.ended_by is None and call.scope.cancel_called:  # its deadline fired
+            if call.sent and self.servers[call.server].config.idle_timeout:
+                fields["cap"] = call.capped  # SPEC §8.11: which deadline it was
+            call.end_reported = True
+            self.recorder.event("timeout", fields)
+            return
+        else:
+            return
+        call.end_reported = True
+        self.recorder.event("call_failed", fields)
 
     def _cancelled_at_server(self, call: PendingCall) -> None:
         """INV-7: the one signal of a sent call the host ended. The SDK sent it when the
@@ -552,9 +583,8 @@ class Router:
             return Ending("cancelled", texts.CLOSED_SENT)
         if server is None:  # waiting for approval, or a local handler: only a cancel ends it
             return Ending("cancelled", texts.CANCELLED)
-        if call.ended_by is None and call.scope.cancel_called:  # its deadline fired
-            self.recorder.event("timeout", {"call_id": call.call_id})
         settings = self.servers[server].config
+        self._report_end(call)
         seconds = f"{settings.tool_timeout_sec:g}"
         if call.phase == "starting":
             if call.ended_by == "cancelled":

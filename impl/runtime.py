@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Mapping
+from typing import Any
 
 import anyio
 import attrs
@@ -48,14 +48,14 @@ from mcpbind.model.naming import mcp_source
 from mcpbind.model.values import Exclusion
 
 from .calls import CallTable
-from .catalog import BuildBindings, ReadListing, build_bindings, read_listing
+from .catalog import BuildBindings, ReadListing, build_bindings, read_listing, trace_tools
 from .catalog_cache import CatalogCache, server_identity
 from .config import HostConfig
 from .connection import Connection, ConnectionLost, Connector, RequestFailed
 from .elicitation import answer
 from .errors import CatalogRejected, ServerStartupError, describe, split_failure
 from .publisher import Publisher
-from .recorder import Recorder
+from .recorder import LazyFields, Recorder
 from .refreshes import Refreshes, RefreshRun
 from .server_config import ServerConfig
 from .startup import StartWaiters, Turn
@@ -480,6 +480,7 @@ class ServerRuntime:
     async def _refresh(self, run: RefreshRun, connection: Connection) -> None:
         context = self._context
         outcome: RefreshOutcome | None = None
+        listed = False
         try:
             timeout = self.config.list_timeout_sec
             with anyio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
@@ -492,11 +493,13 @@ class ServerRuntime:
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 outcome = self._refreshes.rejected("list_failed", reason)
                 return
-            names = [t.get("name") if isinstance(t, Mapping) else None for t in tools]
-            context.recorder.event("list_done", {"server": self.name, "tools": names})
             if self.phase == "connecting":
                 await self._wait_turn()  # first catalogs install in configuration order
-            # Decide and publish with no await in between (INV-3).
+            # Decide and publish with no await in between (INV-3). The listing is in the
+            # trace where it is decided, so its outputs follow it (SPEC §14.1).
+            tasks = connection.runs_tasks()
+            listed = True
+            context.recorder.event("list_done", LazyFields(lambda: self._listed(tools, tasks)))
             state = context.publisher.state
             decision = context.build_bindings(
                 self.name,
@@ -504,7 +507,7 @@ class ServerRuntime:
                 tools,
                 state,
                 context.config.max_name_length,
-                tasks=connection.runs_tasks(),
+                tasks=tasks,
             )
             published = context.publisher.publish(self.source, decision.bindings)
             context.cache.put(self._identity, tools)  # SPEC §11.12
@@ -518,6 +521,11 @@ class ServerRuntime:
                     self.name, "installed", published.generation, excluded=excluded
                 )
         except CatalogRejected as rejected:
+            if not listed:  # a page or a cap rejected the listing before its end
+                fault: dict[str, Any] = {"name": rejected.subject, "problem": rejected.problem}
+                if rejected.kind == "cap":
+                    fault["over_cap"] = True
+                context.recorder.event("list_done", {"server": self.name, "tools": [fault]})
             outcome = self._refreshes.rejected(rejected.kind, rejected.reason)
         except RequestFailed as failed:
             context.recorder.event("list_failed", {"server": self.name, "why": str(failed)})
@@ -532,4 +540,12 @@ class ServerRuntime:
                     self._start_refresh(queued)
 
     def _on_list_request(self, cursor: str | None) -> None:
-        self._context.recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
+        recorder = self._context.recorder
+        if cursor is not None:  # a page with more to come arrived (SPEC §3.1 list_page)
+            recorder.event("list_page", {"server": self.name})
+        recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
+
+    def _listed(self, tools: list[Any], tasks: bool) -> dict[str, Any]:
+        """The ``list_done`` of a trace: each tool as the rules see it (SPEC §14.1)."""
+        entries = trace_tools(self.name, self.config, tools, tasks=tasks)
+        return {"server": self.name, "tools": entries, "tasks": tasks}

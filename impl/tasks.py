@@ -71,7 +71,7 @@ async def await_task(
     connection: Connection,
     task: TaskHandle,
     *,
-    give_up: Callable[[], Awaitable[None]],
+    give_up: Callable[[BaseException], Awaitable[None]],
     on_alive: Callable[[], None] | None = None,
 ) -> Any:
     """Poll ``task`` until it is terminal: the raw result of a completed task; raises
@@ -79,7 +79,7 @@ async def await_task(
 
     ``on_alive`` runs after each poll that finds the task still working (it re-arms an
     idle timeout, SPEC §8.11). Cancelled, or a poll failed (the host gives the task up),
-    it awaits ``give_up()`` once (which sends ``tasks/cancel``), shielded for at most
+    it awaits ``give_up(error)`` once (which sends ``tasks/cancel``), shielded for at most
     :data:`CANCEL_GRACE` seconds, then the cancellation or failure goes on. A lost
     connection sends nothing (INV-8)."""
     delay = poll_delay(task.poll_interval)
@@ -95,11 +95,11 @@ async def await_task(
                 on_alive()
             if poll.poll_interval is not None:
                 delay = poll_delay(poll.poll_interval)
-    except (anyio.get_cancelled_exc_class(), RequestFailed):
+    except (anyio.get_cancelled_exc_class(), RequestFailed) as ending:
         with anyio.CancelScope(shield=True) as scope:
             scope.deadline = anyio.current_time() + CANCEL_GRACE
             try:
-                await give_up()
+                await give_up(ending)
             except Exception as error:  # the call has ended: the cancel is best effort
                 logger.debug("tasks/cancel of %s failed: %r", task.task_id, error)
         raise

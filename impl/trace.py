@@ -18,6 +18,7 @@ from mcpbind.model.trace import FORMAT, SIGNALS
 from .config import HostConfig
 from .connection import CLIENT_INFO
 from .contributors import ToolContributor
+from .server_config import ServerConfig
 from .values import RefreshOutcome, ToolResult
 
 __all__ = ["TraceRecorder", "trace_header"]
@@ -30,15 +31,39 @@ def trace_header(config: HostConfig) -> dict[str, Any]:
         for contributor in config.contributors
         if isinstance(contributor, ToolContributor)
     }
+    approver = config.approver is not None
+    options = {  # a disabled server is not started: not one of the trace's servers
+        name: _server_options(server, has_approver=approver)
+        for name, server in config.servers.items()
+        if server.enabled
+    }
     return {
         "kind": "header",
         "format": FORMAT,
         "policy": config.binding_policy,
-        "servers": list(config.servers),
+        "servers": list(options),
+        "server_options": options,
         "builtins": [tool.name for tool in config.builtins],
         "extensions": extensions,
         "max_name_length": config.max_name_length,
         "host": {"name": CLIENT_INFO.name, "version": CLIENT_INFO.version},
+    }
+
+
+def _server_options(server: ServerConfig, *, has_approver: bool) -> dict[str, Any]:
+    """What refinement's bound needs of one server (SPEC §14.1, §14.5)."""
+    gated = has_approver or server.default_tools_approval_mode is not None
+    gated = gated or any(t.approval_mode is not None for t in server.tools.values())
+    enabled = server.enabled_tools
+    return {
+        "parallel": server.supports_parallel_tool_calls,
+        "tool_timeout_sec": server.tool_timeout_sec,
+        "idle_timeout": server.idle_timeout,
+        "tool_max_sec": server.tool_max_sec,
+        "enabled_tools": None if enabled is None else sorted(enabled),
+        "disabled_tools": sorted(server.disabled_tools),
+        "approval": gated,
+        "lazy": server.startup == "lazy_when_cached",
     }
 
 

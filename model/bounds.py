@@ -10,6 +10,7 @@ host must leave out arrives; a read-only tool (parallel lane) next to exclusive 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -248,6 +249,13 @@ def describe(bound: Bound) -> dict[str, object]:
                 "versions": [
                     [[attrs.asdict(t) for t in page] for page in version] for version in s.versions
                 ],
+                "parallel": s.parallel,
+                "tool_timeout_sec": s.tool_timeout_sec,
+                "idle_timeout": s.idle_timeout,
+                "tool_max_sec": s.tool_max_sec,
+                "tasks": s.tasks,
+                "enabled_tools": None if s.enabled_tools is None else sorted(s.enabled_tools),
+                "disabled_tools": sorted(s.disabled_tools),
             }
             for s in bound.servers
         ],
@@ -261,4 +269,44 @@ def describe(bound: Bound) -> dict[str, object]:
         "environment": environment,
         "approval": bound.approval,
         "lazy": list(bound.lazy),
+        "rearms": bound.rearms,
     }
+
+
+def load_bound(data: Mapping[str, Any]) -> Bound:
+    """The bound :func:`describe` wrote (a replay file's ``bound``, SPEC §14.5)."""
+    servers = []
+    for server in data["servers"]:
+        enabled = server.get("enabled_tools")
+        versions = tuple(
+            tuple(tuple(ToolDef(**tool) for tool in page) for page in version)
+            for version in server["versions"]
+        )
+        servers.append(
+            ServerSpec(
+                server["name"],
+                versions,
+                parallel=bool(server.get("parallel", False)),
+                tool_timeout_sec=float(server.get("tool_timeout_sec", 300.0)),
+                idle_timeout=bool(server.get("idle_timeout", False)),
+                tool_max_sec=float(server.get("tool_max_sec", 3600.0)),
+                tasks=bool(server.get("tasks", False)),
+                enabled_tools=None if enabled is None else frozenset(enabled),
+                disabled_tools=frozenset(server.get("disabled_tools", ())),
+            )
+        )
+    environment = data.get("environment")
+    return Bound(
+        servers=tuple(servers),
+        builtins=tuple(data.get("builtins", ())),
+        extensions=tuple((k, tuple(v)) for k, v in data.get("extensions", {}).items()),
+        policy=data.get("policy", "revalidate"),
+        max_steps=int(data.get("steps", 2)),
+        max_calls=int(data.get("calls", 3)),
+        max_name_length=int(data.get("max_name_length", 64)),
+        bad_arguments=bool(data.get("bad_arguments", True)),
+        environment=None if environment is None else frozenset(environment),
+        approval=bool(data.get("approval", False)),
+        lazy=tuple(data.get("lazy", ())),
+        rearms=int(data.get("rearms", 2)),
+    )

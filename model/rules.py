@@ -447,6 +447,10 @@ class Rules:
         server = spec.name
         for tool in tools:
             if self.rejects(tool):
+                if tool.over_cap:  # SPEC §5.2: the listing as a whole broke a cap
+                    reason = texts.REJECT_CAP.format(server=server, cap=tool.problem)
+                    outputs.append(RefreshOutcome(server, "rejected", generation, "cap", reason))
+                    return state
                 reason = texts.REJECT_INVALID.format(
                     server=server, tool=tool.name, problem=tool.problem
                 )
@@ -479,6 +483,7 @@ class Rules:
                         t.name,
                         t.read_only,
                         new_generation,
+                        t.spec,
                     )
                     for t in kept
                 ),
@@ -531,7 +536,7 @@ class Rules:
     def unchanged(self, old: SourceCatalog, bindings: tuple[Binding, ...]) -> bool:
         """Equal names, remote tools and specs (generations aside): publish nothing."""
         return len(old.bindings) == len(bindings) and all(
-            (a.name, a.remote, a.read_only) == (b.name, b.remote, b.read_only)
+            (a.name, a.remote, a.read_only, a.spec) == (b.name, b.remote, b.read_only, b.spec)
             for a, b in zip(old.bindings, bindings, strict=True)
         )
 

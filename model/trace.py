@@ -99,8 +99,8 @@ class TraceRecord:
     kind: str
     fields: Mapping[str, Any]
 
-    def get(self, name: str) -> Any:
-        return self.fields.get(name)
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
 
 
 @attrs.frozen

@@ -93,6 +93,12 @@ class ToolDef:
     excluded: ExclusionKind | None = None
     """A valid tool the host leaves out of the catalog, and why (SPEC §5.4); ``problem``
     says what is wrong with its ``x-mcp-header``."""
+    spec: str = ""
+    """What the rules do not look at (description, schemas, other annotations), as a
+    digest: a listing that changes only this is still a change (SPEC §14.5)."""
+    over_cap: bool = False
+    """With ``valid`` False: the listing broke a cap of SPEC §5.2 (``problem`` names it),
+    so the refresh is rejected ``cap``, not ``invalid``."""
 
 
 Page = tuple[ToolDef, ...]
@@ -176,6 +182,8 @@ class Binding:
     remote: str
     read_only: bool
     source_generation: int
+    spec: str = ""
+    """The tool's :attr:`ToolDef.spec`: compared by a refresh that may be unchanged."""
 
     def server_only(self) -> Binding:
         """Just the server, for a finished call that may still get a late answer."""

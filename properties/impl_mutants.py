@@ -154,8 +154,8 @@ def _rejecting_task_tools(
 
 class _LateAnswerRouter(Router):
     @override
-    def late_answer(self, call_id: str) -> None:
-        super().late_answer(call_id)
+    def late_answer(self, call_id: str, *, task: bool = False) -> None:
+        super().late_answer(call_id, task=task)
         self.end_call(call_id, Ending("ok", "late"))
 
 

@@ -56,6 +56,7 @@ from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import StepSnapshot, ToolResult
 from mcpbind.model.explore import format_event
+from mcpbind.model.refine import refine
 from mcpbind.model.rules import STANDARD
 from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.model.values import (
@@ -723,9 +724,14 @@ class _Run:
         tracer = self.observation.tracer
         assert isinstance(tracer, TraceRecorder)
         tracer.end()
-        found = check_trace(parse_trace(self.written.getvalue().splitlines()))
+        records = parse_trace(self.written.getvalue().splitlines())
+        found = check_trace(records)
         if found:
             raise self.fail("trace monitors", "; ".join(str(v) for v in found))
+        if not self.bound.lazy:  # refinement does not cover lazy starts (SPEC §14.5)
+            refined = refine(records)
+            if refined.violation is not None:
+                raise self.fail("trace refinement (--strict)", str(refined.violation))
 
 
 def run_machine(

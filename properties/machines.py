@@ -16,7 +16,13 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from mcpbind.impl.seams import PRODUCTION, Seams
-from mcpbind.model.bounds import IDLE_SERVERS, LAZY_SERVERS, TASK_SERVERS, standard_suite
+from mcpbind.model.bounds import (
+    IDLE_SERVERS,
+    LAZY_SERVERS,
+    TASK_SERVERS,
+    load_bound,
+    standard_suite,
+)
 from mcpbind.model.values import Bound
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
@@ -135,6 +141,14 @@ def run_replay(
     """Run one replay file (SPEC §12.3) against the model and the runtime."""
     data = json.loads(path.read_text(encoding="utf-8"))
     events = list(data["events"])
+    if "bound" in data:  # a trace's inputs (``mcpbind trace check --strict``, SPEC §14.5)
+        return run_machine(
+            load_bound(data["bound"]),
+            ReplayChooser(events),
+            steps=len(events),
+            seams=seams,
+            backend=backend,
+        )
     bound = lockstep_bound(
         data.get("policy", "revalidate"),
         calls=int(data.get("calls", 3)),

@@ -6,7 +6,9 @@ example database (a directory, or Redis through Hypothesis's Redis database).
 ``dev``: like ``ci`` but random and with the local database.
 
 Hypothesis loads a built-in ``ci`` profile by itself when ``CI`` is set; registering and
-loading ours explicitly keeps the budgets ours.
+loading ours explicitly keeps the budgets ours. Every profile reports one failure, not a
+group of distinct ones: the callers (``mcpbind check``, ``mcpbind fuzz``, the mutant
+killer) take a run's verdict as one ``MachineFailure``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ settings.register_profile(
     deadline=None,
     print_blob=True,
     suppress_health_check=_SUPPRESS,
+    report_multiple_bugs=False,
 )
 settings.register_profile(
     "dev",
@@ -37,6 +40,7 @@ settings.register_profile(
     deadline=None,
     print_blob=True,
     suppress_health_check=_SUPPRESS,
+    report_multiple_bugs=False,
 )
 settings.register_profile(
     "nightly",
@@ -44,6 +48,7 @@ settings.register_profile(
     deadline=None,
     print_blob=True,
     suppress_health_check=_SUPPRESS,
+    report_multiple_bugs=False,
     phases=list(Phase),
 )
 

@@ -19,6 +19,7 @@ from testservers.common import make_server
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.model.refine import refine
 from mcpbind.model.trace import REQUIRED, TraceError, check_trace, parse_trace
 
 
@@ -45,9 +46,9 @@ def demo_trace(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]
     path = tmp_path_factory.mktemp("trace") / "t.ndjson"
     done = mcpbind("call", "mcp__notes__add", '{"text": "hi"}', "--trace", str(path))
     assert done.returncode == 0, done.stderr
-    checked = mcpbind("trace", "check", str(path))
+    checked = mcpbind("trace", "check", str(path), "--strict")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "conforms" in checked.stdout
+    assert "conforms (23 records, refines the model)" in checked.stdout
     return records_of(path.read_text())
 
 
@@ -229,6 +230,7 @@ async def test_a_host_run_with_cancels_timeouts_and_a_close_with_a_pending_call_
         recorder.end()
     written = records_of(out.getvalue())
     assert violated(written) == []
+    assert refine(parse_trace(lines(written))).violation is None  # SPEC §14.5
     statuses = sorted((r["call_id"], r["status"]) for r in written if r["kind"] == "result")
     assert statuses == [("c1", "ok"), ("c2", "timed_out"), ("c3", "cancelled"), ("c4", "cancelled")]
     kinds = [r["kind"] for r in written]
@@ -286,6 +288,7 @@ async def test_a_traced_run_with_tasks_conforms_and_shows_each_tasks_cancel(tmp_
     recorder.end()
     written = records_of(out.getvalue())
     assert violated(written) == []
+    assert refine(parse_trace(lines(written))).violation is None  # SPEC §14.5
     assert [r["call_id"] for r in written if r["kind"] == "task_created"] == ["c1", "c2"]
     assert [r["status"] for r in written if r["kind"] == "task_status"] == ["completed"]
     signals = [(r["method"], r.get("call_id")) for r in written if r["kind"] == "sent"]

@@ -1,0 +1,768 @@
+"""Refinement of a trace against the model: ``mcpbind trace check --strict`` (SPEC §14.5).
+
+Theory of operation
+-------------------
+The monitors of :mod:`.trace` judge a trace alone. Refinement asks more: is the trace
+one of the model's own runs? The inputs of the trace are replayed through the rules, and
+between two inputs the outputs the trace shows must be exactly those the model produces
+for the earlier one: as a multiset, with the outputs of each call_id in the model's
+order. That needs a host that uses mcpbind's names and texts (SPEC §6, §8.7), and a
+header that says what the model's bound needs (each server's options, SPEC §14.1).
+
+What the model leaves to its environment is taken from the trace, not guessed:
+
+* the listing a refresh reads is the one its ``list_done`` carries (the model's version
+  numbers only count ``list_change`` notifications);
+* a server runs tasks once its ``list_done`` says so (``tasks``), or once it made one;
+* which deadline fired (``timeout`` with ``cap``) and whether a call waited for approval
+  are timing and policy the model abstracts: a field the trace leaves out is tried both
+  ways, and every state whose outputs match is kept. So the checker holds a *set* of
+  states, as TLA+ trace validation does; the trace conforms while the set is not empty.
+
+``progress`` records change nothing the outputs show (the idle timeout's count is the
+model's stand-in for time, which refinement does not judge), so they are skipped.
+
+A divergence is reported as a :class:`~.trace.TraceViolation` named after the invariant
+the first differing output belongs to (``_blame``), at the line of the first differing
+record, with what the model expected and what the trace has, and the model events up to
+there, so that a replay file can be written (:func:`replay_data`).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .rules import STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for
+from .trace import OUTPUT_KINDS, TraceError, TraceRecord, TraceViolation
+from .values import (
+    UNKNOWN_TOOL,
+    Approve,
+    Bound,
+    Call,
+    CallFailed,
+    CallRecord,
+    CallRejected,
+    CallResponded,
+    Cancel,
+    Close,
+    Deny,
+    Disconnect,
+    Event,
+    LateDropped,
+    ListChanged,
+    ListDone,
+    ListFailed,
+    ListPage,
+    Output,
+    Published,
+    Reconnect,
+    RefreshOutcome,
+    RefreshRequested,
+    Refused,
+    Registry,
+    Result,
+    Sample,
+    Sent,
+    ServerSpec,
+    State,
+    TaskCreated,
+    TaskEnd,
+    TaskStatus,
+    Timeout,
+    ToolDef,
+    evolve,
+)
+
+__all__ = ["NotRefinable", "Refinement", "refine", "replay_data"]
+
+Normal = tuple[Any, ...]
+_FAR = 10**9
+"""``max_steps``, ``max_calls`` and the idle re-arms of a trace's bound: no bound."""
+_EMPTY_LISTING: tuple[tuple[ToolDef, ...], ...] = ((),)
+_SIGNALS = ("notifications/cancelled", "tasks/cancel")
+_OPTION_FIELDS = (
+    "parallel",
+    "tool_timeout_sec",
+    "idle_timeout",
+    "tool_max_sec",
+    "enabled_tools",
+    "disabled_tools",
+    "approval",
+    "lazy",
+)
+
+
+class NotRefinable(TraceError):
+    """The trace cannot be refined: its header lacks what the model's bound needs, or it
+    uses what refinement does not cover (a lazily started server)."""
+
+
+@attrs.frozen
+class Refinement:
+    violation: TraceViolation | None
+    """The first divergence, or None: the trace is a run of the model."""
+    events: tuple[Event, ...]
+    """The model events replayed, up to and including the divergence's input."""
+    bound: Bound | None
+    """A bound for a replay of ``events`` (every listing at its version), or None when no
+    one bound can hold the trace's listings (a server listed two different catalogs
+    without a ``list_changed`` between them)."""
+    most_states: int
+    """The largest set of states the checker held at once."""
+
+
+# --- the header --------------------------------------------------------------------------
+
+
+def bound_from_header(header: TraceRecord) -> tuple[Bound, frozenset[str]]:
+    """The trace's bound (listings to be filled in from its ``list_done`` records) and
+    the servers whose calls may wait for approval."""
+    options = header.get("server_options")
+    if not isinstance(options, Mapping):
+        raise NotRefinable(header.line, 'the header has no "server_options" (SPEC §14.1)')
+    specs: list[ServerSpec] = []
+    gating: set[str] = set()
+    for name in header.get("servers") or ():
+        given = options.get(name)
+        if not isinstance(given, Mapping):
+            raise NotRefinable(header.line, f"server_options has no entry for {name!r}")
+        unknown = sorted(set(given) - set(_OPTION_FIELDS))
+        if unknown:
+            raise NotRefinable(header.line, f"server_options[{name!r}]: unknown {unknown}")
+        if given.get("lazy"):
+            raise NotRefinable(
+                header.line, f"server {name!r} starts lazily, which refinement does not cover"
+            )
+        enabled = given.get("enabled_tools")
+        specs.append(
+            ServerSpec(
+                name,
+                versions=(_EMPTY_LISTING, _EMPTY_LISTING),
+                parallel=bool(given.get("parallel", False)),
+                tool_timeout_sec=float(given.get("tool_timeout_sec", 300.0)),
+                idle_timeout=bool(given.get("idle_timeout", False)),
+                tool_max_sec=float(given.get("tool_max_sec", 3600.0)),
+                enabled_tools=None if enabled is None else frozenset(enabled),
+                disabled_tools=frozenset(given.get("disabled_tools") or ()),
+            )
+        )
+        if given.get("approval"):
+            gating.add(name)
+    extensions = header.get("extensions") or {}
+    bound = Bound(
+        servers=tuple(specs),
+        builtins=tuple(header.get("builtins") or ()),
+        extensions=tuple((key, tuple(names)) for key, names in extensions.items()),
+        policy=header.get("policy", "revalidate"),
+        max_steps=_FAR,
+        max_calls=_FAR,
+        max_name_length=int(header.get("max_name_length", 64)),
+        rearms=_FAR,
+    )
+    return bound, frozenset(gating)
+
+
+def tool_def(entry: Any) -> ToolDef:
+    """One tool of a ``list_done`` record: a name, or the object of SPEC §14.1."""
+    if isinstance(entry, str):
+        return ToolDef(entry)
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+        raise TypeError(f"a tool is a name or an object with a string name: {entry!r}")
+    problem = entry.get("problem") or ""
+    excluded = entry.get("excluded")
+    return ToolDef(
+        entry["name"],
+        read_only=bool(entry.get("read_only", False)),
+        valid=not (problem and excluded is None),
+        problem=problem,
+        visible=not entry.get("hidden", False),
+        excluded=excluded,
+        spec=str(entry.get("spec", "")),
+        over_cap=bool(entry.get("over_cap", False)),
+    )
+
+
+# --- outputs, normalised ------------------------------------------------------------------
+
+
+def _text(status: str, text: str | None) -> str | None:
+    """The server's content is not the model's to predict; a host's own texts are."""
+    if status in ("ok", "error"):
+        if text is not None and text.startswith("invalid arguments for "):
+            return text.split(": ", 1)[0]
+        return None
+    return text
+
+
+def expected(output: Output) -> Normal:
+    """A model output as :func:`observed` reads the same record of a trace."""
+    if isinstance(output, Published):
+        return ("published", output.generation, output.source, tuple(output.names))
+    if isinstance(output, RefreshOutcome):
+        excluded = tuple(e.tool for e in output.excluded)
+        return (
+            "refresh_outcome",
+            output.server,
+            output.status,
+            output.generation,
+            output.reject,
+            output.reason,
+            excluded,
+        )
+    if isinstance(output, Result):
+        return ("result", output.call_id, output.status, _text(output.status, output.text))
+    if isinstance(output, Sent):
+        return ("sent", output.server, output.method, output.detail)
+    if isinstance(output, Refused):
+        return ("refused", output.call_id, output.text)
+    assert isinstance(output, LateDropped)
+    return ("late_dropped", output.call_id)
+
+
+def observed(record: TraceRecord) -> Normal:
+    get = record.get
+    kind = record.kind
+    if kind == "published":
+        return ("published", get("generation"), get("source"), tuple(get("names") or ()))
+    if kind == "refresh_outcome":
+        return (
+            "refresh_outcome",
+            get("server"),
+            get("status"),
+            get("generation"),
+            get("reject"),
+            get("reason"),
+            tuple(get("excluded") or ()),
+        )
+    if kind == "result":
+        status = get("status")
+        return ("result", get("call_id"), status, _text(status, get("text")))
+    if kind == "sent":
+        method = get("method")
+        detail = get("call_id") if method in _SIGNALS else get("detail") or ""
+        return ("sent", get("server"), method, detail)
+    if kind == "refused":
+        return ("refused", get("call_id"), get("text"))
+    return ("late_dropped", get("call_id"))
+
+
+def _call_of(item: Normal) -> str | None:
+    if item[0] in ("result", "refused", "late_dropped"):
+        return str(item[1])
+    if item[0] == "sent" and item[2] in _SIGNALS:
+        return str(item[3])
+    return None
+
+
+# --- the candidates ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Candidate:
+    state: State
+    owed: tuple[tuple[int, Normal], ...]
+    """The outputs the model produced that the trace has not shown yet, each with the
+    input (its index) that produced it."""
+    snapshots: tuple[Registry, ...]
+    """Every step's snapshot (the model forgets those no call can use, a trace may not)."""
+    loose: frozenset[str] = frozenset()
+    """Calls whose result text the model does not choose (an approver that failed)."""
+    history: tuple[Event, ...] = ()
+    """The inputs taken, as the explorer would name them (its call ids, its unknown tool,
+    no free-form texts): the events of a replay file."""
+    ids: tuple[tuple[str, str], ...] = ()
+    """The trace's call_id -> the explorer's (``c1``, ``c2``, ... in acceptance order)."""
+
+
+def _with_spec(state: State, name: str, **changes: Any) -> State:
+    bound = state.bound
+    specs = tuple(evolve(s, **changes) if s.name == name else s for s in bound.servers)
+    return evolve(state, bound=evolve(bound, servers=specs))
+
+
+def _with_bound(state: State, **changes: Any) -> State:
+    return evolve(state, bound=evolve(state.bound, **changes))
+
+
+class _Refiner:
+    def __init__(self, header: TraceRecord, rules: Rules) -> None:
+        self.rules = rules
+        self.bound, self.gating = bound_from_header(header)
+        self.listings: dict[tuple[str, int], tuple[tuple[ToolDef, ...], ...]] = {}
+        self.replayable = True
+        self.inputs = 0
+        """Inputs taken so far: the index of the one being taken."""
+
+    def start(self) -> _Candidate:
+        t = self.rules.initial(self.bound)
+        return _Candidate(t.state, tuple((0, expected(o)) for o in t.outputs), ())
+
+    # --- one input, every way the trace allows ---------------------------------------
+
+    def variants(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
+        """Each way the model can take ``record`` from ``candidate``."""
+        state = candidate.state
+        get = record.get
+        kind = record.kind
+        server = get("server")
+        listing = ("refresh_requested", "list_page", "list_done", "list_failed")
+        if kind in listing and server not in self.names():
+            return
+        if kind == "sample":
+            yield from self._apply(candidate, state, Sample())
+        elif kind == "call":
+            yield from self._calls(candidate, record)
+        elif kind == "refresh_requested":
+            yield from self._apply(candidate, state, RefreshRequested(server))
+        elif kind == "list_page":
+            yield from self._apply(candidate, self._pages(state, server, extra=2), ListPage(server))
+        elif kind == "list_done":
+            yield from self._list_done(candidate, record)
+        elif kind == "list_failed":
+            why = get("why") or "server error"
+            yield from self._apply(candidate, state, ListFailed(server, why))
+        elif kind == "list_changed" and server in self.names():
+            i = state.bound.index(server)
+            versions = state.bound.servers[i].versions
+            needed = state.servers[i].version + 2
+            if len(versions) < needed:
+                padded = versions + (_EMPTY_LISTING,) * (needed - len(versions))
+                state = _with_spec(state, server, versions=padded)
+            yield from self._apply(candidate, state, ListChanged(server))
+        elif kind in ("disconnect", "reconnect") and server in self.names():
+            event = Disconnect(server) if kind == "disconnect" else Reconnect(server)
+            yield from self._apply(candidate, state, event)
+        elif kind == "close":
+            yield from self._apply(candidate, state, Close())
+        else:
+            yield from self._call_input(candidate, record)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.bound.servers)
+
+    def _pages(self, state: State, server: str, extra: int) -> State:
+        """The listing being read has at least ``pages + extra`` pages."""
+        i = state.bound.index(server)
+        refresh = state.servers[i].refresh
+        if refresh is None:
+            return state
+        spec = state.bound.servers[i]
+        versions = list(spec.versions)
+        while len(versions) <= refresh.version:
+            versions.append(_EMPTY_LISTING)
+        versions[refresh.version] = ((),) * (refresh.pages + extra)
+        return _with_spec(state, server, versions=tuple(versions))
+
+    def _list_done(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
+        server = record.get("server")
+        try:
+            tools = tuple(tool_def(entry) for entry in record.get("tools") or ())
+        except TypeError as error:
+            raise NotRefinable(record.line, str(error)) from None
+        state = candidate.state
+        i = state.bound.index(server)
+        refresh = state.servers[i].refresh
+        if refresh is None or not state.servers[i].connected:
+            return
+        tasks = record.get("tasks")
+        if tasks is not None:
+            state = _with_spec(state, server, tasks=bool(tasks))
+        listing = ((),) * refresh.pages + (tools,)
+        versions = list(state.bound.servers[i].versions)
+        versions[refresh.version] = listing
+        state = _with_spec(state, server, versions=tuple(versions))
+        key = (server, refresh.version)
+        if self.listings.setdefault(key, listing) != listing:
+            self.replayable = False
+        for found in self._apply(candidate, state, ListDone(server)):
+            # The listing was read; the bound keeps no copy (it is hashed on hot paths).
+            spec = found.state.bound.servers[i]
+            versions = list(spec.versions)
+            versions[refresh.version] = _EMPTY_LISTING
+            yield evolve(found, state=_with_spec(found.state, server, versions=tuple(versions)))
+
+    def _calls(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
+        state = candidate.state
+        call_id = record.get("call_id")
+        name = record.get("name")
+        if not state.steps and not state.closed:
+            return  # the model's calls belong to a step
+        step = record.get("step")
+        if not isinstance(step, int):
+            step = len(state.steps) - 1
+        if not 0 <= step < len(candidate.snapshots) and not state.closed:
+            return
+        if not state.closed and state.steps[step] is None:
+            steps = list(state.steps)
+            steps[step] = candidate.snapshots[step]
+            state = evolve(state, steps=tuple(steps))
+        given = record.get("arguments_ok")
+        arguments = (True, False) if given is None else (bool(given),)
+        gated = (False, True) if self.gating else (False,)
+        for ok in arguments:
+            for gate in gated:
+                gated_state = _with_bound(state, approval=gate)
+                if gate and not self._may_gate(state, step, name):
+                    continue
+                event = Call(max(step, 0), call_id, name, ok)
+                yield from self._apply(candidate, gated_state, event, checked=False)
+
+    def _may_gate(self, state: State, step: int, name: str) -> bool:
+        snapshot = state.steps[step] if 0 <= step < len(state.steps) else None
+        binding = None if snapshot is None else snapshot.lookup(name)
+        return binding is not None and binding.server in self.gating
+
+    def _call_input(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
+        """An input about one call: its answer, its failure, the host's cancel, ..."""
+        get = record.get
+        call_id = get("call_id")
+        kind = record.kind
+        state = candidate.state
+        record_of = state.call(call_id)
+        if record_of is None:
+            return
+        events: list[tuple[State, Event]] = []
+        if kind == "progress":
+            yield candidate
+            return
+        if kind == "call_responded":
+            events.append((state, CallResponded(call_id, bool(get("is_error")))))
+        elif kind == "call_failed":
+            if get("code") is not None:  # a JSON-RPC error answer: the server's own text
+                candidate = evolve(candidate, loose=candidate.loose | {call_id})
+            events.append((state, CallFailed(call_id, get("why") or "connection reset")))
+        elif kind == "call_rejected":
+            events.append((state, CallRejected(call_id)))
+        elif kind == "cancel":
+            events.append((state, Cancel(call_id)))
+        elif kind == "approve":
+            events.append((state, Approve(call_id)))
+        elif kind == "deny":
+            answer = get("answer")
+            denied = Deny(call_id, "cancel" if answer == "cancel" else "decline")
+            if answer not in (None, "decline", "cancel"):
+                candidate = evolve(candidate, loose=candidate.loose | {call_id})
+            events.append((state, denied))
+        elif kind == "timeout":
+            cap = get("cap")
+            for fired in (False, True) if cap is None else (bool(cap),):
+                # Which deadline fired is timing: the trace says, the guard follows.
+                events.append(
+                    (_with_bound(state, rearms=0 if fired else _FAR), Timeout(call_id, fired))
+                )
+        elif kind == "task_created":
+            server = record_of.binding.server if record_of.binding else None
+            if server is not None:
+                events.append((_with_spec(state, server, tasks=True), TaskCreated(call_id)))
+        elif kind == "task_status":
+            status = get("status") or "completed"
+            ends: dict[str, TaskEnd] = {"completed": "completed", "failed": "failed"}
+            ends["cancelled"] = "cancelled"
+            if status in ends:
+                why = get("why") or "the server gave no reason"
+                ended = TaskStatus(call_id, ends[status], bool(get("is_error")), why)
+                events.append((state, ended))
+        for before, event in events:
+            for found in self._apply(candidate, before, event):
+                yield evolve(found, state=_with_bound(found.state, rearms=_FAR, approval=False))
+
+    def _apply(
+        self, candidate: _Candidate, state: State, event: Event, *, checked: bool = True
+    ) -> Iterator[_Candidate]:
+        if checked and not self._allowed(state, event):
+            return
+        try:
+            t = self.rules.apply(state, event)
+        except (EventNotEnabled, AssertionError, KeyError, IndexError):
+            return
+        snapshots = candidate.snapshots
+        if isinstance(event, Sample):
+            latest = t.state.steps[-1]
+            assert latest is not None
+            snapshots = (*snapshots, latest)
+        named, ids = _explorer_event(state, event, dict(candidate.ids))
+        yield attrs.evolve(
+            candidate,
+            state=t.state,
+            owed=(*candidate.owed, *((self.inputs, expected(o)) for o in t.outputs)),
+            snapshots=snapshots,
+            history=(*candidate.history, named),
+            ids=tuple(ids.items()),
+        )
+
+    def _allowed(self, state: State, event: Event) -> bool:
+        key = _guard_key(event)
+        call_id = getattr(event, "call_id", None)
+        if call_id is not None and not isinstance(event, Call):
+            record = state.call(call_id)
+            if record is None:
+                return False
+            return key in self.rules.call_events(record, None, state.bound)
+        return key in self.rules.enabled(state)
+
+
+# --- the check -----------------------------------------------------------------------------
+
+
+def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinement:
+    """Replay ``records`` (a parsed trace) through ``rules``; raise :class:`NotRefinable`
+    when the header does not give the bound."""
+    refiner = _Refiner(records[0], rules)
+    candidates = [refiner.start()]
+    most = 1
+    for record in records[1:]:
+        if record.kind in OUTPUT_KINDS:
+            item = observed(record)
+            shown = [found for c in candidates if (found := _consume(c, item)) is not None]
+            if not shown:
+                return _failed(refiner, candidates[0], _extra(candidates[0], record), most)
+            candidates = shown
+            continue
+        if record.kind == "end":
+            done = [c for c in candidates if not c.owed]
+            if not done:
+                return _failed(refiner, candidates[0], _missing(candidates[0], record), most)
+            candidates = done
+            break
+        refiner.inputs += 1
+        following: list[_Candidate] = []
+        for candidate in candidates:
+            for found in refiner.variants(candidate, record):
+                if found not in following:
+                    following.append(found)
+        if not following:
+            return _failed(refiner, candidates[0], _not_allowed(candidates[0], record), most)
+        candidates = following
+        most = max(most, len(candidates))
+    first = candidates[0]
+    return Refinement(None, first.history, _replay_bound(refiner, first), most)
+
+
+def _failed(
+    refiner: _Refiner, candidate: _Candidate, violation: TraceViolation, most: int
+) -> Refinement:
+    return Refinement(violation, candidate.history, _replay_bound(refiner, candidate), most)
+
+
+def _consume(candidate: _Candidate, item: Normal) -> _Candidate | None:
+    """``candidate`` once the trace showed ``item``: the oldest equal output it owes,
+    unless an older one of the same call is still owed (each call's order is kept)."""
+    loose = candidate.loose
+    want = _loosen(item, loose)
+    call_id = _call_of(item)
+    for index, (batch, owed) in enumerate(candidate.owed):
+        if _loosen(owed, loose) == want:
+            if call_id is not None and any(
+                b < batch and _call_of(o) == call_id for b, o in candidate.owed[:index]
+            ):
+                return None
+            return evolve(candidate, owed=candidate.owed[:index] + candidate.owed[index + 1 :])
+    return None
+
+
+def _loosen(item: Normal, loose: frozenset[str]) -> Normal:
+    if item[0] == "result" and item[1] in loose:
+        return (*item[:3], None)
+    return item
+
+
+def _owed_text(candidate: _Candidate) -> str:
+    shown = [repr(item) for _, item in candidate.owed]
+    return f"[{', '.join(shown)}]" if shown else "nothing"
+
+
+def _extra(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+    item = observed(record)
+    expected_text = f"one of the outputs the model owes: {_owed_text(candidate)}"
+    blamed = _blame(candidate.state, item)
+    call_id = _call_of(item)
+    earlier = [o for _, o in candidate.owed if call_id is not None and _call_of(o) == call_id]
+    if item in [o for _, o in candidate.owed] and earlier and earlier[0] != item:
+        # Owed, but after an output of the same call the trace has not shown: that one.
+        first = earlier[0]
+        blamed = _OWED_IDS.get(str(first[2] if first[0] == "sent" else first[0]), "REFINE")
+        expected_text = f"first {first!r}, which the model owes before it"
+    elif item[0] == "result":
+        owed = [o for _, o in candidate.owed if o[0] == "result" and o[1] == item[1]]
+        if owed:  # the call's result, with another status or text than the model's
+            blamed = _blame_status(candidate.state, str(owed[0][2]), str(item[2]))
+    return TraceViolation(blamed, record.line, expected_text, repr(item))
+
+
+_STATUS_IDS = {
+    "denied": "INV-10",
+    "unsupported": "INV-2",
+    "unavailable": "INV-2",
+    "cancelled": "INV-7",
+    "timed_out": "INV-7",
+}
+
+
+def _blame_status(state: State, owed: str, seen: str) -> str:
+    """A result whose status or text differs from the model's: the invariant that says
+    which status that call must end in (SPEC §14.5)."""
+    if state.closed:
+        return "INV-12"
+    for status in (owed, seen):
+        if status in _STATUS_IDS:
+            return _STATUS_IDS[status]
+    if "failed" in (owed, seen) and any(not s.connected for s in state.servers):
+        return "INV-8"
+    return "REFINE"
+
+
+#: What an output the trace never shows is owed under (SPEC §14.5).
+_OWED_IDS = {
+    "published": "INV-1",
+    "refresh_outcome": "INV-3",
+    "result": "LIVE-1",
+    "refused": "INV-4",
+    "late_dropped": "INV-4",
+    "tools/call": "INV-2",
+    "tools/list": "LIVE-2",
+    "notifications/cancelled": "INV-7",
+    "tasks/cancel": "INV-7",
+    "close": "INV-12",
+}
+
+
+def _missing(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+    expected_text = f"by the end, the outputs the model owes: {_owed_text(candidate)}"
+    first = candidate.owed[0][1]
+    blamed = _OWED_IDS.get(str(first[2] if first[0] == "sent" else first[0]), "REFINE")
+    return TraceViolation(blamed, record.line, expected_text, "none")
+
+
+def _not_allowed(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+    fields = {k: v for k, v in record.fields.items() if k != "kind"}
+    expected_text = f"an input the model allows here (SPEC §3.1), not {record.kind}"
+    return TraceViolation("REFINE", record.line, expected_text, f"{record.kind} {fields}")
+
+
+def _blame(state: State, item: Normal | None) -> str:
+    """The invariant a differing output belongs to (SPEC §14.5, the table)."""
+    if item is None:
+        return "REFINE"
+    kind = item[0]
+    if kind == "published":
+        return "INV-1" if item[1] != state.registry.generation else "INV-3"
+    if kind == "refresh_outcome":
+        return "INV-3"
+    if kind in ("refused", "late_dropped"):
+        return "INV-4"
+    if kind == "sent":
+        method, server = item[2], item[1]
+        if method in _SIGNALS:
+            return "INV-12" if state.closed else "INV-7"
+        if method == "close":
+            return "INV-12"
+        if method == "tools/list":
+            return "LIVE-2"
+        i = state.bound.index(server) if server in [s.name for s in state.bound.servers] else -1
+        if i >= 0 and not state.servers[i].connected:
+            return "INV-8"
+        phases = {c.phase for c in state.calls if c.binding and c.binding.server == server}
+        for phase, blamed in (
+            ("approval", "INV-10"),
+            ("queued", "INV-9"),
+            ("starting", "INV-11"),
+            ("retrying", "INV-13"),
+        ):
+            if phase in phases:
+                return blamed
+        return "INV-2"
+    if kind == "result":
+        call = state.call(str(item[1]))
+        return _blame_result(state, call, str(item[2]))
+    return "REFINE"
+
+
+def _blame_result(state: State, call: CallRecord | None, status: str) -> str:
+    if state.closed:
+        return "INV-12"
+    if call is None or call.results:
+        return "INV-4"
+    if status == "denied" or call.phase == "approval":
+        return "INV-10"
+    if status in ("unsupported", "unavailable"):
+        return "INV-2"
+    return "REFINE"
+
+
+# --- replay files ------------------------------------------------------------------------
+
+
+def _explorer_event(
+    state: State, event: Event, ids: dict[str, str]
+) -> tuple[Event, dict[str, str]]:
+    """``event`` (taken in ``state``) as the explorer names it: its call ids, its unknown
+    tool, the default free-form texts (``_guard_key``)."""
+    if isinstance(event, Call):
+        snapshot = state.steps[event.step] if event.step < len(state.steps) else None
+        known = snapshot is not None and snapshot.lookup(event.name) is not None
+        name = event.name if known else UNKNOWN_TOOL
+        last = max(len(state.steps) - 1, 0)
+        if state.closed or event.call_id in ids:
+            reused = state.calls[0].call_id if state.calls and not state.closed else None
+            return Call(last, reused or call_id_for(len(state.calls)), UNKNOWN_TOOL), ids
+        ids = {**ids, event.call_id: call_id_for(len(state.calls))}
+        return Call(event.step, ids[event.call_id], name, event.arguments_ok), ids
+    call_id = getattr(event, "call_id", None)
+    if call_id is not None:
+        event = evolve(event, call_id=ids.get(call_id, call_id))
+    return _guard_key(event), ids
+
+
+def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
+    """A bound in which the replay's events are the explorer's own: every listing at its
+    version, the steps and calls counted; None when no one bound can hold the trace (a
+    server listed two catalogs with no ``list_changed`` between them; gating that
+    covers some calls only)."""
+    if not refiner.replayable:
+        return None
+    calls = [e for e in candidate.history if isinstance(e, Call)]
+    gated = {c.call_id for c in candidate.state.calls if c.phase == "approval"}
+    gated |= {e.call_id for e in candidate.history if isinstance(e, (Approve, Deny))}
+    mcp_calls = {
+        c.call_id for c in candidate.state.calls if c.binding and c.binding.server is not None
+    }
+    if gated and gated != mcp_calls:
+        return None
+    bound = candidate.state.bound
+    specs = []
+    for spec in bound.servers:
+        known = {v: listing for (s, v), listing in refiner.listings.items() if s == spec.name}
+        count = max([*known, len(spec.versions) - 1, 0]) + 1
+        versions = tuple(known.get(v, _EMPTY_LISTING) for v in range(count))
+        specs.append(evolve(spec, versions=versions))
+    samples = sum(1 for e in candidate.history if isinstance(e, Sample))
+    return evolve(
+        bound,
+        servers=tuple(specs),
+        max_steps=max(samples, 1),
+        max_calls=max(len({c.call_id for c in calls}), 1),
+        approval=bool(gated),
+        rearms=2,
+    )
+
+
+def replay_data(refinement: Refinement, *, source: str, line: int) -> dict[str, Any]:
+    """A replay of a refined trace's inputs (SPEC §14.5): the bound and the events, in
+    the form :func:`mcpbind.model.explore.replay` and ``mcpbind check --replay`` read."""
+    from .bounds import describe  # noqa: PLC0415 - rare
+    from .explore import format_event  # noqa: PLC0415 - rare
+
+    data: dict[str, Any] = {
+        "source": source,
+        "line": line,
+        "events": [format_event(e) for e in refinement.events],
+    }
+    if refinement.bound is not None:
+        data["bound"] = describe(refinement.bound)
+        data["policy"] = refinement.bound.policy
+    return data

@@ -1,0 +1,196 @@
+"""Refinement of a trace against the model (issue 18, SPEC §14.5): ``mcpbind trace check
+--strict``. mcpbind's own traces are runs of the model; a small edit of a conforming
+trace is flagged at its line with the id its divergence belongs to, and a replay file of
+the trace's inputs is written that runs against mcpbind's runtime in lockstep."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import pytest
+from cli_runner import mcpbind
+
+from mcpbind.model.refine import NotRefinable, refine
+from mcpbind.model.trace import parse_trace
+from mcpbind.properties.machines import run_replay
+
+
+def lines(records: list[dict[str, Any]]) -> list[str]:
+    return [json.dumps(r) for r in records]
+
+
+def refined(records: list[dict[str, Any]]) -> tuple[str, int] | None:
+    """The divergence (id, line), or None when the trace is a run of the model."""
+    violation = refine(parse_trace(lines(records))).violation
+    return None if violation is None else (violation.invariant, violation.line)
+
+
+HEADER = {
+    "kind": "header",
+    "format": "mcpbind-trace/1",
+    "policy": "revalidate",
+    "servers": ["s"],
+    "server_options": {"s": {"tool_timeout_sec": 10.0}},
+    "builtins": [],
+    "extensions": {},
+    "max_name_length": 64,
+    "host": {"name": "other", "version": "1"},
+}
+LISTED = [
+    {"kind": "sent", "server": "s", "method": "tools/list"},
+    {"kind": "list_done", "server": "s", "tools": ["t", {"name": "r", "read_only": True}]},
+    {"kind": "published", "generation": 1, "source": "mcp:s", "names": ["mcp__s__r", "mcp__s__t"]},
+    {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 1},
+    {"kind": "sample", "step": 0},
+]
+CALL = {"kind": "call", "step": 0, "call_id": "a", "name": "mcp__s__t"}
+SENT = {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "a", "detail": "t"}
+SIGNAL = {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "a"}
+CLOSE = [{"kind": "close"}, {"kind": "sent", "server": "s", "method": "close"}]
+END = {"kind": "end"}
+
+ANSWERED = [
+    HEADER,
+    *LISTED,
+    CALL,
+    SENT,
+    {"kind": "call_responded", "call_id": "a"},
+    {"kind": "result", "call_id": "a", "status": "ok", "text": "whatever the server said"},
+    *CLOSE,
+    END,
+]
+CANCELLED = [
+    HEADER,
+    *LISTED,
+    CALL,
+    SENT,
+    {"kind": "cancel", "call_id": "a"},
+    SIGNAL,
+    {"kind": "result", "call_id": "a", "status": "cancelled", "text": "call cancelled by the host"},
+    {"kind": "call_responded", "call_id": "a"},
+    {"kind": "late_dropped", "call_id": "a"},
+    *CLOSE,
+    END,
+]
+
+
+def test_hand_written_runs_of_the_model_refine_it():
+    assert refined(ANSWERED) is None
+    assert refined(CANCELLED) is None
+
+
+def edit(records: list[dict[str, Any]], at: int, **changes: Any) -> list[dict[str, Any]]:
+    edited = [dict(r) for r in records]
+    edited[at].update(changes)
+    return edited
+
+
+def without(records: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+    return records[:at] + records[at + 1 :]
+
+
+def index(records: list[dict[str, Any]], record: dict[str, Any]) -> int:
+    return records.index(record)
+
+
+RESULT = 9  # ANSWERED's result line, 0-based
+#: An edit of a conforming trace, the id its divergence is named after, and its line.
+DIVERGENT = {
+    "a result in another status": (edit(ANSWERED, RESULT, status="failed"), "REFINE", 10),
+    "a publication of other names": (edit(ANSWERED, 3, names=["mcp__s__x"]), "INV-3", 4),
+    "a publication out of step": (edit(ANSWERED, 3, generation=2), "INV-1", 4),
+    "a tools/call never sent": (without(ANSWERED, 7), "INV-2", len(ANSWERED) - 1),
+    "the wrong tool sent": (edit(ANSWERED, 7, detail="r"), "INV-2", 8),
+    "a cancellation never sent": (without(CANCELLED, index(CANCELLED, SIGNAL)), "INV-7", 12),
+    "a second cancellation": (
+        [*CANCELLED[:11], SIGNAL, *CANCELLED[11:]],
+        "INV-7",
+        12,
+    ),
+    "a late answer made a result": (
+        edit(CANCELLED, 12, kind="result", status="ok"),
+        "INV-4",
+        13,
+    ),
+    "an answer to a call never made": (
+        [HEADER, *LISTED, {"kind": "call_responded", "call_id": "a"}, *CLOSE, END],
+        "REFINE",
+        7,
+    ),
+    "a call after close accepted": (
+        [
+            *ANSWERED[:-1],
+            {**CALL, "call_id": "b"},
+            {"kind": "result", "call_id": "b", "status": "unsupported"},
+            END,
+        ],
+        "INV-12",
+        len(ANSWERED) + 1,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DIVERGENT))
+def test_a_trace_that_leaves_the_model_is_flagged_at_its_line_with_the_id(case):
+    records, invariant, line = DIVERGENT[case]
+    assert refined(records) == (invariant, line)
+
+
+def test_strict_writes_a_replay_file_that_runs_against_the_runtime_in_lockstep(tmp_path):
+    records, _, line = DIVERGENT["a result in another status"]
+    path = tmp_path / "peer.ndjson"
+    path.write_text("\n".join(lines(records)) + "\n")
+    done = mcpbind("trace", "check", str(path), "--strict", "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["strict"]["conforms"] is False
+    assert ("REFINE", line) in [(v["invariant"], v["line"]) for v in report["violations"]]
+    replay = pathlib.Path(report["strict"]["replay_file"])
+    assert replay == tmp_path / "peer.ndjson.replay.json"
+    data = json.loads(replay.read_text())
+    assert data["line"] == line
+    assert data["events"] == [
+        "list_done(server='s')",
+        "sample()",
+        "call(step=0, call_id='c1', name='mcp__s__t', arguments_ok=True)",
+        "call_responded(call_id='c1', is_error=False)",
+    ]
+    # The same inputs, given to mcpbind's runtime and the model side by side (SPEC §12.2):
+    # mcpbind does what the model says.
+    assert len(run_replay(replay)) == 4
+
+
+def test_a_header_without_server_options_cannot_be_refined_and_exits_2(tmp_path):
+    header = {k: v for k, v in HEADER.items() if k != "server_options"}
+    with pytest.raises(NotRefinable, match="server_options"):
+        refine(parse_trace(lines([header, END])))
+    path = tmp_path / "t.ndjson"
+    path.write_text("\n".join(lines([header, END])) + "\n")
+    done = mcpbind("trace", "check", str(path), "--strict")
+    assert done.returncode == 2
+    assert 'cannot refine: line 1: the header has no "server_options"' in done.stderr
+
+
+def test_a_lazily_started_server_is_not_refined():
+    header = {**HEADER, "server_options": {"s": {"lazy": True}}}
+    with pytest.raises(NotRefinable, match="starts lazily"):
+        refine(parse_trace(lines([header, END])))
+
+
+def test_a_field_the_trace_leaves_out_is_tried_both_ways():
+    """Whether a call's arguments were a JSON object is not in the trace: both are
+    tried, and the outputs decide (the set of states of SPEC §14.5)."""
+    bad = [
+        HEADER,
+        *LISTED,
+        CALL,
+        {"kind": "result", "call_id": "a", "status": "error", "text": "invalid arguments for x"},
+        *CLOSE,
+        END,
+    ]
+    bad[-4]["text"] = "invalid arguments for mcp__s__t: not a JSON object"
+    assert refined(bad) is None
+    report = refine(parse_trace(lines(ANSWERED)))
+    assert report.most_states == 2
