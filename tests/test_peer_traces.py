@@ -13,6 +13,8 @@ import anyio
 import pytest
 
 from benchmarks.peers.traces import OUT, SCENARIOS, SUBJECTS, record, verdict
+from mcpbind.model.refine import NotRefinable, refine
+from mcpbind.model.trace import parse_trace
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
@@ -55,7 +57,22 @@ def test_the_readme_table_says_what_the_traces_show():
         assert line in readme, line
 
 
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_mcpbinds_traces_refine_the_model_and_the_peers_cannot_be_refined(scenario):
+    """SPEC §14.5: mcpbind's traces of the four scenarios (a real server over stdio, one
+    dying mid-call) are runs of the model; the peers' carry no server_options (they use
+    neither mcpbind's names nor its texts), so only the monitors judge them."""
+    ours = parse_trace((OUT / f"mcpbind-{scenario}.ndjson").read_text().splitlines())
+    assert refine(ours).violation is None
+    theirs = (OUT / f"client-session-group-{scenario}.ndjson").read_text().splitlines()
+    with pytest.raises(NotRefinable):
+        refine(parse_trace(theirs))
+
+
 @pytest.mark.slow
 def test_recording_the_scenarios_anew_gives_the_same_verdicts(tmp_path):
     table = anyio.run(record, tmp_path / "out", tmp_path, backend="trio")
     assert table == {subject: EXPECTED[subject] for subject in SUBJECTS}
+    for scenario in SCENARIOS:
+        text = (tmp_path / "out" / f"mcpbind-{scenario}.ndjson").read_text()
+        assert refine(parse_trace(text.splitlines())).violation is None
