@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from . import check, explore, fuzz, tools, trace
+from . import check, explore, fuzz, login, tools, trace
 
 __all__ = ["main"]
 
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_parser(commands)
     fuzz.add_parser(commands)
     trace.add_parser(commands)
+    login.add_parsers(commands)
     return parser
 
 

@@ -35,6 +35,7 @@ from mcpbind.impl import (
     DuplicateCallId,
     Host,
     HostConfig,
+    McpConnector,
     Progress,
     ServerStartupError,
 )
@@ -44,6 +45,15 @@ from mcpbind.impl.trace import TraceRecorder, trace_header
 __all__ = ["ProgressLine", "add_parsers", "load_config", "terminal_approver"]
 
 USAGE = 2
+AUTH_SHOWN = {
+    "unsupported": "Unsupported",
+    "off": "Off",
+    "bearer_token": "Bearer token",
+    "oauth": "OAuth",
+    "not_logged_in": "Not logged in",
+    "none": "None",
+}
+"""How ``catalog`` shows each server's auth status (Codex's ``mcp list`` words)."""
 
 
 def load_config(option: str | None) -> tuple[HostConfig, str]:
@@ -93,10 +103,14 @@ def _tracing(path: str | None, config: HostConfig) -> Iterator[TraceRecorder | N
 async def _catalog(
     config: HostConfig, as_model: bool = False, recorder: TraceRecorder | None = None
 ) -> dict[str, Any]:
-    async with Host.open(_every_tool(config, as_model), recorder=recorder) as host:
+    authorizer = config.authorizer()
+    connector = McpConnector(authorizer=authorizer)
+    opened = Host.open(_every_tool(config, as_model), recorder=recorder, connector=connector)
+    async with opened as host:
         snap = host.sample()
         statuses = host.server_status()
         stderr = {name: runtime.statistics().stderr for name, runtime in host.servers.items()}
+    auth = {s.name: await authorizer.status(s.name, config.servers[s.name]) for s in statuses}
     parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
     return {
         "generation": snap.generation,
@@ -105,6 +119,7 @@ async def _catalog(
             {
                 "name": s.name,
                 "status": "connected" if s.connected else "unavailable",
+                "auth": auth[s.name],
                 "tools": s.tools,
                 "error": s.error,
                 "stderr": list(stderr.get(s.name, ())) if not s.connected else [],
@@ -182,9 +197,11 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
     more = f"; {deferred} MCP tool(s) deferred until tool_search finds them" if deferred else ""
     print(f"catalog from {source}: generation {report['generation']}{more}")
     print()
-    print(f"  {'server':<16} {'status':<12} {'tools':>5}  error")
+    print(f"  {'server':<16} {'status':<12} {'auth':<14} {'tools':>5}  error")
     for s in report["servers"]:
-        print(f"  {s['name']:<16} {s['status']:<12} {s['tools']:>5}  {s['error'] or ''}")
+        auth = AUTH_SHOWN[s["auth"]]
+        row = f"  {s['name']:<16} {s['status']:<12} {auth:<14} {s['tools']:>5}"
+        print(f"{row}  {s['error'] or ''}")
     for s in report["servers"]:
         _print_stderr(s["name"], s["stderr"])
     left_out = [(s["name"], e) for s in report["servers"] for e in s["excluded"]]

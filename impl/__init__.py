@@ -50,6 +50,27 @@ from .errors import (
 )
 from .exposure import Exposure
 from .host import Host
+from .oauth import (
+    AuthorizationError,
+    AuthorizationFailed,
+    AuthorizationHandler,
+    AuthorizationRequest,
+    AuthorizationResponse,
+    AuthorizationUnavailable,
+    Authorizer,
+    AuthStatus,
+    LoginRequired,
+    response_from_redirect,
+)
+from .oauth_config import OAuthConfig
+from .oauth_store import (
+    Credentials,
+    CredentialsError,
+    FileTokenStore,
+    KeyringTokenStore,
+    MemoryTokenStore,
+    TokenStore,
+)
 from .progress import OnProgress
 from .recorder import NullRecorder, Recorder
 from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
@@ -77,6 +98,14 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalStatistics",
     "Approver",
+    "AuthStatus",
+    "AuthorizationError",
+    "AuthorizationFailed",
+    "AuthorizationHandler",
+    "AuthorizationRequest",
+    "AuthorizationResponse",
+    "AuthorizationUnavailable",
+    "Authorizer",
     "Binding",
     "BuiltinTool",
     "CatalogCache",
@@ -89,21 +118,28 @@ __all__ = [
     "Connector",
     "ContributorOutcome",
     "ContributorRejected",
+    "Credentials",
+    "CredentialsError",
     "DuplicateCallId",
     "ElicitationAnswer",
     "ElicitationRequest",
     "Exposure",
+    "FileTokenStore",
     "Fragment",
     "Host",
     "HostClosed",
     "HostConfig",
     "HostStatistics",
     "ImageItem",
+    "KeyringTokenStore",
     "LocalError",
+    "LoginRequired",
     "McpBindError",
     "McpConnector",
     "McpServerContributor",
+    "MemoryTokenStore",
     "NullRecorder",
+    "OAuthConfig",
     "OnProgress",
     "OverlayRecord",
     "Progress",
@@ -121,6 +157,7 @@ __all__ = [
     "ServerStatus",
     "SetServer",
     "StepSnapshot",
+    "TokenStore",
     "ToolConfig",
     "ToolContributor",
     "ToolRegistry",
@@ -132,4 +169,5 @@ __all__ = [
     "TurnItemContributor",
     "UnknownServer",
     "requires_approval",
+    "response_from_redirect",
 ]

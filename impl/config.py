@@ -23,6 +23,8 @@ from .catalog_cache import CatalogCache
 from .contributors import Contributor, check_contributors
 from .errors import ConfigError
 from .exposure import TOOL_SEARCH
+from .oauth import AuthorizationHandler, Authorizer
+from .oauth_store import StoreChoice, TokenStore, open_store
 from .progress import OnProgress
 from .server_config import (
     ELICITATION_POLICIES,
@@ -104,6 +106,34 @@ class HostConfig:
     when they connect (SPEC §11.12). None: wait for each up to its startup_timeout_sec."""
     catalog_cache: CatalogCache | None = attrs.field(default=None, repr=False)
     """Where listings are cached (SPEC §11.12); None: the process-level default cache."""
+    oauth_store: TokenStore | StoreChoice = "auto"
+    """Where OAuth credentials are kept (SPEC §11.15): Codex's
+    ``mcp_oauth_credentials_store`` (``auto``: the OS keyring when usable, else the file;
+    ``keyring``; ``file``), or a :class:`~.oauth_store.TokenStore` of the host's own."""
+    oauth_credentials_path: str | None = None
+    """The credentials file; None: ``$MCPBIND_HOME/credentials.json`` (``~/.mcpbind``)."""
+    oauth_handler: AuthorizationHandler | None = attrs.field(default=None, repr=False)
+    """Presents an authorization URL to a person and returns the redirect's answer (SPEC
+    §11.15). None (the default): a server that needs a person to authorize fails with
+    ``LoginRequired`` at once ("run `mcpbind login SERVER`"), never waiting for one."""
+    oauth_callback_port: int | None = None
+    """Codex's ``mcp_oauth_callback_port``: the loopback port ``mcpbind login`` listens
+    on; None: one the system picks."""
+    oauth_callback_url: str | None = None
+    """Codex's ``mcp_oauth_callback_url``: the redirect URI to register, when the browser
+    is sent somewhere other than the loopback listener."""
+
+    def authorizer(self) -> Authorizer:
+        """The host's OAuth from these settings (SPEC §11.15)."""
+        store = self.oauth_store
+        if isinstance(store, str):
+            store = open_store(store, self.oauth_credentials_path)
+        return Authorizer(
+            store,
+            self.oauth_handler,
+            callback_port=self.oauth_callback_port,
+            callback_url=self.oauth_callback_url,
+        )
 
     @classmethod
     def from_toml(

@@ -58,6 +58,7 @@ from mcp.shared.inbound import (
 from pydantic import TypeAdapter, ValidationError
 
 from .http import HttpStatus, failed_at_connect, http_transport
+from .oauth import Authorizer
 from .server_config import ServerConfig
 from .values import ElicitationAnswer, ElicitationRequest, TaskHandle, TaskPoll, TaskState
 
@@ -605,8 +606,10 @@ class McpConnector:
     ``mode`` is the SDK's protocol negotiation: ``"auto"`` (default: discover, fall back
     to the initialize handshake) or ``"legacy"`` (force the handshake era)."""
 
-    def __init__(self, mode: str = "auto") -> None:
+    def __init__(self, mode: str = "auto", *, authorizer: Authorizer | None = None) -> None:
         self.mode = mode
+        self.authorizer = authorizer
+        """The host's OAuth (SPEC §11.15); None: no server is authorized."""
 
     def connect(
         self,
@@ -651,7 +654,8 @@ class McpConnector:
         http: HttpStatus | None = None
         if isinstance(target, str):
             http = HttpStatus()
-            target = http_transport(target, config, http)
+            auth = None if self.authorizer is None else self.authorizer.auth(server, config)
+            target = http_transport(target, config, http, auth)
         elif isinstance(target, StdioServerParameters):
             # The server's stderr goes to a pipe of ours, line by line to ``on_stderr``,
             # instead of into the user's terminal (SPEC §11.14).

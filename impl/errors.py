@@ -25,6 +25,7 @@ __all__ = [
     "UnknownServer",
     "describe",
     "split_failure",
+    "unwrap",
 ]
 
 
@@ -107,6 +108,14 @@ class ServerStartupError(RemoteError):
         self.server = server
         self.why = why
         self.stderr = stderr
+
+
+def unwrap(error: Exception) -> Exception:
+    """The one exception inside nested single-member exception groups (the task groups
+    of a transport), or ``error`` itself."""
+    while isinstance(error, ExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 def describe(error: BaseException) -> str:

@@ -102,7 +102,7 @@ class Host:
         context = RuntimeContext(
             publisher=self._publisher,
             calls=self._calls,
-            connector=connector or McpConnector(),
+            connector=connector or McpConnector(authorizer=config.authorizer()),
             cache=self.catalog_cache,
             recorder=self.recorder,
             config=config,

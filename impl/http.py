@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from .errors import describe
+from .oauth import AuthorizationError
 from .server_config import ServerConfig
 
 __all__ = [
@@ -57,8 +58,13 @@ class HttpStatus:
     """The last non-2xx status, as ``401 Unauthorized``."""
     refused: bool = False
     """The last failed answer was 401 or 403: the server requires authorization."""
+    url: str | None = None
+    """The server's URL: only its answers count, not those of the authorization
+    requests around them (metadata discovery, registration, tokens; SPEC §11.15)."""
 
     async def on_response(self, response: Any) -> None:
+        if self.url is not None and str(response.request.url).rstrip("/") != self.url:
+            return
         if response.status_code >= 400:
             self.failed = f"{response.status_code} {response.reason_phrase}".strip()
             self.refused = response.status_code in (401, 403)
@@ -92,6 +98,9 @@ async def failed_at_connect(http: HttpStatus | None) -> AsyncIterator[None]:
     try:
         yield
     except Exception as error:
+        authorization = _authorization_error(error)
+        if authorization is not None:  # SPEC §11.15: it says what to do already
+            raise authorization from error
         if http is None or http.failed is None:
             raise
         if http.refused:
@@ -103,18 +112,42 @@ async def failed_at_connect(http: HttpStatus | None) -> AsyncIterator[None]:
         raise
 
 
+def _authorization_error(error: BaseException) -> AuthorizationError | None:
+    """The authorization failure somewhere in ``error`` (the SDK's transport wraps what
+    its requests raise in exception groups), or None."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [error]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, AuthorizationError):
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                pending.append(linked)
+    return None
+
+
 @asynccontextmanager
-async def http_transport(url: str, config: ServerConfig, http: HttpStatus) -> AsyncIterator[Any]:
+async def http_transport(
+    url: str, config: ServerConfig, http: HttpStatus, auth: Any = None
+) -> AsyncIterator[Any]:
     """Streamable HTTP with the server's headers (``http_headers``, the bearer token),
-    the read timeout of :func:`http_read_timeout`, and its failed answers seen."""
+    the read timeout of :func:`http_read_timeout`, its failed answers seen, and ``auth``
+    (an ``httpx2.Auth``: the server's OAuth, SPEC §11.15)."""
     import httpx2  # noqa: PLC0415 - the SDK's HTTP client, only for URL servers
     from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
 
     timeout = httpx2.Timeout(30.0, read=http_read_timeout(config))
     hooks = {"response": [http.on_response]}
+    http.url = url.rstrip("/")
     async with (
         httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=timeout, event_hooks=hooks
+            headers=dict(config.headers), timeout=timeout, event_hooks=hooks, auth=auth
         ) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):

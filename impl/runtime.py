@@ -53,7 +53,7 @@ from .catalog_cache import CatalogCache, server_identity
 from .config import HostConfig
 from .connection import Connection, ConnectionLost, Connector, RequestFailed
 from .elicitation import answer
-from .errors import CatalogRejected, ServerStartupError, describe, split_failure
+from .errors import CatalogRejected, ServerStartupError, describe, split_failure, unwrap
 from .publisher import Publisher
 from .recorder import LazyFields, Recorder
 from .refreshes import Refreshes, RefreshRun
@@ -129,6 +129,8 @@ class ServerRuntime:
         )
         self._sessions = 0
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._failure: Exception | None = None
+        """Why the last connection attempt failed, when it did (a startup error's cause)."""
         self._server_log = logging.getLogger(f"mcpbind.server.{name}")
         self._closing = False
         self._stop = anyio.CancelScope()
@@ -251,7 +253,9 @@ class ServerRuntime:
                     if self.config.required:
                         self.phase = "failed"
                         stderr = tuple(self._stderr)
-                        self._report_started(ServerStartupError(self.name, why, stderr))
+                        failed = ServerStartupError(self.name, why, stderr)
+                        failed.__cause__, self._failure = self._failure, None
+                        self._report_started(failed)
                         return
                     self.phase = "running"  # optional: it starts absent and keeps trying
                     self._report_started()
@@ -342,6 +346,7 @@ class ServerRuntime:
 
     async def _attempt(self) -> str | None:
         """One connection's life. None once connected and then lost; else why it failed."""
+        self._failure = None
         timeout = self.config.startup_timeout_sec
         deadline = anyio.current_time() + timeout if timeout > 0 else math.inf
         connected = False
@@ -370,6 +375,7 @@ class ServerRuntime:
                 if not connected:
                     if startup.cancel_called:
                         return f"no answer within startup_timeout_sec = {timeout:g}"
+                    self._failure = unwrap(failure)  # the typed error behind the text
                     return describe(failure)
             finally:
                 if connected:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import attrs
 
 from .errors import ConfigError
+from .oauth_config import OAuthConfig
 
 __all__ = [
     "APPROVAL_MODES",
@@ -169,6 +170,9 @@ class ServerConfig:
     )
     """A shorthand: ``{raw tool name: mode}`` is folded into ``tools`` (as each tool's
     ``approval_mode``) when the config is built; a mode set both ways must agree."""
+    oauth: OAuthConfig | None = attrs.field(factory=OAuthConfig)
+    """How a URL server is authorized (SPEC §11.15); None: never. Unused for a server
+    whose ``headers`` carry ``Authorization`` (a bearer token), and for stdio."""
     startup: StartupPolicy = attrs.field(default="eager", validator=_startup_policy)
     """``eager``: connect when the host opens. ``lazy_when_cached``: when the catalog
     cache holds this server's listing, install it at open and connect on first use

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import pathlib
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +25,8 @@ import attrs
 from mcp import StdioServerParameters
 
 from .errors import ConfigError
+from .oauth_config import OAuthConfig
+from .oauth_store import STORE_CHOICES
 from .server_config import APPROVAL_MODES, STARTUP_POLICIES, ServerConfig, ToolConfig
 
 __all__ = ["SERVER_KEYS", "TomlSettings", "read_toml"]
@@ -49,12 +52,34 @@ SERVER_KEYS = frozenset(
         "supports_parallel_tool_calls",
         "default_tools_approval_mode",
         "tools",
+        "scopes",
+        "oauth_resource",
+        "oauth",
     }
+)
+#: Keys of ``[mcp_servers.<name>.oauth]`` (Codex's).
+OAUTH_KEYS = frozenset({"client_id", "callback_port", "callback_url"})
+#: Keys of ``[mcpbind.oauth.<name>]``: mcpbind's own, so Codex's tables stay Codex's.
+MCPBIND_OAUTH_KEYS = frozenset(
+    {
+        "enabled",
+        "grant",
+        "client_secret_env_var",
+        "private_key_file",
+        "signing_algorithm",
+        "issuer",
+        "client_metadata_url",
+        "token_endpoint_auth_method",
+    }
+)
+#: Top-level Codex keys mcpbind reads (SPEC §11.15); other top-level keys are Codex's.
+TOP_LEVEL_KEYS = frozenset(
+    {"mcp_oauth_credentials_store", "mcp_oauth_callback_port", "mcp_oauth_callback_url"}
 )
 #: Keys of ``[mcp_servers.<name>.tools.<tool>]``.
 TOOL_KEYS = frozenset({"approval_mode", "output_token_limit", "output_byte_limit"})
 #: Codex keys accepted with a warning: mcpbind does not act on them (yet).
-CODEX_ONLY_KEYS = frozenset({"env_vars", "oauth_resource", "scopes", "oauth"})
+CODEX_ONLY_KEYS = frozenset({"env_vars"})
 MCPBIND_KEYS = frozenset(
     {
         "max_name_length",
@@ -72,6 +97,9 @@ MCPBIND_KEYS = frozenset(
         # Idle timeouts (SPEC §8.11): ``[mcpbind.idle_timeout]`` maps a server name to the
         # cap, in seconds, on a call whose progress keeps re-arming its tool timeout.
         "idle_timeout",
+        # OAuth (SPEC §11.15): ``[mcpbind.oauth.<server>]`` and the credentials file.
+        "oauth",
+        "oauth_credentials_path",
     }
 )
 #: ``[mcpbind]`` keys that ``false`` turns off (TOML has no null).
@@ -158,7 +186,14 @@ class _Reader:
         if not has_command and not has_url:
             raise self.error(table, None, "needs 'command' (stdio) or 'url' (streamable HTTP)")
         if has_command:
-            for key in ("bearer_token_env_var", "http_headers", "env_http_headers"):
+            for key in (
+                "bearer_token_env_var",
+                "http_headers",
+                "env_http_headers",
+                "scopes",
+                "oauth_resource",
+                "oauth",
+            ):
                 if key in raw:
                     raise self.error(table, key, "applies to 'url' servers only")
             target: Any = StdioServerParameters(
@@ -200,9 +235,92 @@ class _Reader:
                 table, "default_tools_approval_mode", raw["default_tools_approval_mode"]
             )
         tools = self.tools(table, raw.get("tools", {}))
+        oauth: dict[str, Any] = {}
+        if has_url:
+            oauth["oauth"] = self.oauth(table, raw)
         return ServerConfig(
-            target=target, headers=headers, tools=tools, **timeouts, **flags, **lists, **approval
+            target=target,
+            headers=headers,
+            tools=tools,
+            **timeouts,
+            **flags,
+            **lists,
+            **approval,
+            **oauth,
         )
+
+    def oauth(self, table: str, raw: Mapping[str, Any]) -> OAuthConfig:
+        """Codex's ``scopes``, ``oauth_resource`` and ``[<table>.oauth]`` (SPEC §11.15)."""
+        values: dict[str, Any] = {}
+        if "scopes" in raw:
+            values["scopes"] = self.strings(table, "scopes", raw["scopes"])
+        if "oauth_resource" in raw:
+            values["resource"] = self.string(table, "oauth_resource", raw["oauth_resource"])
+        given = raw.get("oauth", {})
+        where = f"{table}.oauth"
+        if not isinstance(given, dict):
+            raise self.error(table, "oauth", "must be a table")
+        for key, value in given.items():
+            if key not in OAUTH_KEYS:
+                raise self.unknown(where, key, OAUTH_KEYS)
+            if key == "callback_port":
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
+                    raise self.error(where, key, "must be a port number, 1..65535")
+                values[key] = value
+            else:
+                values[key] = self.string(where, key, value)
+        try:
+            return OAuthConfig(**values)
+        except ConfigError as error:
+            raise self.error(table, "oauth", str(error)) from None
+
+    def own_oauth(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        """``[mcpbind.oauth.<server>]``: what Codex's config has no key for (a grant for
+        machines, a client secret or key kept outside the file, the issuer), or
+        ``enabled = false``."""
+        if not isinstance(raw, dict):
+            raise self.error("mcpbind", "oauth", "must be a table of server names")
+        updated = dict(servers)
+        for name, given in raw.items():
+            where = f"mcpbind.oauth.{name}"
+            if name not in servers:
+                raise self.error("mcpbind.oauth", name, "names no server of [mcp_servers]")
+            current = servers[name].oauth
+            if current is None or not isinstance(given, dict):
+                raise self.error(where, None, "must be a table, for a url server")
+            values: dict[str, Any] = {}
+            for key, value in given.items():
+                if key not in MCPBIND_OAUTH_KEYS:
+                    raise self.unknown(where, key, MCPBIND_OAUTH_KEYS)
+                if key == "enabled":
+                    values[key] = self.boolean(where, key, value)
+                elif key == "client_secret_env_var":
+                    variable = self.string(where, key, value)
+                    secret = self.environ.get(variable)
+                    if not secret:
+                        raise self.error(
+                            where, key, f"environment variable {variable!r} is not set"
+                        )
+                    values["client_secret"] = secret
+                elif key == "private_key_file":
+                    location = self.string(where, key, value)
+                    try:
+                        values["private_key"] = pathlib.Path(location).read_text(encoding="utf-8")
+                    except OSError as error:
+                        raise self.error(
+                            where, key, f"cannot read {location}: {error.strerror}"
+                        ) from None
+                else:
+                    values[key] = self.string(where, key, value)
+            if values.pop("enabled", True) is False:
+                updated[name] = attrs.evolve(servers[name], oauth=None)
+                continue
+            try:
+                oauth = attrs.evolve(current, **values)
+            except ConfigError as error:
+                raise self.error(where, None, str(error)) from None
+            updated[name] = attrs.evolve(servers[name], oauth=oauth)
+        return updated
 
     def mode(self, table: str, key: str, value: Any) -> str:
         if value not in APPROVAL_MODES:
@@ -259,7 +377,7 @@ class _Reader:
         own = data.get("mcpbind", {})
         if not isinstance(own, dict):
             raise self.error("mcpbind", None, "must be a table")
-        settings: dict[str, Any] = {}
+        settings: dict[str, Any] = self.top_level(data)
         for key, value in own.items():
             if key not in MCPBIND_KEYS:
                 raise self.unknown("mcpbind", key, MCPBIND_KEYS)
@@ -290,12 +408,41 @@ class _Reader:
                 servers = self.startup(value, servers)
             elif key == "idle_timeout":
                 servers = self.idle_timeout(value, servers)
+            elif key == "oauth":
+                servers = self.own_oauth(value, servers)
+            elif key == "oauth_credentials_path":
+                settings[key] = self.string("mcpbind", key, value)
             else:
                 if isinstance(value, bool) or not isinstance(value, int):
                     off = " or false" if key in SWITCHABLE_KEYS else ""
                     raise self.error("mcpbind", key, f"must be an integer{off}")
                 settings[key] = value
         return servers, settings
+
+    def top_level(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """Codex's top-level OAuth keys (SPEC §11.15); other top-level keys are Codex's
+        own and ignored."""
+        settings: dict[str, Any] = {}
+        store = data.get("mcp_oauth_credentials_store")
+        if store is not None:
+            if store not in STORE_CHOICES:
+                raise self.error(
+                    "top level",
+                    "mcp_oauth_credentials_store",
+                    f"must be one of {', '.join(STORE_CHOICES)}",
+                )
+            settings["oauth_store"] = store
+        port = data.get("mcp_oauth_callback_port")
+        if port is not None:
+            if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+                raise self.error(
+                    "top level", "mcp_oauth_callback_port", "must be a port number, 1..65535"
+                )
+            settings["oauth_callback_port"] = port
+        url = data.get("mcp_oauth_callback_url")
+        if url is not None:
+            settings["oauth_callback_url"] = self.string("top level", "mcp_oauth_callback_url", url)
+        return settings
 
     def startup(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
         """``[mcpbind.startup]``: server name -> ``eager`` or ``lazy_when_cached``."""

@@ -234,3 +234,18 @@ SCHEMA_SHORTENED: Final = (
     "[mcpbind: input schema shortened from {full} to {shown} bytes; nested details are "
     "omitted, the server checks the full schema]"
 )
+
+# --- authorization (SPEC §11.15) ---------------------------------------------------------
+
+LOGIN_REQUIRED: Final = (
+    "server {server!r} requires authorization and no one has logged in, or the login "
+    "expired: run `mcpbind login {server}`"
+)
+AUTHORIZATION_FAILED: Final = (
+    "authorization with server {server!r} failed: {why}; run `mcpbind login {server}` to try again"
+)
+AUTHORIZATION_UNAVAILABLE: Final = (
+    "server {server!r} requires authorization (HTTP {status}) and publishes no OAuth metadata "
+    "to log in with; give it credentials: bearer_token_env_var or http_headers / "
+    "env_http_headers"
+)

@@ -128,8 +128,8 @@ def test_bad_configuration_is_a_config_error_naming_file_table_and_key(text, mes
 
 def test_a_codex_key_mcpbind_does_not_act_on_is_accepted_with_a_warning(tmp_path):
     path = tmp_path / "config.toml"
-    path.write_text('[mcp_servers.fs]\ncommand = "x"\nscopes = ["read"]\n')
-    with pytest.warns(ConfigWarning, match="'scopes' is a Codex setting"):
+    path.write_text('[mcp_servers.fs]\ncommand = "x"\nenv_vars = ["HOME"]\n')
+    with pytest.warns(ConfigWarning, match="'env_vars' is a Codex setting"):
         config = HostConfig.from_toml(path)
     assert "fs" in config.servers
 

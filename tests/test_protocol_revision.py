@@ -24,6 +24,7 @@ from testservers.common import make_server
 from testservers.processes import SERVER, http_server
 
 from mcpbind.impl import (
+    AuthorizationUnavailable,
     ElicitationAnswer,
     ElicitationRequest,
     Host,
@@ -168,6 +169,9 @@ async def test_an_http_status_at_connect_is_named_and_401_or_403_says_authorizat
                 pass
     assert said in str(raised.value)
     assert "Server returned an error response" not in str(raised.value)
+    if status == "401":  # OAuth was tried first (SPEC §11.15): nothing to log in with
+        assert isinstance(raised.value.__cause__, AuthorizationUnavailable)
+        assert "publishes no OAuth metadata" in str(raised.value)
 
 
 @pytest.mark.parametrize("tool_timeout", [10.0, 0.0], ids=["longer", "none"])

@@ -1,5 +1,6 @@
 """Security (issue 6): secrets never reach logs, errors, CLI output or traces; no server
-can shadow a builtin or another server's tool."""
+can shadow a builtin or another server's tool. The secrets include an OAuth client secret
+(issue 19, SPEC §11.15); tokens and codes are checked in ``test_oauth.py``."""
 
 from __future__ import annotations
 
@@ -33,12 +34,23 @@ bearer_token_env_var = "WEB_TOKEN"
 http_headers = {{ "X-Api-Key" = "{SECRET}" }}
 env_http_headers = {{ "X-Other" = "OTHER_KEY" }}
 startup_timeout_sec = 2
+
+[mcp_servers.robot]
+url = "http://127.0.0.1:{port}/robot"
+startup_timeout_sec = 2
+[mcp_servers.robot.oauth]
+client_id = "robot"
+
+[mcpbind.oauth.robot]
+grant = "client_credentials"
+client_secret_env_var = "ROBOT_SECRET"
+issuer = "http://127.0.0.1:{port}"
 """
 
 
 def test_secrets_never_reach_logs_errors_reprs_or_results(caplog, tmp_path):
     caplog.set_level(logging.DEBUG)
-    environ = {"WEB_TOKEN": SECRET, "OTHER_KEY": SECRET}
+    environ = {"WEB_TOKEN": SECRET, "OTHER_KEY": SECRET, "ROBOT_SECRET": SECRET}
     config = parse_toml(config_text(9), path="c.toml", environ=environ).config
     seen: list[str] = [repr(config), *(s.describe() for s in config.servers.values())]
 
@@ -63,7 +75,7 @@ def test_secrets_never_reach_logs_errors_reprs_or_results(caplog, tmp_path):
 def test_secrets_never_reach_cli_output(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text(config_text(9))
-    env = {**os.environ, "WEB_TOKEN": SECRET, "OTHER_KEY": SECRET}
+    env = {**os.environ, "WEB_TOKEN": SECRET, "OTHER_KEY": SECRET, "ROBOT_SECRET": SECRET}
     for args in (
         ["catalog", "--json"],
         ["catalog"],

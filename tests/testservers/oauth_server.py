@@ -1,0 +1,568 @@
+"""An MCP server behind OAuth 2.1, built from the SDK's own server-side auth.
+
+One process on one loopback port is both the authorization server and the resource
+server: the SDK's routes (``/.well-known/oauth-authorization-server``, ``/register``,
+``/authorize``, ``/token``, ``/revoke``, ``/.well-known/oauth-protected-resource/mcp``)
+over :class:`NotesProvider`, an in-memory ``OAuthAuthorizationServerProvider``, and the
+MCP endpoint ``/mcp``, which wants a bearer token with scope ``notes:read`` issued for it
+(RFC 8707: the token's resource must be ``http://127.0.0.1:PORT/mcp``).
+
+Theory of operation. A client registers (dynamic client registration), then GETs
+``/authorize``: there is no login page, the provider approves at once and answers 302 to
+``redirect_uri?code=...&state=...``. The code is bound to the client, its PKCE challenge,
+redirect_uri, scopes and resource; it is good once, for five minutes. ``/token`` trades it
+for an access token (``--token-seconds`` long) and a refresh token; a refresh rotates
+both (the old pair stops working at once). ``POST /test/revoke-refresh`` (loopback only)
+drops every refresh token, so a client whose access token has expired must log in again.
+
+Tools: ``whoami`` (``{"client_id", "scopes"}`` of the token the call came with, from the
+SDK's auth context) and ``add(text)`` (``"added: TEXT"``).
+
+The log (``--log PATH``, JSON lines) gets one object per event, see :class:`EventLog`.
+It never holds a token, a code, a client secret or a code verifier, and the process
+prints none (uvicorn's access log is off: it would print ``/authorize`` query strings).
+
+``python oauth_server.py --port PORT --log PATH [--token-seconds N]``; from a test,
+:func:`serving` (or :func:`start` and :func:`wait_ready`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import anyio
+import attrs
+import httpx2
+import uvicorn
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    OAuthAuthorizationServerProvider,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import AnyHttpUrl, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+HERE = pathlib.Path(__file__)
+SCOPES = ("notes:read", "notes:write")
+"""The scopes the authorization server knows."""
+REQUIRED_SCOPE = "notes:read"
+"""The scope ``/mcp`` wants (it is also the default of a client that asks for none)."""
+TOKEN_SECONDS = 3600
+CODE_SECONDS = 300
+LOOPBACK = frozenset({"127.0.0.1", "::1"})
+
+Scope = dict[str, Any]
+
+
+def url(port: int) -> str:
+    """The MCP endpoint of the server on ``port`` (also the resource its tokens name)."""
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+# --- the log --------------------------------------------------------------------------
+
+
+@attrs.define(eq=False)
+class EventLog:
+    """Appends one JSON object per line to ``path``, flushed at once.
+
+    Every object has ``event`` (``register``, ``authorize``, ``token``, ``refresh``,
+    ``revoke``, ``revoke-refresh``, ``mcp``), ``outcome`` (``"ok"`` or the OAuth error
+    code, e.g. ``invalid_grant``; for ``mcp``, ``invalid_token``/``insufficient_scope`` or
+    ``http_<status>``), ``client_id``, ``grant_type`` (on ``token``/``refresh`` only),
+    ``scopes`` (a list) and ``resource`` (the RFC 8707 indicator the grant is bound to),
+    each ``null`` where it does not apply or is unknown, and ``time`` (Unix seconds).
+    ``mcp`` adds ``http_method`` and ``status``; ``register`` adds ``auth_method``;
+    ``revoke-refresh`` adds ``count``.
+    """
+
+    path: pathlib.Path | None
+
+    def write(
+        self,
+        event: str,
+        *,
+        outcome: str = "ok",
+        client_id: str | None = None,
+        grant_type: str | None = None,
+        scopes: Sequence[str] | None = None,
+        resource: str | None = None,
+        **extra: Any,
+    ) -> None:
+        if self.path is None:
+            return
+        record = {
+            "event": event,
+            "outcome": outcome,
+            "client_id": client_id,
+            "grant_type": grant_type,
+            "scopes": None if scopes is None else list(scopes),
+            "resource": resource,
+            "time": round(time.time(), 3),
+            **extra,
+        }
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(record) + "\n")
+
+
+def events(log: pathlib.Path) -> list[dict[str, Any]]:
+    """The objects the server has logged so far, oldest first."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
+# --- the authorization server ---------------------------------------------------------
+
+
+@attrs.frozen
+class _Issued:
+    access: AccessToken
+    deadline: float
+    """Unix time, to the fraction: ``AccessToken.expires_at`` is whole seconds."""
+
+
+def _same_resource(a: str | None, b: str) -> bool:
+    if a is None:
+        return False
+    try:
+        return str(AnyHttpUrl(a)).removesuffix("/") == str(AnyHttpUrl(b)).removesuffix("/")
+    except ValidationError:
+        return False
+
+
+@attrs.define(eq=False)
+class NotesProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
+    """An in-memory ``OAuthAuthorizationServerProvider`` that approves every request.
+
+    It subclasses the protocol to inherit ``exchange_identity_assertion`` (SEP-990,
+    refused as ``unsupported_grant_type``), a protocol member with a default body.
+
+    Successful grants are logged here; a request the SDK's handlers refuse before they
+    reach the provider (a wrong PKCE verifier, an unknown refresh token) is logged by
+    :func:`logged` from the response.
+    """
+
+    log: EventLog
+    resource: str
+    token_seconds: int = TOKEN_SECONDS
+    _clients: dict[str, OAuthClientInformationFull] = attrs.field(factory=dict)
+    _codes: dict[str, AuthorizationCode] = attrs.field(factory=dict)
+    _access: dict[str, _Issued] = attrs.field(factory=dict)
+    _refresh: dict[str, RefreshToken] = attrs.field(factory=dict)
+    _pairs: dict[str, str] = attrs.field(factory=dict)
+    """Refresh token -> the access token issued with it, so one revocation ends both."""
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self._clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        self._clients[client_info.client_id] = client_info
+        self.log.write(
+            "register",
+            client_id=client_info.client_id,
+            scopes=None if client_info.scope is None else client_info.scope.split(),
+            auth_method=client_info.token_endpoint_auth_method,
+        )
+
+    async def authorize(
+        self, client: OAuthClientInformationFull, params: AuthorizationParams
+    ) -> str:
+        # RFC 8707 §2: this server issues tokens for its one resource and no other.
+        if params.resource is not None and not _same_resource(params.resource, self.resource):
+            raise AuthorizeError(
+                "invalid_target", f"this server only issues tokens for {self.resource}"
+            )
+        scopes = params.scopes
+        if scopes is None:
+            scopes = client.scope.split() if client.scope else [REQUIRED_SCOPE]
+        code = secrets.token_urlsafe(32)
+        self._codes[code] = AuthorizationCode(
+            code=code,
+            scopes=scopes,
+            expires_at=time.time() + CODE_SECONDS,
+            client_id=client.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+        )
+        self.log.write(
+            "authorize", client_id=client.client_id, scopes=scopes, resource=params.resource
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
+        code = self._codes.get(authorization_code)
+        return code if code is not None and code.client_id == client.client_id else None
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        # Single use: two exchanges of one code race here, and only one finds it.
+        if self._codes.pop(authorization_code.code, None) is None:
+            raise TokenError("invalid_grant", "authorization code was already used")
+        self.log.write(
+            "token",
+            client_id=client.client_id,
+            grant_type="authorization_code",
+            scopes=authorization_code.scopes,
+            resource=authorization_code.resource,
+        )
+        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
+        token = self._refresh.get(refresh_token)
+        return token if token is not None and token.client_id == client.client_id else None
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        if self._refresh.pop(refresh_token.token, None) is None:
+            raise TokenError("invalid_grant", "refresh token was already used")
+        self._access.pop(self._pairs.pop(refresh_token.token, ""), None)
+        self.log.write(
+            "refresh",
+            client_id=client.client_id,
+            grant_type="refresh_token",
+            scopes=scopes,
+            resource=refresh_token.resource,
+        )
+        return self._issue(client.client_id, scopes, refresh_token.resource)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        issued = self._access.get(token)
+        if issued is None:
+            return None
+        if time.time() >= issued.deadline:
+            del self._access[token]
+            return None
+        return issued.access
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        if isinstance(token, RefreshToken):
+            self._refresh.pop(token.token, None)
+            self._access.pop(self._pairs.pop(token.token, ""), None)
+        else:
+            self._access.pop(token.token, None)
+            for refresh, access in list(self._pairs.items()):
+                if access == token.token:
+                    del self._pairs[refresh]
+                    self._refresh.pop(refresh, None)
+        self.log.write(
+            "revoke", client_id=token.client_id, scopes=token.scopes, resource=token.resource
+        )
+
+    def revoke_refresh_tokens(self) -> int:
+        """Make every refresh token issued so far invalid (access tokens live on until they
+        expire); returns how many there were."""
+        count = len(self._refresh)
+        self._refresh.clear()
+        self._pairs.clear()
+        self.log.write("revoke-refresh", count=count)
+        return count
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        now = time.time()
+        access = secrets.token_urlsafe(32)
+        refresh = secrets.token_urlsafe(32)
+        deadline = now + self.token_seconds
+        self._access[access] = _Issued(
+            AccessToken(
+                token=access,
+                client_id=client_id,
+                scopes=scopes,
+                expires_at=int(deadline),
+                resource=resource,
+            ),
+            deadline,
+        )
+        self._refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource
+        )
+        self._pairs[refresh] = access
+        return OAuthToken(
+            access_token=access,
+            expires_in=self.token_seconds,
+            scope=" ".join(scopes),
+            refresh_token=refresh,
+        )
+
+
+# --- the server -----------------------------------------------------------------------
+
+
+def build(
+    port: int, log: pathlib.Path | None, *, token_seconds: int = TOKEN_SECONDS
+) -> tuple[MCPServer, NotesProvider]:
+    """The server for ``http://127.0.0.1:PORT`` and its provider (the ASGI app is
+    :func:`app`'s)."""
+    issuer = f"http://127.0.0.1:{port}"
+    provider = NotesProvider(EventLog(log), url(port), token_seconds)
+    auth = AuthSettings(
+        # Strings, not AnyHttpUrl(...): that adds a trailing slash to a path-less issuer
+        # before AuthSettings (which keeps an empty path) sees it.
+        issuer_url=issuer,  # type: ignore[arg-type]  # pydantic validates the string
+        resource_server_url=url(port),  # type: ignore[arg-type]
+        # Unset, it warns and accepts a token issued for any resource (2.3 default).
+        validate_token_resource=True,
+        required_scopes=[REQUIRED_SCOPE],
+        client_registration_options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=list(SCOPES), default_scopes=[REQUIRED_SCOPE]
+        ),
+        revocation_options=RevocationOptions(enabled=True),
+    )
+    server = MCPServer("oauth-test", auth=auth, auth_server_provider=provider, log_level="WARNING")
+
+    @server.tool(description="The client and scopes of the access token this call came with")
+    def whoami() -> dict[str, Any]:
+        token = get_access_token()
+        if token is None:  # unreachable behind RequireAuthMiddleware; said plainly if not
+            return {"client_id": None, "scopes": []}
+        return {"client_id": token.client_id, "scopes": token.scopes}
+
+    @server.tool(description="Add a note")
+    def add(text: str) -> str:
+        return f"added: {text}"
+
+    # The ignore: the SDK leaves custom_route's decorator unannotated.
+    @server.custom_route("/test/revoke-refresh", methods=["POST"])  # type: ignore[untyped-decorator]
+    async def revoke_refresh(request: Request) -> Response:
+        if request.client is None or request.client.host not in LOOPBACK:
+            return JSONResponse({"error": "loopback only"}, status_code=403)
+        return JSONResponse({"revoked": provider.revoke_refresh_tokens()})
+
+    return server, provider
+
+
+def _error_code(body: bytes) -> str | None:
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    return error if isinstance(error, str) else None
+
+
+def _challenge_error(headers: Sequence[tuple[bytes, bytes]]) -> str | None:
+    for name, value in headers:
+        if name.lower() == b"www-authenticate":
+            for part in value.decode("latin-1").split(","):
+                key, _, quoted = part.strip().removeprefix("Bearer ").partition("=")
+                if key == "error":
+                    return quoted.strip('"')
+    return None
+
+
+def logged(inner: Any, log: EventLog) -> Any:
+    """``inner`` with an ``mcp`` event per request to ``/mcp`` and a failure event per
+    refused ``/register``, ``/authorize`` or ``/token`` request (successes are the
+    provider's to log). Reads ``client_id`` and ``grant_type`` from a form body, nothing
+    else of it."""
+
+    async def asgi(scope: Scope, receive: Any, send: Any) -> None:
+        path = scope.get("path")
+        if scope["type"] != "http" or path not in ("/mcp", "/register", "/authorize", "/token"):
+            await inner(scope, receive, send)
+            return
+        fields = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        replay = receive
+        if scope["method"] == "POST" and path in ("/authorize", "/token"):
+            chunks = []
+            while True:
+                message = await receive()
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    break
+            body = b"".join(chunks)
+            fields.update(parse_qsl(body.decode("latin-1")))
+            pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+            async def replay() -> Any:
+                return pending.pop() if pending else await receive()
+
+        status = 0
+        location = ""
+        answer = bytearray()
+
+        async def watch(message: Any) -> None:
+            nonlocal status, location
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = message.get("headers", [])
+                location = next(
+                    (v.decode("latin-1") for k, v in headers if k.lower() == b"location"), ""
+                )
+                if path == "/mcp":
+                    user = scope.get("user")
+                    token = user.access_token if isinstance(user, AuthenticatedUser) else None
+                    outcome = (
+                        "ok" if status < 400 else _challenge_error(headers) or f"http_{status}"
+                    )
+                    log.write(
+                        "mcp",
+                        outcome=outcome,
+                        client_id=None if token is None else token.client_id,
+                        scopes=None if token is None else token.scopes,
+                        resource=None if token is None else token.resource,
+                        http_method=scope["method"],
+                        status=status,
+                    )
+            elif message["type"] == "http.response.body" and path != "/mcp":
+                answer.extend(message.get("body", b""))
+            await send(message)
+
+        await inner(scope, replay, watch)
+        if path == "/mcp":
+            return
+        client_id = fields.get("client_id")
+        if path == "/authorize":
+            refused = dict(parse_qsl(urlsplit(location).query)).get("error")
+            if status == 302 and refused is None:
+                return
+            log.write(
+                "authorize",
+                outcome=refused or _error_code(bytes(answer)) or f"http_{status}",
+                client_id=client_id,
+            )
+        elif status >= 400:
+            grant_type = fields.get("grant_type") if path == "/token" else None
+            event = {"/register": "register", "/token": "token"}[path]
+            if grant_type == "refresh_token":
+                event = "refresh"
+            log.write(
+                event,
+                outcome=_error_code(bytes(answer)) or f"http_{status}",
+                client_id=client_id,
+                grant_type=grant_type,
+            )
+
+    return asgi
+
+
+def app(port: int, log: pathlib.Path | None, *, token_seconds: int = TOKEN_SECONDS) -> Any:
+    """The logged ASGI app of the server on ``port``."""
+    server, provider = build(port, log, token_seconds=token_seconds)
+    return logged(server.streamable_http_app(host="127.0.0.1"), provider.log)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--log", type=pathlib.Path, required=True)
+    parser.add_argument("--token-seconds", type=int, default=TOKEN_SECONDS)
+    args = parser.parse_args(argv)
+    served = app(args.port, args.log, token_seconds=args.token_seconds)
+    config = uvicorn.Config(
+        served, host="127.0.0.1", port=args.port, log_level="warning", access_log=False
+    )
+    anyio.run(uvicorn.Server(config).serve)
+
+
+# --- for the tests --------------------------------------------------------------------
+
+
+def command(port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS) -> list[str]:
+    """The command line that serves on ``port``."""
+    return [
+        sys.executable,
+        str(HERE),
+        "--port",
+        str(port),
+        "--log",
+        str(log),
+        "--token-seconds",
+        str(token_seconds),
+    ]
+
+
+def start(
+    port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS
+) -> subprocess.Popen[bytes]:
+    """The server as a child process on ``port`` (not yet listening: see
+    :func:`wait_ready`). Its stdout and stderr are the caller's."""
+    return subprocess.Popen(
+        command(port, log, token_seconds=token_seconds), stdin=subprocess.DEVNULL
+    )
+
+
+async def wait_ready(port: int, timeout: float = 60) -> None:
+    """Until the server on ``port`` accepts connections."""
+    from testservers.processes import wait_listening
+
+    await wait_listening(port, timeout)
+
+
+async def revoke_refresh(port: int) -> int:
+    """``POST /test/revoke-refresh``; how many refresh tokens it revoked."""
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(f"http://127.0.0.1:{port}/test/revoke-refresh")
+    response.raise_for_status()
+    return int(response.json()["revoked"])
+
+
+@attrs.frozen
+class Served:
+    """A running server: its port, MCP URL and log."""
+
+    port: int
+    url: str
+    log: pathlib.Path
+
+    def events(self) -> list[dict[str, Any]]:
+        return events(self.log)
+
+
+@asynccontextmanager
+async def serving(
+    log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS
+) -> AsyncIterator[Served]:
+    """The server on a free loopback port for the block, once it listens; killed after."""
+    from testservers.processes import free_port
+
+    port = free_port()
+    process = start(port, log, token_seconds=token_seconds)
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                # A server that dies at start would otherwise cost wait_ready's minute.
+                while process.poll() is None:
+                    await anyio.sleep(0.05)
+                raise RuntimeError(f"oauth_server.py exited with {process.returncode} at start")
+
+            group.start_soon(watch)
+            await wait_ready(port)
+            group.cancel_scope.cancel()
+        yield Served(port, url(port), log)
+    finally:
+        process.kill()
+        process.wait()
+
+
+if __name__ == "__main__":
+    main()
