@@ -15,6 +15,9 @@ machine fed every record in order, and reports the first offending record of eac
 The monitors decide from the trace alone:
 
 * INV-1: the ``published`` generations step by exactly one, from 1;
+* INV-3: a server's ``published`` follows its ``list_done`` (a lazy server's first, its
+  cached catalog, aside), never for a listing with an invalid tool, and with no more names
+  than the listing offers;
 * INV-4: an accepted call gets at most one ``result``; a ``refused`` call_id (reused) gets
   no second result; no result names a call never made;
 * INV-5: after every publication the names of all sources are distinct;
@@ -23,6 +26,11 @@ The monitors decide from the trace alone:
   ``call_rejected``) and that ended ``cancelled`` or ``timed_out`` got one, by the end; a
   call that ended ``ok``/``error`` got none;
 * INV-8: nothing is sent to a server between its ``disconnect`` and its ``reconnect``;
+* INV-9 (with the header's ``server_options``): no ``tools/call`` of an exclusive call of
+  a step while another exclusive call of that step is in flight, the lanes read from the
+  listings installed when the step was sampled;
+* INV-10: nothing is sent for a call that was denied, nor before its approval; a
+  ``denied`` result only after a ``deny``, and a denied call ends ``denied``;
 * INV-12: after ``close`` no call gets a result unless it was pending at the close (those
   end ``cancelled``), every later ``call`` is ``refused``, and each server's ``close`` is
   the last thing sent to it;
@@ -213,6 +221,151 @@ def _inv_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             generation = seen
 
 
+def _listed(entry: Any) -> tuple[str | None, bool, bool]:
+    """A ``list_done`` tool: (raw name, valid, may be published)."""
+    if isinstance(entry, str) or entry is None:
+        return entry, True, True
+    if not isinstance(entry, Mapping):
+        return None, True, True
+    invalid = bool(entry.get("problem")) and entry.get("excluded") is None
+    shown = not invalid and not entry.get("hidden") and entry.get("excluded") is None
+    return entry.get("name"), not invalid, shown
+
+
+def _servers_with(records: list[TraceRecord], option: str) -> set[str] | None:
+    """The servers the header's ``server_options`` give ``option``; None without them."""
+    options = records[0].get("server_options") if records else None
+    if not isinstance(options, Mapping):
+        return None
+    return {
+        name for name, given in options.items() if isinstance(given, Mapping) and given.get(option)
+    }
+
+
+def _inv_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    pending: dict[str, list[Any] | None] = {}  # server -> its listing's tools (None: unsaid)
+    cached = _servers_with(records, "lazy") or set()  # its first catalog: the cache (§11.12)
+    for record in records:
+        server = record.get("server")
+        if record.kind == "list_done":
+            tools = record.get("tools")
+            pending[server] = list(tools) if isinstance(tools, list) else None
+            cached.discard(server)
+        elif record.kind == "refresh_outcome":
+            pending.pop(server, None)
+        elif record.kind == "published":
+            source = str(record.get("source"))
+            if not source.startswith("mcp:"):
+                continue
+            owner = source.removeprefix("mcp:")
+            if owner in cached:
+                cached.discard(owner)
+                continue
+            if owner not in pending:
+                expected = f"a publication of {source} only at the end of its listing"
+                yield TraceViolation("INV-3", record.line, expected, "no list_done before it")
+                return
+            listed = pending.pop(owner)
+            if listed is None:  # a listing whose tools the trace does not show
+                continue
+            tools = [_listed(entry) for entry in listed]
+            invalid = [name for name, valid, _ in tools if not valid]
+            if invalid:
+                expected = f"no publication of a listing with an invalid tool ({invalid[0]!r})"
+                yield TraceViolation("INV-3", record.line, expected, _show(record))
+                return
+            names = record.get("names") or ()
+            if len(names) > sum(1 for _, _, shown in tools if shown):
+                expected = f"at most the {sum(1 for t in tools if t[2])} tools its listing offers"
+                yield TraceViolation("INV-3", record.line, expected, _show(record))
+                return
+
+
+def _exclusive_tools(tools: list[Any]) -> dict[str, bool]:
+    """Raw name -> whether a call to it takes the exclusive lane (not read-only)."""
+    lanes: dict[str, bool] = {}
+    for entry in tools:
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+            lanes[entry["name"]] = not entry.get("read_only", False)
+        elif isinstance(entry, str):
+            lanes[entry] = True
+    return lanes
+
+
+def _inv_9(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    """Needs the header's ``server_options`` (which servers are parallel); without them a
+    trace says nothing about lanes."""
+    parallel = _servers_with(records, "parallel")
+    if parallel is None:
+        return
+    listing: dict[str, dict[str, bool]] = {}
+    installed: dict[str, dict[str, bool] | None] = {}  # None: lanes the trace does not show
+    snapshots: dict[int, dict[str, dict[str, bool] | None]] = {}
+    steps: dict[str, int] = {}
+    holding: dict[int, str] = {}  # step -> the exclusive call in flight
+    for record in records:
+        server = record.get("server")
+        call_id = record.get("call_id")
+        if record.kind == "list_done":
+            listing[server] = _exclusive_tools(list(record.get("tools") or []))
+        elif record.kind == "published" and str(record.get("source")).startswith("mcp:"):
+            owner = str(record.get("source")).removeprefix("mcp:")
+            installed[owner] = listing.pop(owner, None)  # a cached catalog: not listed here
+        elif record.kind == "sample":
+            step = record.get("step")
+            if isinstance(step, int):
+                snapshots[step] = dict(installed)
+        elif record.kind == "call" and isinstance(record.get("step"), int):
+            steps.setdefault(call_id, record.get("step"))
+        elif record.kind == "sent" and record.get("method") == "tools/call" and call_id in steps:
+            step = steps[call_id]
+            lanes = snapshots.get(step, installed).get(server)
+            if lanes is None or server in parallel or not lanes.get(record.get("detail"), True):
+                continue
+            holder = holding.setdefault(step, call_id)
+            if holder != call_id:
+                expected = f"one exclusive call of step {step} in flight ({holder} is)"
+                yield TraceViolation("INV-9", record.line, expected, _show(record))
+                return
+        elif record.kind == "result":
+            for step, holder in list(holding.items()):
+                if holder == call_id:
+                    del holding[step]
+
+
+def _inv_10(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    sent: set[str] = set()
+    denied: set[str] = set()
+    for record in records:
+        call_id = record.get("call_id")
+        if record.kind == "sent" and record.get("method") == "tools/call" and call_id:
+            if call_id in denied:
+                expected = f"nothing sent for {call_id}, which was denied"
+                yield TraceViolation("INV-10", record.line, expected, _show(record))
+                return
+            sent.add(call_id)
+        elif record.kind == "approve" and call_id in sent:
+            expected = f"no tools/call for {call_id} before its approval"
+            yield TraceViolation("INV-10", record.line, expected, "one was sent already")
+            return
+        elif record.kind == "deny":
+            if call_id in sent:
+                expected = f"no tools/call for {call_id}, which waited for approval"
+                yield TraceViolation("INV-10", record.line, expected, "one was sent already")
+                return
+            denied.add(call_id)
+        elif record.kind == "result":
+            status = record.get("status")
+            if status == "denied" and call_id not in denied:
+                expected = f"a denied result only after a deny of {call_id}"
+                yield TraceViolation("INV-10", record.line, expected, _show(record))
+                return
+            if call_id in denied and status not in ("denied", "cancelled"):
+                expected = f"{call_id}, denied, ends denied"
+                yield TraceViolation("INV-10", record.line, expected, _show(record))
+                return
+
+
 def _inv_4(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     calls: dict[str, int] = {}  # call records per call_id
     refusals: dict[str, int] = {}
@@ -375,4 +528,16 @@ def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             yield TraceViolation("LIVE-2", line, expected, "none by the end")
 
 
-_MONITORS = (_inv_1, _inv_4, _inv_5, _inv_7, _inv_8, _inv_12, _live_1, _live_2)
+_MONITORS = (
+    _inv_1,
+    _inv_3,
+    _inv_4,
+    _inv_5,
+    _inv_7,
+    _inv_8,
+    _inv_9,
+    _inv_10,
+    _inv_12,
+    _live_1,
+    _live_2,
+)

@@ -126,9 +126,44 @@ CANCELLED = {"kind": "result", "call_id": "c1", "status": "cancelled"}
 SIGNAL = {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"}
 PUBLISHED = {"kind": "published", "generation": 1, "source": "mcp:s", "names": ["mcp__s__t"]}
 
+LISTED = {"kind": "list_done", "server": "s", "tools": ["t"]}
+OPTIONS = {"s": {"parallel": False}}
+A_STEP = {"kind": "sample", "step": 0}
+
+
+def with_lanes(*body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A trace whose header gives the servers' options (INV-9 reads them)."""
+    records = trace(*body)
+    records[0] = {**records[0], "server_options": OPTIONS}
+    return records
+
+
 #: For each id: a small trace breaking exactly it, and the line its monitor must name.
 BROKEN = {
-    "INV-1": (trace(PUBLISHED, {**PUBLISHED, "generation": 3}), 3),
+    "INV-1": (trace(LISTED, PUBLISHED, LISTED, {**PUBLISHED, "generation": 3}), 5),
+    "INV-3": (
+        trace(
+            {"kind": "list_done", "server": "s", "tools": [{"name": "t", "problem": "bad"}]},
+            PUBLISHED,
+        ),
+        3,
+    ),
+    "INV-9": (
+        with_lanes(
+            LISTED,
+            PUBLISHED,
+            A_STEP,
+            CALL,
+            {**CALL, "call_id": "c2"},
+            {**SENT_CALL, "detail": "t"},
+            {**SENT_CALL, "detail": "t", "call_id": "c2"},
+        ),
+        8,
+    ),
+    "INV-10": (
+        trace(CALL, {"kind": "deny", "call_id": "c1"}, SENT_CALL, CANCELLED, SIGNAL),
+        4,
+    ),
     "INV-4": (
         trace(
             CALL,
@@ -140,8 +175,13 @@ BROKEN = {
         6,
     ),
     "INV-5": (
-        trace(PUBLISHED, {**PUBLISHED, "generation": 2, "source": "mcp:other"}),
-        3,
+        trace(
+            LISTED,
+            PUBLISHED,
+            {**LISTED, "server": "other"},
+            {**PUBLISHED, "generation": 2, "source": "mcp:other"},
+        ),
+        5,
     ),
     "INV-7": (trace(CALL, SENT_CALL, CANCELLED), 4),
     "INV-8": (
@@ -168,7 +208,31 @@ def test_a_trace_breaking_one_id_is_flagged_with_it_at_its_line(invariant):
 
 
 def test_the_conforming_versions_of_those_traces_conform():
-    assert violated(trace(PUBLISHED, {**PUBLISHED, "generation": 2})) == []
+    assert violated(trace(LISTED, PUBLISHED, LISTED, {**PUBLISHED, "generation": 2})) == []
+    excluded = {"name": "t", "problem": "bad header", "excluded": "x_mcp_header"}
+    left_out = {"kind": "list_done", "server": "s", "tools": ["t", excluded]}
+    assert violated(trace(left_out, PUBLISHED)) == []  # left out is not invalid (SPEC §5.4)
+    result = {"kind": "result", "call_id": "c1", "status": "ok"}
+    one_after_the_other = with_lanes(
+        LISTED,
+        PUBLISHED,
+        A_STEP,
+        CALL,
+        {**CALL, "call_id": "c2"},
+        {**SENT_CALL, "detail": "t"},
+        result,
+        {**SENT_CALL, "detail": "t", "call_id": "c2"},
+        {**result, "call_id": "c2"},
+    )
+    assert violated(one_after_the_other) == []
+    read_only = {"kind": "list_done", "server": "s", "tools": [{"name": "t", "read_only": True}]}
+    together = [read_only if r == LISTED else r for r in one_after_the_other]
+    together.insert(7, together.pop(8))  # c2 sent while c1 is in flight: both parallel
+    assert violated(together) == []
+    exclusive = [LISTED if r == read_only else r for r in together]
+    assert ("INV-9", 8) in violated(exclusive)  # the same order, exclusive: flagged
+    denied = {"kind": "result", "call_id": "c1", "status": "denied"}
+    assert violated(trace(CALL, {"kind": "deny", "call_id": "c1"}, denied)) == []
     assert violated(trace(CALL, SENT_CALL, CANCELLED, SIGNAL)) == []
     refresh = {"kind": "refresh_outcome", "server": "s", "status": "installed"}
     assert violated(trace({"kind": "list_changed", "server": "s"}, refresh)) == []
