@@ -68,6 +68,8 @@ class Outside:
         """The host's catalog now: a publication when it changed."""
         if names != self.names:
             self.generation += 1
+            # Its catalog changed, so it listed: where, the harness cannot see, nor what.
+            self.add("list_done", server=NAME)
             self.add("published", generation=self.generation, source=f"mcp:{NAME}", names=names)
             self.add("refresh_outcome", server=NAME, status="installed", generation=self.generation)
             self.names = names
