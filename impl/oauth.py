@@ -260,9 +260,14 @@ class _LazyAuth(httpx2.Auth):
         return record.tokens is not None or record.client is not None
 
     def _failure(self, error: Exception) -> AuthorizationError:
+        """Said once: no metadata and the default registration refused means the server
+        has no OAuth to offer; anything else is the flow's own failure."""
+        from mcp.client.auth import OAuthRegistrationError  # noqa: PLC0415
+
         context: Any = getattr(self._provider, "context", None)
         if (
-            context is not None
+            isinstance(error, OAuthRegistrationError)
+            and context is not None
             and context.protected_resource_metadata is None
             and context.oauth_metadata is None
         ):
@@ -568,8 +573,7 @@ def _classes() -> dict[str, Any]:
             await super()._initialize()  # type: ignore[misc]
             storage = self.context.storage
             if self.preset is not None and self.context.client_info is None:
-                self.context.client_info = self.preset
-                await storage.set_client_info(self.preset)
+                self.context.client_info = self.preset  # from the config: not stored
             if isinstance(storage, _Storage) and storage.record is not None:
                 record = storage.record
                 if self.context.current_tokens is not None:
