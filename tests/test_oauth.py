@@ -170,6 +170,20 @@ async def test_an_expired_token_is_refreshed_by_the_next_host_without_a_login(
 
 
 @TRIO
+async def test_a_token_that_expires_while_the_host_runs_is_refreshed_before_the_next_call(
+    short_lived: Served,
+) -> None:
+    async with Host.open(host_config(short_lived, MemoryTokenStore(), approve)) as host:
+        step = host.sample()
+        first = await host.call(step, "c1", "mcp__notes__add", {"text": "one"})
+        await trio.sleep(1.5)
+        second = await host.call(step, "c2", "mcp__notes__add", {"text": "two"})
+    assert (first.status, second.status) == ("ok", "ok"), second.output
+    assert kinds(short_lived).count("authorize") == 1
+    assert "refresh" in kinds(short_lived)
+
+
+@TRIO
 async def test_a_refresh_token_that_no_longer_works_asks_for_a_new_login(
     short_lived: Served, tmp_path: pathlib.Path
 ) -> None:
