@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from .suite import explorer_rate, property_rate, run_all, run_asyncio
+from .suite import SIZES, explorer_rate, property_rate, refine_scaling, run_all, run_asyncio
 
 
 def table(figures: dict[str, Any]) -> str:
@@ -50,6 +50,8 @@ def table(figures: dict[str, Any]) -> str:
                 f"{c['mcpbind']['peak_bytes'] // 1024:>9}KB "
                 f"{c['baseline']['peak_bytes'] // 1024:>9}KB   x{c['peak_memory_ratio']:.3f}"
             )
+    r = figures["refine_scaling_ratio"]
+    row(f"trace --strict per call, {r['large_calls']} vs {r['small_calls']}", r)
     e = figures["explorer_states_per_s"]
     lines.append(f"explorer: {e['states_per_s']} states/s ({e['transitions_per_s']} transitions/s)")
     p = figures["property_steps_per_s"]
@@ -72,6 +74,8 @@ def main() -> int:
     size = "smoke" if args.smoke else "quick" if args.quick else "full"
     figures = anyio.run(run_all, size, progress, backend="trio")
     figures["asyncio"] = anyio.run(run_asyncio, size, progress, backend="asyncio")
+    progress("trace refinement scaling")
+    figures["refine_scaling_ratio"] = refine_scaling(*SIZES[size]["trace_calls"])
     progress("explorer and property machine rates")
     figures["explorer_states_per_s"] = explorer_rate(small=args.smoke)
     figures["property_steps_per_s"] = property_rate({"smoke": 3, "quick": 20, "full": 200}[size])

@@ -218,6 +218,72 @@ def explorer_rate(*, small: bool = False) -> dict[str, Any]:
     }
 
 
+def _answered_calls(calls: int) -> list[str]:
+    """A trace (SPEC §14) of one server, one step and ``calls`` calls answered in turn."""
+    import json  # noqa: PLC0415
+
+    header = {
+        "kind": "header",
+        "format": "mcpbind-trace/1",
+        "policy": "revalidate",
+        "servers": ["s"],
+        "server_options": {"s": {}},
+        "builtins": [],
+        "extensions": {},
+        "max_name_length": 64,
+        "host": {"name": "bench", "version": "1"},
+    }
+    records: list[dict[str, Any]] = [
+        header,
+        {"kind": "sent", "server": "s", "method": "tools/list"},
+        {"kind": "list_done", "server": "s", "tools": ["t"]},
+        {"kind": "published", "generation": 1, "source": "mcp:s", "names": ["mcp__s__t"]},
+        {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 1},
+        {"kind": "sample", "step": 0},
+    ]
+    for i in range(calls):
+        records += [
+            {"kind": "call", "step": 0, "call_id": f"a{i}", "name": "mcp__s__t"},
+            {
+                "kind": "sent",
+                "server": "s",
+                "method": "tools/call",
+                "call_id": f"a{i}",
+                "detail": "t",
+            },
+            {"kind": "call_responded", "call_id": f"a{i}"},
+            {"kind": "result", "call_id": f"a{i}", "status": "ok"},
+        ]
+        records[-3]["detail"] = "t"  # the raw tool it sent
+    records += [{"kind": "close"}, {"kind": "sent", "server": "s", "method": "close"}]
+    records.append({"kind": "end"})
+    return [json.dumps(r) for r in records]
+
+
+def refine_scaling(large: int, small: int, rounds: int = 5) -> dict[str, Any]:
+    """``trace check --strict`` (SPEC §14.5) per call on a trace of ``large`` calls vs one of
+    ``small``: about x1 when refinement is linear in the trace."""
+    from mcpbind.model.refine import refine  # noqa: PLC0415
+    from mcpbind.model.trace import parse_trace  # noqa: PLC0415
+
+    traces = {n: parse_trace(_answered_calls(n)) for n in (large, small)}
+    times: dict[int, list[float]] = {large: [], small: []}
+    for index in range(rounds):
+        for n in (large, small) if index % 2 == 0 else (small, large):
+            gc.collect()
+            started = time.perf_counter()
+            assert refine(traces[n]).violation is None
+            times[n].append((time.perf_counter() - started) / n)
+    result = {
+        "mcpbind": _summary(times[large]),
+        "baseline": _summary(times[small]),
+        "large_calls": large,
+        "small_calls": small,
+    }
+    result["ratio"] = round(statistics.median(times[large]) / statistics.median(times[small]), 3)
+    return result
+
+
 def property_rate(examples: int) -> dict[str, Any]:
     from hypothesis import given, settings  # noqa: PLC0415
     from hypothesis import strategies as st  # noqa: PLC0415
@@ -273,13 +339,21 @@ def stdio_target(tools: int = 1) -> StdioServerParameters:
 
 SIZES = {
     # smoke's "tools" is above the default defer_threshold (100), as quick's and full's are.
-    "smoke": {"rounds": 2, "per_round": 5, "tools": 120, "sample": (100, 10), "calls": (10, 20)},
+    "smoke": {
+        "rounds": 2,
+        "per_round": 5,
+        "tools": 120,
+        "sample": (100, 10),
+        "calls": (10, 20),
+        "trace_calls": (100, 10),
+    },
     "quick": {
         "rounds": 10,
         "per_round": 50,
         "tools": 256,
         "sample": (1000, 100),
         "calls": (100, 1000),
+        "trace_calls": (4000, 400),
     },
     "full": {
         "rounds": 30,
@@ -287,6 +361,7 @@ SIZES = {
         "tools": 2048,
         "sample": (10_000, 100),
         "calls": (1000, 10_000),
+        "trace_calls": (20_000, 2000),
     },
 }
 

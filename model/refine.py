@@ -272,11 +272,21 @@ class _Candidate:
     """Every step's snapshot (the model forgets those no call can use, a trace may not)."""
     loose: frozenset[str] = frozenset()
     """Calls whose result text the model does not choose (an approver that failed)."""
-    history: tuple[Event, ...] = ()
-    """The inputs taken, as the explorer would name them (its call ids, its unknown tool,
-    no free-form texts): the events of a replay file."""
-    ids: tuple[tuple[str, str], ...] = ()
-    """The trace's call_id -> the explorer's (``c1``, ``c2``, ... in acceptance order)."""
+    history: _Link = None
+    """The inputs taken, newest first, as the explorer would name them (its call ids, its
+    unknown tool, no free-form texts): the events of a replay file."""
+
+    def events(self) -> tuple[Event, ...]:
+        taken: list[Event] = []
+        link = self.history
+        while link is not None:
+            taken.append(link[0])
+            link = link[1]
+        return tuple(reversed(taken))
+
+
+_Link = tuple[Event, Any] | None
+"""A list that shares its tail: taking one more input copies nothing (a long trace)."""
 
 
 def _with_spec(state: State, name: str, **changes: Any) -> State:
@@ -295,6 +305,14 @@ class _Refiner:
         self.bound, self.gating = bound_from_header(header)
         self.listings: dict[tuple[str, int], tuple[tuple[ToolDef, ...], ...]] = {}
         self.replayable = True
+        self.retired: dict[str, CallRecord] = {}
+        """Calls that ended for good, by call_id (``_retire``)."""
+        self.explorer_ids: dict[str, str] = {}
+        """The trace's call_id -> the explorer's, given when a call is first offered."""
+        self.reused = False
+        """The ``call`` being taken reuses a call_id."""
+        self.mcp_calls: set[str] = set()
+        """The explorer's ids of accepted calls of MCP tools (a replay's gating)."""
         self.inputs = 0
         """Inputs taken so far: the index of the one being taken."""
 
@@ -401,6 +419,10 @@ class _Refiner:
             steps = list(state.steps)
             steps[step] = candidate.snapshots[step]
             state = evolve(state, steps=tuple(steps))
+        retired = self.retired.get(call_id) if self.reused else None
+        if retired is not None and state.call(call_id) is None:
+            # Offered at an earlier input and ended since: the model refuses it again.
+            state = evolve(state, calls=(*state.calls, retired))
         given = record.get("arguments_ok")
         arguments = (True, False) if given is None else (bool(given),)
         gated = (False, True) if self.gating else (False,)
@@ -485,15 +507,54 @@ class _Refiner:
             latest = t.state.steps[-1]
             assert latest is not None
             snapshots = (*snapshots, latest)
-        named, ids = _explorer_event(state, event, dict(candidate.ids))
+        named = self._explorer_event(state, event)
         yield attrs.evolve(
             candidate,
-            state=t.state,
+            state=self._retire(t.state),
             owed=(*candidate.owed, *((self.inputs, expected(o)) for o in t.outputs)),
             snapshots=snapshots,
-            history=(*candidate.history, named),
-            ids=tuple(ids.items()),
+            history=(named, candidate.history),
         )
+
+    def offered(self, call_id: str, *, closed: bool) -> None:
+        """A ``call`` record: a new call_id gets the explorer's next one."""
+        self.reused = call_id in self.explorer_ids
+        if not self.reused and not closed:
+            self.explorer_ids[call_id] = call_id_for(len(self.explorer_ids))
+
+    def _retire(self, state: State) -> State:
+        """Calls that ended and can get no late answer leave the state (so that a long
+        trace costs time in proportion to it): kept aside, a reused call_id of one still
+        finds it (``_calls``), exactly as the model would."""
+        ended = [c for c in state.calls if c.phase == "done" and not c.late]
+        if not ended:
+            return state
+        for record in ended:
+            self.retired[record.call_id] = record
+            if record.binding is not None and record.binding.server is not None:
+                self.mcp_calls.add(self.explorer_ids.get(record.call_id, record.call_id))
+        kept = tuple(c for c in state.calls if c.phase != "done" or c.late)
+        return evolve(state, calls=kept)
+
+    def _explorer_event(self, state: State, event: Event) -> Event:
+        """``event`` (taken in ``state``) as the explorer names it: its call ids (``c1``,
+        ``c2``, ... in acceptance order), its unknown tool, the default free-form texts."""
+        ids = self.explorer_ids
+        if isinstance(event, Call):
+            snapshot = state.steps[event.step] if event.step < len(state.steps) else None
+            known = snapshot is not None and snapshot.lookup(event.name) is not None
+            last = max(len(state.steps) - 1, 0)
+            if state.closed or self.reused:
+                # The explorer offers a reused call_id as its first call's, after close a
+                # new one; either is refused.
+                reused = call_id_for(0) if self.reused else call_id_for(len(ids))
+                return Call(last, reused, UNKNOWN_TOOL)
+            name = event.name if known else UNKNOWN_TOOL
+            return Call(event.step, ids[event.call_id], name, event.arguments_ok)
+        call_id = getattr(event, "call_id", None)
+        if call_id is not None:
+            event = evolve(event, call_id=ids.get(call_id, call_id))
+        return _guard_key(event)
 
     def _allowed(self, state: State, event: Event) -> bool:
         key = _guard_key(event)
@@ -530,6 +591,8 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
             candidates = done
             break
         refiner.inputs += 1
+        if record.kind == "call":
+            refiner.offered(record.get("call_id"), closed=candidates[0].state.closed)
         following: list[_Candidate] = []
         for candidate in candidates:
             for found in refiner.variants(candidate, record):
@@ -540,13 +603,13 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
         candidates = following
         most = max(most, len(candidates))
     first = candidates[0]
-    return Refinement(None, first.history, _replay_bound(refiner, first), most)
+    return Refinement(None, first.events(), _replay_bound(refiner, first), most)
 
 
 def _failed(
     refiner: _Refiner, candidate: _Candidate, violation: TraceViolation, most: int
 ) -> Refinement:
-    return Refinement(violation, candidate.history, _replay_bound(refiner, candidate), most)
+    return Refinement(violation, candidate.events(), _replay_bound(refiner, candidate), most)
 
 
 def _consume(candidate: _Candidate, item: Normal) -> _Candidate | None:
@@ -697,27 +760,6 @@ def _blame_result(state: State, call: CallRecord | None, status: str) -> str:
 # --- replay files ------------------------------------------------------------------------
 
 
-def _explorer_event(
-    state: State, event: Event, ids: dict[str, str]
-) -> tuple[Event, dict[str, str]]:
-    """``event`` (taken in ``state``) as the explorer names it: its call ids, its unknown
-    tool, the default free-form texts (``_guard_key``)."""
-    if isinstance(event, Call):
-        snapshot = state.steps[event.step] if event.step < len(state.steps) else None
-        known = snapshot is not None and snapshot.lookup(event.name) is not None
-        name = event.name if known else UNKNOWN_TOOL
-        last = max(len(state.steps) - 1, 0)
-        if state.closed or event.call_id in ids:
-            reused = state.calls[0].call_id if state.calls and not state.closed else None
-            return Call(last, reused or call_id_for(len(state.calls)), UNKNOWN_TOOL), ids
-        ids = {**ids, event.call_id: call_id_for(len(state.calls))}
-        return Call(event.step, ids[event.call_id], name, event.arguments_ok), ids
-    call_id = getattr(event, "call_id", None)
-    if call_id is not None:
-        event = evolve(event, call_id=ids.get(call_id, call_id))
-    return _guard_key(event), ids
-
-
 def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
     """A bound in which the replay's events are the explorer's own: every listing at its
     version, the steps and calls counted; None when no one bound can hold the trace (a
@@ -725,11 +767,14 @@ def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
     covers some calls only)."""
     if not refiner.replayable:
         return None
-    calls = [e for e in candidate.history if isinstance(e, Call)]
-    gated = {c.call_id for c in candidate.state.calls if c.phase == "approval"}
-    gated |= {e.call_id for e in candidate.history if isinstance(e, (Approve, Deny))}
-    mcp_calls = {
-        c.call_id for c in candidate.state.calls if c.binding and c.binding.server is not None
+    events = candidate.events()
+    ids = refiner.explorer_ids
+    gated = {ids.get(c.call_id, c.call_id) for c in candidate.state.calls if c.phase == "approval"}
+    gated |= {e.call_id for e in events if isinstance(e, (Approve, Deny))}
+    mcp_calls = refiner.mcp_calls | {
+        ids.get(c.call_id, c.call_id)
+        for c in candidate.state.calls
+        if c.binding and c.binding.server is not None
     }
     if gated and gated != mcp_calls:
         return None
@@ -740,12 +785,12 @@ def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
         count = max([*known, len(spec.versions) - 1, 0]) + 1
         versions = tuple(known.get(v, _EMPTY_LISTING) for v in range(count))
         specs.append(evolve(spec, versions=versions))
-    samples = sum(1 for e in candidate.history if isinstance(e, Sample))
+    samples = sum(1 for e in events if isinstance(e, Sample))
     return evolve(
         bound,
         servers=tuple(specs),
         max_steps=max(samples, 1),
-        max_calls=max(len({c.call_id for c in calls}), 1),
+        max_calls=max(len(ids), 1),
         approval=bool(gated),
         rearms=2,
     )

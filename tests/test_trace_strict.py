@@ -13,6 +13,7 @@ import pytest
 from cli_runner import mcpbind
 
 from mcpbind.model.refine import NotRefinable, refine
+from mcpbind.model.texts import DUPLICATE_CALL_ID
 from mcpbind.model.trace import parse_trace
 from mcpbind.properties.machines import run_replay
 
@@ -194,3 +195,29 @@ def test_a_field_the_trace_leaves_out_is_tried_both_ways():
     assert refined(bad) is None
     report = refine(parse_trace(lines(ANSWERED)))
     assert report.most_states == 2
+
+
+def test_a_call_ended_in_one_way_of_taking_a_field_is_not_reused_in_another():
+    """Refinement sets calls that ended aside (a long trace stays linear); a call that one
+    candidate ended (its arguments taken as bad) is still new to the others."""
+    b = {**CALL, "call_id": "b"}
+    records = [
+        HEADER,
+        *LISTED,
+        CALL,
+        b,
+        SENT,
+        {"kind": "call_responded", "call_id": "a"},
+        {"kind": "result", "call_id": "a", "status": "ok"},
+        {**SENT, "call_id": "b"},
+        {"kind": "call_responded", "call_id": "b"},
+        {"kind": "result", "call_id": "b", "status": "ok"},
+        *CLOSE,
+        END,
+    ]
+    assert refined(records) is None
+    again = [*records[:-3], {**CALL, "call_id": "a"}, *records[-3:]]  # a reused after it ended
+    exact = {"kind": "refused", "call_id": "a", "text": DUPLICATE_CALL_ID.format(call_id="a")}
+    assert refined([*again[:-3], exact, *again[-3:]]) is None  # the model refuses it
+    other = {**exact, "text": "call_id 'a' was already used"}
+    assert refined([*again[:-3], other, *again[-3:]]) == ("INV-4", len(again) - 2)
