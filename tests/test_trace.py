@@ -78,6 +78,32 @@ def test_the_schema_requires_what_the_checker_requires():
     assert required == {kind: list(fields) for kind, fields in REQUIRED.items()}
 
 
+def spec_required_fields() -> dict[str, set[str]]:
+    """SPEC §14.1's table: kind -> the fields it says are required."""
+    import re
+
+    spec = (pathlib.Path(__file__).resolve().parent.parent / "SPEC.md").read_text()
+    section = spec.split("### 14.1 The format", 1)[1].split("\n\n", 3)[1]
+    found: dict[str, set[str]] = {}
+    for row in section.splitlines()[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) < 3:
+            continue
+        required = cells[1]
+        while re.search(r"\([^()]*\)", required):  # the explanations in brackets
+            required = re.sub(r"\([^()]*\)", "", required)
+        for kind in re.findall(r"`(\w+)`", cells[0]):
+            found[kind] = set(re.findall(r"`(\w+)`", required))
+    return found
+
+
+def test_the_spec_table_requires_what_the_checker_requires():
+    found = spec_required_fields()
+    assert {kind for kind, fields in found.items() if fields} == set(REQUIRED)
+    for kind, fields in REQUIRED.items():
+        assert found[kind] == set(fields), kind
+
+
 def test_a_duplicated_result_fails_naming_inv_4(demo_trace, tmp_path):
     at = next(i for i, r in enumerate(demo_trace) if r["kind"] == "result")
     edited = [*demo_trace[: at + 1], demo_trace[at], *demo_trace[at + 1 :]]
