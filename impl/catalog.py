@@ -34,6 +34,7 @@ __all__ = [
     "Decision",
     "ReadListing",
     "build_bindings",
+    "first_invalid",
     "read_listing",
     "trace_tools",
 ]
@@ -212,15 +213,8 @@ def trace_tools(
     at, decided exactly as :func:`build_bindings` decides it, and a digest of the rest.
     An invalid tool ends the list: it rejects the listing whatever follows."""
     entries: list[dict[str, Any]] = []
-    names: set[str] = set()
-    for index, tool in enumerate(tools):
-        problem = _problem(tool, names)
-        if problem is not None:
-            label = tool.get("name") if isinstance(tool, Mapping) else None
-            shown = label if isinstance(label, str) and label else f"#{index}"
-            entries.append({"name": shown, "problem": problem})
-            return entries
-        names.add(tool["name"])
+    invalid = first_invalid(tools)
+    for tool in tools[: len(tools) if invalid is None else invalid[0]]:
         entry: dict[str, Any] = {"name": tool["name"], "spec": _digest(tool)}
         annotations = tool.get("annotations")
         if annotations and annotations.get("readOnlyHint") is True:
@@ -233,7 +227,24 @@ def trace_tools(
             if found.kind == "x_mcp_header":
                 entry["problem"] = find_invalid_x_mcp_header(tool["inputSchema"])
         entries.append(entry)
+    if invalid is not None:
+        _, shown, problem = invalid
+        entries.append({"name": shown, "problem": problem})
     return entries
+
+
+def first_invalid(tools: Sequence[Any]) -> tuple[int, str, str] | None:
+    """The first invalid tool of a listing (SPEC §5.3): its index, how a text names it (its
+    name, else ``#<index>``) and its problem; None when every tool is valid."""
+    names: set[str] = set()
+    for index, tool in enumerate(tools):
+        problem = _problem(tool, names)
+        if problem is not None:
+            label = tool.get("name") if isinstance(tool, Mapping) else None
+            shown = label if isinstance(label, str) and label else f"#{index}"
+            return index, shown, problem
+        names.add(tool["name"])
+    return None
 
 
 def _digest(tool: Mapping[str, Any]) -> str:
@@ -262,16 +273,12 @@ def build_bindings(
     §5.3-§5.5); ``tasks``: the server runs calls as tasks (SPEC §5.4, §8.12).
 
     Raises CatalogRejected (``invalid`` or ``collision``); touches nothing."""
-    names: set[str] = set()
-    for index, tool in enumerate(tools):
-        problem = _problem(tool, names)
-        if problem is not None:
-            label = tool.get("name") if isinstance(tool, Mapping) else None
-            shown = label if isinstance(label, str) and label else f"#{index}"
-            raise CatalogRejected(
-                "invalid", texts.REJECT_INVALID.format(server=server, tool=shown, problem=problem)
-            )
-        names.add(tool["name"])
+    invalid = first_invalid(tools)
+    if invalid is not None:
+        _, shown, problem = invalid
+        raise CatalogRejected(
+            "invalid", texts.REJECT_INVALID.format(server=server, tool=shown, problem=problem)
+        )
     kept = [
         tool
         for tool in tools
