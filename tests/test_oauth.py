@@ -203,6 +203,30 @@ async def test_a_refresh_token_that_no_longer_works_asks_for_a_new_login(
 
 
 @TRIO
+async def test_a_login_that_expires_while_the_host_runs_fails_fast_and_says_to_log_in(
+    short_lived: Served,
+) -> None:
+    """The access token expires and its refresh token no longer works, mid-session: the
+    next call fails at once (nothing waits for a person) and the server's error names
+    the login."""
+    store = MemoryTokenStore()
+    async with Host.open(host_config(short_lived, store, approve)):
+        pass  # logged in: the store has the tokens
+    config = host_config(short_lived, store)
+    async with Host.open(config) as host:
+        step = host.sample()
+        assert (await host.call(step, "c1", "mcp__notes__add", {"text": "a"})).status == "ok"
+        await revoke_refresh(short_lived.port)
+        await trio.sleep(1.5)
+        failed = await host.call(step, "c2", "mcp__notes__add", {"text": "b"})
+        assert failed.status == "failed"
+        with trio.fail_after(10):
+            while "mcpbind login notes" not in (host.server_status()[0].error or ""):
+                await trio.sleep(0.05)
+    assert kinds(short_lived).count("authorize") == 1
+
+
+@TRIO
 async def test_an_error_answer_from_the_authorization_server_fails_with_its_reason(
     served: Served,
 ) -> None:
