@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from .rules import STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for
-from .trace import OUTPUT_KINDS, TraceError, TraceRecord, TraceViolation
+from .trace import OUTPUT_KINDS, TraceError, TraceRecord, TraceViolation, listed_tool
 from .values import (
     UNKNOWN_TOOL,
     Approve,
@@ -78,7 +78,7 @@ from .values import (
     evolve,
 )
 
-__all__ = ["NotRefinable", "Refinement", "refine", "replay_data"]
+__all__ = ["NotRefinable", "Refinement", "refine", "replay_data", "result_text"]
 
 Normal = tuple[Any, ...]
 _FAR = 10**9
@@ -167,31 +167,12 @@ def bound_from_header(header: TraceRecord) -> tuple[Bound, frozenset[str]]:
     return bound, frozenset(gating)
 
 
-def tool_def(entry: Any) -> ToolDef:
-    """One tool of a ``list_done`` record: a name, or the object of SPEC §14.1."""
-    if isinstance(entry, str):
-        return ToolDef(entry)
-    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
-        raise TypeError(f"a tool is a name or an object with a string name: {entry!r}")
-    problem = entry.get("problem") or ""
-    excluded = entry.get("excluded")
-    return ToolDef(
-        entry["name"],
-        read_only=bool(entry.get("read_only", False)),
-        valid=not (problem and excluded is None),
-        problem=problem,
-        visible=not entry.get("hidden", False),
-        excluded=excluded,
-        spec=str(entry.get("spec", "")),
-        over_cap=bool(entry.get("over_cap", False)),
-    )
-
-
 # --- outputs, normalised ------------------------------------------------------------------
 
 
-def _text(status: str, text: str | None) -> str | None:
-    """The server's content is not the model's to predict; a host's own texts are."""
+def result_text(status: str, text: str | None) -> str | None:
+    """A result's text as the model predicts it: the server's content (``ok``/``error``)
+    is not the model's to predict, bad arguments by their prefix; a host's own texts are."""
     if status in ("ok", "error"):
         if text is not None and text.startswith("invalid arguments for "):
             return text.split(": ", 1)[0]
@@ -215,7 +196,7 @@ def expected(output: Output) -> Normal:
             excluded,
         )
     if isinstance(output, Result):
-        return ("result", output.call_id, output.status, _text(output.status, output.text))
+        return ("result", output.call_id, output.status, result_text(output.status, output.text))
     if isinstance(output, Sent):
         return ("sent", output.server, output.method, output.detail)
     if isinstance(output, Refused):
@@ -241,7 +222,7 @@ def observed(record: TraceRecord) -> Normal:
         )
     if kind == "result":
         status = get("status")
-        return ("result", get("call_id"), status, _text(status, get("text")))
+        return ("result", get("call_id"), status, result_text(status, get("text")))
     if kind == "sent":
         method = get("method")
         detail = get("call_id") if method in _SIGNALS else get("detail") or ""
@@ -378,10 +359,10 @@ class _Refiner:
 
     def _list_done(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
         server = record.get("server")
-        try:
-            tools = tuple(tool_def(entry) for entry in record.get("tools") or ())
-        except TypeError as error:
-            raise NotRefinable(record.line, str(error)) from None
+        parsed = [listed_tool(entry) for entry in record.get("tools") or ()]
+        tools = tuple(t for t in parsed if t is not None)
+        if len(tools) != len(parsed):
+            raise NotRefinable(record.line, "a tool is a name or an object with a string name")
         state = candidate.state
         i = state.bound.index(server)
         refresh = state.servers[i].refresh

@@ -49,6 +49,8 @@ from typing import Any
 
 import attrs
 
+from .values import ToolDef
+
 __all__ = [
     "FORMAT",
     "REQUIRED",
@@ -56,6 +58,7 @@ __all__ = [
     "TraceRecord",
     "TraceViolation",
     "check_trace",
+    "listed_tool",
     "parse_trace",
 ]
 
@@ -221,15 +224,30 @@ def _inv_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             generation = seen
 
 
-def _listed(entry: Any) -> tuple[str | None, bool, bool]:
-    """A ``list_done`` tool: (raw name, valid, may be published)."""
-    if isinstance(entry, str) or entry is None:
-        return entry, True, True
-    if not isinstance(entry, Mapping):
-        return None, True, True
-    invalid = bool(entry.get("problem")) and entry.get("excluded") is None
-    shown = not invalid and not entry.get("hidden") and entry.get("excluded") is None
-    return entry.get("name"), not invalid, shown
+def listed_tool(entry: Any) -> ToolDef | None:
+    """One tool of a ``list_done`` record as the rules see it (SPEC §14.1): a raw name, or
+    the object with its facts; None for an entry that is neither."""
+    if isinstance(entry, str):
+        return ToolDef(entry)
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+        return None
+    problem = entry.get("problem") or ""
+    excluded = entry.get("excluded")
+    return ToolDef(
+        entry["name"],
+        read_only=bool(entry.get("read_only", False)),
+        valid=not (problem and excluded is None),
+        problem=problem,
+        visible=not entry.get("hidden", False),
+        excluded=excluded,
+        spec=str(entry.get("spec", "")),
+        over_cap=bool(entry.get("over_cap", False)),
+    )
+
+
+def _offered(tool: ToolDef | None) -> bool:
+    """The tool may be published: valid, visible, not left out (unknown: it may)."""
+    return tool is None or (tool.valid and tool.visible and tool.excluded is None)
 
 
 def _servers_with(records: list[TraceRecord], option: str) -> set[str] | None:
@@ -268,28 +286,17 @@ def _inv_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             listed = pending.pop(owner)
             if listed is None:  # a listing whose tools the trace does not show
                 continue
-            tools = [_listed(entry) for entry in listed]
-            invalid = [name for name, valid, _ in tools if not valid]
+            tools = [listed_tool(entry) for entry in listed]
+            invalid = [t.name for t in tools if t is not None and not t.valid]
             if invalid:
                 expected = f"no publication of a listing with an invalid tool ({invalid[0]!r})"
                 yield TraceViolation("INV-3", record.line, expected, _show(record))
                 return
-            names = record.get("names") or ()
-            if len(names) > sum(1 for _, _, shown in tools if shown):
-                expected = f"at most the {sum(1 for t in tools if t[2])} tools its listing offers"
+            offered = sum(1 for t in tools if _offered(t))
+            if len(record.get("names") or ()) > offered:
+                expected = f"at most the {offered} tools its listing offers"
                 yield TraceViolation("INV-3", record.line, expected, _show(record))
                 return
-
-
-def _exclusive_tools(tools: list[Any]) -> dict[str, bool]:
-    """Raw name -> whether a call to it takes the exclusive lane (not read-only)."""
-    lanes: dict[str, bool] = {}
-    for entry in tools:
-        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
-            lanes[entry["name"]] = not entry.get("read_only", False)
-        elif isinstance(entry, str):
-            lanes[entry] = True
-    return lanes
 
 
 def _inv_9(records: list[TraceRecord]) -> Iterator[TraceViolation]:
@@ -307,7 +314,8 @@ def _inv_9(records: list[TraceRecord]) -> Iterator[TraceViolation]:
         server = record.get("server")
         call_id = record.get("call_id")
         if record.kind == "list_done":
-            listing[server] = _exclusive_tools(list(record.get("tools") or []))
+            tools = (listed_tool(entry) for entry in record.get("tools") or ())
+            listing[server] = {t.name: not t.read_only for t in tools if t is not None}
         elif record.kind == "published" and str(record.get("source")).startswith("mcp:"):
             owner = str(record.get("source")).removeprefix("mcp:")
             installed[owner] = listing.pop(owner, None)  # a cached catalog: not listed here

@@ -56,7 +56,7 @@ from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import StepSnapshot, ToolResult
 from mcpbind.model.explore import format_event
-from mcpbind.model.refine import refine
+from mcpbind.model.refine import refine, result_text
 from mcpbind.model.rules import STANDARD
 from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.model.values import (
@@ -184,7 +184,8 @@ class Observation:
 
     def result(self, result: ToolResult) -> None:
         self.tracer.result(result)
-        self._add(("result", result.call_id, result.status, _impl_text(result)))
+        text = result_text(result.status, result.output)
+        self._add(("result", result.call_id, result.status, text))
 
     def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
         self.tracer.sent(server, method, detail, call_id)
@@ -210,18 +211,6 @@ class Observation:
         return outputs
 
 
-def _bad_arguments_prefix(text: str) -> str:
-    return text.split(": ", 1)[0]
-
-
-def _impl_text(result: ToolResult) -> str | None:
-    if result.status in ("ok", "error"):
-        if result.output.startswith("invalid arguments for "):
-            return _bad_arguments_prefix(result.output)
-        return None  # the server's content: the model does not predict it
-    return result.output
-
-
 def normal(output: Output) -> Normal:
     """A model output in the form the recorder reports it."""
     if isinstance(output, Published):
@@ -237,10 +226,7 @@ def normal(output: Output) -> Normal:
             output.excluded,
         )
     if isinstance(output, Result):
-        text = output.text
-        if text is not None and output.status == "error":
-            text = _bad_arguments_prefix(text)
-        return ("result", output.call_id, output.status, text)
+        return ("result", output.call_id, output.status, result_text(output.status, output.text))
     if isinstance(output, Sent):
         return ("sent", output.server, output.method, output.detail)
     if isinstance(output, Refused):
