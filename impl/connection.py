@@ -653,7 +653,7 @@ class McpConnector:
         stderr: _StderrPipe | None = None
         http: HttpStatus | None = None
         if isinstance(target, str):
-            http = HttpStatus()
+            http = HttpStatus(url=target.rstrip("/"))
             auth = None if self.authorizer is None else self.authorizer.auth(server, config)
             target = http_transport(target, config, http, auth)
         elif isinstance(target, StdioServerParameters):

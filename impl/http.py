@@ -144,7 +144,6 @@ async def http_transport(
 
     timeout = httpx2.Timeout(30.0, read=http_read_timeout(config))
     hooks = {"response": [http.on_response]}
-    http.url = url.rstrip("/")
     async with (
         httpx2.AsyncClient(
             headers=dict(config.headers), timeout=timeout, event_hooks=hooks, auth=auth

@@ -133,6 +133,12 @@ class RouterStatistics:
     late_progress: int = 0
 
 
+def _failure_why(error: Exception) -> str:
+    """Why a call failed in transit, as ``TRANSPORT`` and the trace's ``call_failed`` say
+    it: a request's own failure text, else the unexpected exception's type and message."""
+    return str(error) if isinstance(error, RequestFailed) else f"{type(error).__name__}: {error}"
+
+
 class Router:
     """Routes the calls of one host; see the module docstring for the order of checks."""
 
@@ -531,11 +537,9 @@ class Router:
                 code=error.code,
             )
             return Ending("failed", text)
-        if isinstance(error, RequestFailed):
-            why = str(error)
-        else:
+        if not isinstance(error, RequestFailed):
             logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
-            why = f"{type(error).__name__}: {error}"
+        why = _failure_why(error)
         text = texts.TRANSPORT.format(tool=binding.remote_name, server=binding.server, why=why)
         return Ending("failed", text)
 
@@ -547,10 +551,8 @@ class Router:
         fields: dict[str, Any] = {"call_id": call.call_id}
         if isinstance(error, ServerError):
             fields["why"], fields["code"] = error.message, error.code  # the server's text
-        elif isinstance(error, RequestFailed):
-            fields["why"] = str(error)
         elif isinstance(error, Exception):
-            fields["why"] = f"{type(error).__name__}: {error}"
+            fields["why"] = _failure_why(error)
         elif call.ended_by is None and call.scope.cancel_called:  # its deadline fired
             if call.sent and self.servers[call.server].config.idle_timeout:
                 fields["cap"] = call.capped  # SPEC §8.11: which deadline it was

@@ -129,8 +129,6 @@ class ServerRuntime:
         )
         self._sessions = 0
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
-        self._failure: Exception | None = None
-        """Why the last connection attempt failed, when it did (a startup error's cause)."""
         self._server_log = logging.getLogger(f"mcpbind.server.{name}")
         self._closing = False
         self._stop = anyio.CancelScope()
@@ -242,20 +240,21 @@ class ServerRuntime:
         settings = self._context.config
         delay = settings.reconnect_initial_sec
         while True:  # a host closing while no session is open cancels this (``_stop``)
-            why = await self._attempt()
+            failed = await self._attempt()
             if self._closing:  # the session ended because the host closed
                 return
-            if why is None:
+            if failed is None:
                 delay = settings.reconnect_initial_sec
             else:
+                why, cause = failed
                 self.last_error = why
                 if self.phase == "connecting":  # the first attempt failed
                     if self.config.required:
                         self.phase = "failed"
                         stderr = tuple(self._stderr)
-                        failed = ServerStartupError(self.name, why, stderr)
-                        failed.__cause__, self._failure = self._failure, None
-                        self._report_started(failed)
+                        error = ServerStartupError(self.name, why, stderr)
+                        error.__cause__ = cause  # the typed error behind the text
+                        self._report_started(error)
                         return
                     self.phase = "running"  # optional: it starts absent and keeps trying
                     self._report_started()
@@ -344,9 +343,9 @@ class ServerRuntime:
             refreshes.resolve(run, refreshes.rejected("disconnected", reason), record=True)
         self._release_waiters()
 
-    async def _attempt(self) -> str | None:
-        """One connection's life. None once connected and then lost; else why it failed."""
-        self._failure = None
+    async def _attempt(self) -> tuple[str, Exception | None] | None:
+        """One connection's life. None once connected and then lost; else why it failed,
+        and the error behind that when there is one (a startup error's cause)."""
         timeout = self.config.startup_timeout_sec
         deadline = anyio.current_time() + timeout if timeout > 0 else math.inf
         connected = False
@@ -374,14 +373,13 @@ class ServerRuntime:
                     raise rest from failure
                 if not connected:
                     if startup.cancel_called:
-                        return f"no answer within startup_timeout_sec = {timeout:g}"
-                    self._failure = unwrap(failure)  # the typed error behind the text
-                    return describe(failure)
+                        return f"no answer within startup_timeout_sec = {timeout:g}", None
+                    return describe(failure), unwrap(failure)
             finally:
                 if connected:
                     self._disconnected()
         if startup.cancelled_caught and not connected:
-            return f"no answer within startup_timeout_sec = {timeout:g}"
+            return f"no answer within startup_timeout_sec = {timeout:g}", None
         return None
 
     async def _serve(self, connection: Connection) -> None:
