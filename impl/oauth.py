@@ -219,11 +219,6 @@ class _Storage:
             await self._save(attrs.evolve(record, tokens=None, expires_at=None))
 
 
-@attrs.define(eq=False)
-class _Budget:
-    refusals: int = 0
-
-
 class _LazyAuth(httpx2.Auth):
     """Passes requests through until the server asks for authorization (or credentials
     are stored), then hands every request to the SDK's provider."""
@@ -237,7 +232,8 @@ class _LazyAuth(httpx2.Auth):
         self._make = make
         self._provider: Any = None
         self._storage = storage
-        self._budget = _Budget()
+        self._refusals = 0
+        """Refusals of the server's own URL since its last answer (``MAX_AUTHORIZATIONS``)."""
         self.asked = False
         """The server asked for authorization (a 401 or 403 ``insufficient_scope``)."""
         self._status = "401 Unauthorized"
@@ -281,16 +277,16 @@ class _LazyAuth(httpx2.Auth):
         if self._refused(response):
             self.asked = True
             self._status = f"{response.status_code} {response.reason_phrase}".strip()
-            self._budget.refusals += 1
-            if self._budget.refusals > MAX_AUTHORIZATIONS:
-                self._budget.refusals = 0
+            self._refusals += 1
+            if self._refusals > MAX_AUTHORIZATIONS:
+                self._refusals = 0
                 why = (
                     f"it refused {MAX_AUTHORIZATIONS + 1} times in a row (HTTP "
                     f"{response.status_code}), each after a new authorization"
                 )
                 raise AuthorizationFailed(self.server, why)
         elif response.status_code < 400:
-            self._budget.refusals = 0
+            self._refusals = 0
 
     async def async_auth_flow(
         self, request: httpx2.Request

@@ -105,8 +105,9 @@ def store_key(server: str, url: str) -> str:
 class TokenStore(Protocol):
     """Where credentials are kept; every method may block briefly (a file, a keyring)."""
 
-    name: str
-    """``memory``, ``file``, ``keyring``: for ``mcpbind catalog`` and errors."""
+    @property
+    def name(self) -> str:
+        """``memory``, ``file``, ``keyring``: which store it is."""
 
     async def load(self, key: str) -> Credentials | None: ...
 
@@ -286,22 +287,32 @@ class KeyringTokenStore:
 
 
 class AutoTokenStore:
-    """The keyring when one is usable, else the file (Codex's ``auto``)."""
+    """The keyring when one is usable, else the file (Codex's ``auto``), chosen when
+    credentials are first needed: a host whose servers never ask pays nothing."""
 
     def __init__(self, file: FileTokenStore | None = None) -> None:
-        self._chosen: TokenStore = (
-            KeyringTokenStore() if KeyringTokenStore.usable() else (file or FileTokenStore())
-        )
-        self.name = self._chosen.name
+        self._file = file
+        self._chosen: TokenStore | None = None
+
+    @property
+    def chosen(self) -> TokenStore:
+        if self._chosen is None:
+            usable = KeyringTokenStore.usable()
+            self._chosen = KeyringTokenStore() if usable else (self._file or FileTokenStore())
+        return self._chosen
+
+    @property
+    def name(self) -> str:
+        return self.chosen.name
 
     async def load(self, key: str) -> Credentials | None:
-        return await self._chosen.load(key)
+        return await self.chosen.load(key)
 
     async def save(self, key: str, credentials: Credentials) -> None:
-        await self._chosen.save(key, credentials)
+        await self.chosen.save(key, credentials)
 
     async def delete(self, key: str) -> bool:
-        return await self._chosen.delete(key)
+        return await self.chosen.delete(key)
 
 
 def open_store(choice: StoreChoice, path: str | os.PathLike[str] | None = None) -> TokenStore:
