@@ -35,7 +35,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.oauth import Authorizer
 
-from .tools import load_config
+from .tools import add_config_option, load_config
 
 __all__ = ["LOGIN_TIMEOUT", "Callback", "add_parsers"]
 
@@ -186,7 +186,11 @@ def _server_or_exit(args: argparse.Namespace, verb: str) -> HostConfig | None:
         )
         return None
     if settings.oauth is None:
-        print(f"mcpbind: server '{args.server}' has OAuth turned off (oauth = false).")
+        print(
+            f"mcpbind: server '{args.server}' has OAuth turned off "
+            f"([mcpbind.oauth.{args.server}] enabled = false).",
+            file=sys.stderr,
+        )
         return None
     return config
 
@@ -230,9 +234,7 @@ def add_parsers(commands: Any) -> None:
         "redirect on a loopback port, and store the tokens (SPEC §11.15).",
     )
     login.add_argument("server", metavar="SERVER", help="the server's name in the config")
-    login.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
+    add_config_option(login)
     login.add_argument(
         "--no-browser", action="store_true", help="print the URL only; do not open a browser"
     )
@@ -249,7 +251,5 @@ def add_parsers(commands: Any) -> None:
         description="Delete the server's stored tokens and client registration (SPEC §11.15).",
     )
     logout.add_argument("server", metavar="SERVER", help="the server's name in the config")
-    logout.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
+    add_config_option(logout)
     logout.set_defaults(handler=logout_main)

@@ -42,7 +42,7 @@ from mcpbind.impl import (
 from mcpbind.impl.config import load_toml, parse_toml
 from mcpbind.impl.trace import TraceRecorder, trace_header
 
-__all__ = ["ProgressLine", "add_parsers", "load_config", "terminal_approver"]
+__all__ = ["ProgressLine", "add_config_option", "add_parsers", "load_config", "terminal_approver"]
 
 USAGE = 2
 AUTH_SHOWN = {
@@ -408,9 +408,7 @@ def add_parsers(commands: Any) -> None:
         help="start the servers, refresh, and print what a model would be shown",
         description="Start every enabled server, run its first refresh, print the step snapshot.",
     )
-    catalog.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
+    add_config_option(catalog)
     catalog.add_argument("--json", action="store_true", help="print one JSON object")
     catalog.add_argument(
         "--as-model",
@@ -431,9 +429,7 @@ def add_parsers(commands: Any) -> None:
     call.add_argument(
         "arguments", metavar="ARGS_JSON", nargs="?", default="", help="a JSON object (default {})"
     )
-    call.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
+    add_config_option(call)
     call.add_argument("--call-id", default="cli-1", help="the call_id (default cli-1)")
     call.add_argument(
         "--yes",
@@ -451,6 +447,13 @@ def add_parsers(commands: Any) -> None:
     _add_trace(call)
     _add_verbose(call)
     call.set_defaults(handler=call_main)
+
+
+def add_config_option(parser: Any) -> None:
+    """``--config PATH``: where every command that opens a host reads its servers."""
+    parser.add_argument(
+        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
+    )
 
 
 def _add_trace(parser: Any) -> None:
