@@ -33,7 +33,7 @@ from mcpbind.impl import (
     ServerStartupError,
     response_from_redirect,
 )
-from mcpbind.impl.oauth import Authorizer
+from mcpbind.impl.wire.oauth import Authorizer
 
 from .tools import add_config_option, load_config
 
@@ -149,7 +149,7 @@ async def _login(config: HostConfig, server: str, *, browser: bool, timeout: flo
         builtins=(),
         contributors=(),
     )
-    authorizer: Authorizer = login_config.authorizer()
+    authorizer: Authorizer = Authorizer.for_host(login_config)
     authorizer.redirect_uri = redirect_uri
     await authorizer.logout(server, only)  # a fresh registration for this redirect
     try:
@@ -165,7 +165,7 @@ async def _login(config: HostConfig, server: str, *, browser: bool, timeout: flo
 
 
 async def _logout(config: HostConfig, server: str) -> bool:
-    authorizer = config.authorizer()
+    authorizer = Authorizer.for_host(config)
     return await authorizer.logout(server, config.servers[server])
 
 

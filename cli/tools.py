@@ -39,8 +39,9 @@ from mcpbind.impl import (
     Progress,
     ServerStartupError,
 )
-from mcpbind.impl.config import load_toml, parse_toml
+from mcpbind.impl.config.host import load_toml, parse_toml
 from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.impl.wire.oauth import Authorizer
 
 __all__ = ["ProgressLine", "add_config_option", "add_parsers", "load_config", "terminal_approver"]
 
@@ -103,7 +104,7 @@ def _tracing(path: str | None, config: HostConfig) -> Iterator[TraceRecorder | N
 async def _catalog(
     config: HostConfig, as_model: bool = False, recorder: TraceRecorder | None = None
 ) -> dict[str, Any]:
-    authorizer = config.authorizer()
+    authorizer = Authorizer.for_host(config)
     connector = McpConnector(authorizer=authorizer)
     opened = Host.open(_every_tool(config, as_model), recorder=recorder, connector=connector)
     async with opened as host:

@@ -10,60 +10,21 @@
         result = await host.call(snap, "call-1", "mcp__fs__read", {"path": "x"})
 """
 
-from .approval import (
-    APPROVAL_ANSWERS,
-    ApprovalAnswer,
-    ApprovalGate,
-    ApprovalRequest,
-    ApprovalStatistics,
-    Approver,
-    requires_approval,
-)
-from .catalog_cache import CatalogCache, CatalogCacheStatistics
-from .config import ConfigWarning, HostConfig
-from .connection import Connection, ConnectionLost, Connector, McpConnector, RequestFailed
-from .contributors import (
-    ContributorOutcome,
-    Fragment,
+from .calls.approval import ApprovalGate, ApprovalStatistics, requires_approval
+from .catalog.exposure import Exposure
+from .catalog.planner import StepSnapshot
+from .catalog.registry import Binding, RegistryState, ToolRegistry, ToolSpec
+from .config.catalog_cache import CatalogCache, CatalogCacheStatistics
+from .config.contributors import (
     McpServerContributor,
-    OverlayRecord,
     RemoveServer,
-    ServerProvenance,
     SetServer,
     ToolContributor,
     TurnContext,
-    TurnInput,
     TurnInputContributor,
     TurnItemContributor,
 )
-from .errors import (
-    CatalogRejected,
-    ConfigError,
-    ContributorRejected,
-    DuplicateCallId,
-    HostClosed,
-    LocalError,
-    McpBindError,
-    RemoteError,
-    ServerStartupError,
-    UnknownServer,
-)
-from .exposure import Exposure
-from .host import Host
-from .oauth import (
-    AuthorizationError,
-    AuthorizationFailed,
-    AuthorizationHandler,
-    AuthorizationRequest,
-    AuthorizationResponse,
-    AuthorizationUnavailable,
-    Authorizer,
-    AuthStatus,
-    LoginRequired,
-    response_from_redirect,
-)
-from .oauth_config import OAuthConfig
-from .oauth_store import (
+from .config.credentials import (
     Credentials,
     CredentialsError,
     FileTokenStore,
@@ -71,23 +32,61 @@ from .oauth_store import (
     MemoryTokenStore,
     TokenStore,
 )
-from .progress import OnProgress
-from .recorder import NullRecorder, Recorder
-from .registry import Binding, RegistryState, ToolRegistry, ToolSpec
+from .config.hooks import (
+    APPROVAL_ANSWERS,
+    ApprovalAnswer,
+    ApprovalRequest,
+    Approver,
+    AuthorizationHandler,
+    AuthorizationRequest,
+    AuthorizationResponse,
+    OnProgress,
+    response_from_redirect,
+)
+from .config.host import ConfigWarning, HostConfig
+from .config.oauth import OAuthConfig
+from .config.recorder import NullRecorder, Recorder
+from .config.server import (
+    APPROVAL_MODES,
+    ApprovalMode,
+    BuiltinTool,
+    ServerConfig,
+    StdioTarget,
+    ToolConfig,
+)
+from .config.toml_edit import ApprovalNotSaved
+from .contributors import ContributorOutcome, Fragment, OverlayRecord, ServerProvenance, TurnInput
+from .errors import (
+    AuthorizationError,
+    AuthorizationFailed,
+    CatalogRejected,
+    ConfigError,
+    ContributorRejected,
+    CredentialsRequired,
+    DuplicateCallId,
+    HostClosed,
+    HttpStatusError,
+    LocalError,
+    LoginRequired,
+    McpBindError,
+    RemoteError,
+    ServerStartupError,
+    UnknownServer,
+)
+from .host import Host, HostStatistics, ServerStatus
 from .seams import Seams
-from .server_config import APPROVAL_MODES, ApprovalMode, BuiltinTool, ServerConfig, ToolConfig
+from .server.runtime import ServerStatistics
 from .values import (
     ElicitationAnswer,
     ElicitationRequest,
-    HostStatistics,
     ImageItem,
     Progress,
     RefreshOutcome,
-    ServerStatistics,
-    ServerStatus,
-    StepSnapshot,
     ToolResult,
 )
+from .wire.connector import McpConnector
+from .wire.oauth import Authorizer, AuthStatus
+from .wire.seam import Connection, ConnectionLost, Connector, RequestFailed, ServerError
 
 __all__ = [
     "APPROVAL_ANSWERS",
@@ -95,6 +94,7 @@ __all__ = [
     "ApprovalAnswer",
     "ApprovalGate",
     "ApprovalMode",
+    "ApprovalNotSaved",
     "ApprovalRequest",
     "ApprovalStatistics",
     "Approver",
@@ -104,7 +104,6 @@ __all__ = [
     "AuthorizationHandler",
     "AuthorizationRequest",
     "AuthorizationResponse",
-    "AuthorizationUnavailable",
     "Authorizer",
     "Binding",
     "BuiltinTool",
@@ -120,6 +119,7 @@ __all__ = [
     "ContributorRejected",
     "Credentials",
     "CredentialsError",
+    "CredentialsRequired",
     "DuplicateCallId",
     "ElicitationAnswer",
     "ElicitationRequest",
@@ -130,6 +130,7 @@ __all__ = [
     "HostClosed",
     "HostConfig",
     "HostStatistics",
+    "HttpStatusError",
     "ImageItem",
     "KeyringTokenStore",
     "LocalError",
@@ -151,11 +152,13 @@ __all__ = [
     "RequestFailed",
     "Seams",
     "ServerConfig",
+    "ServerError",
     "ServerProvenance",
     "ServerStartupError",
     "ServerStatistics",
     "ServerStatus",
     "SetServer",
+    "StdioTarget",
     "StepSnapshot",
     "TokenStore",
     "ToolConfig",

@@ -13,12 +13,17 @@ from typing import Literal
 from mcpbind.model import texts
 
 __all__ = [
+    "AuthorizationError",
+    "AuthorizationFailed",
     "CatalogRejected",
     "ConfigError",
     "ContributorRejected",
+    "CredentialsRequired",
     "DuplicateCallId",
     "HostClosed",
+    "HttpStatusError",
     "LocalError",
+    "LoginRequired",
     "McpBindError",
     "RemoteError",
     "ServerStartupError",
@@ -108,6 +113,44 @@ class ServerStartupError(RemoteError):
         self.server = server
         self.why = why
         self.stderr = stderr
+
+
+class AuthorizationError(RemoteError):
+    """A server's authorization did not succeed (SPEC §11.15). Three kinds, by what the
+    user must do: :class:`CredentialsRequired`, :class:`LoginRequired`,
+    :class:`AuthorizationFailed`."""
+
+    def __init__(self, server: str, message: str) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class CredentialsRequired(AuthorizationError):
+    """No credentials: the server refused the connection (HTTP 401 or 403) and there is
+    nothing to log in with (OAuth turned off for it, or it publishes no OAuth metadata).
+    Give it credentials: ``bearer_token_env_var``, ``http_headers`` or
+    ``env_http_headers``."""
+
+
+class LoginRequired(AuthorizationError):
+    """Login needed: a person must authorize the host for ``server`` (no usable token),
+    and no one can be asked here: run ``mcpbind login SERVER``."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(server, texts.LOGIN_REQUIRED.format(server=server))
+
+
+class AuthorizationFailed(AuthorizationError):
+    """The authorization server is unusable: the flow failed (the authorization server
+    refused, its metadata was wrong, the server kept refusing the tokens it issued)."""
+
+    def __init__(self, server: str, why: str) -> None:
+        super().__init__(server, texts.AUTHORIZATION_FAILED.format(server=server, why=why))
+        self.why = why
+
+
+class HttpStatusError(RemoteError):
+    """A connection failed on the HTTP status the server answered (SPEC §11.2)."""
 
 
 def unwrap(error: Exception) -> Exception:

@@ -18,46 +18,82 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import attrs
 from anyio.abc import TaskGroup
 
 from mcpbind.model import texts
 from mcpbind.model.naming import BUILTIN
+from mcpbind.model.values import Exclusion
 
-from .calls import CallTable
-from .catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
-from .config import HostConfig
-from .connection import Connector, McpConnector
-from .contributors import (
-    ContributorOutcome,
+from .calls.table import CallTable
+from .catalog.exposure import Exposer
+from .catalog.planner import StepSnapshot
+from .catalog.publisher import Publisher
+from .config.catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
+from .config.contributors import (
     McpServerContributor,
-    ServerProvenance,
     ToolContributor,
-    ToolContributors,
     TurnContext,
-    TurnInput,
     TurnInputContributor,
     TurnItemContributor,
+)
+from .config.host import TOOL_SEARCH, HostConfig
+from .config.recorder import NullRecorder, Recorder
+from .contributors import (
+    ContributorOutcome,
+    ServerProvenance,
+    ToolContributors,
+    TurnInput,
     apply_overlays,
     local_binding,
     run_turn_inputs,
     run_turn_items,
 )
 from .errors import HostClosed, ServerStartupError, UnknownServer
-from .exposure import TOOL_SEARCH, Exposer
-from .publisher import Publisher
-from .recorder import NullRecorder, Recorder
 from .router import META_CALL_ID, META_SESSION_ID, META_STEP
-from .runtime import RuntimeContext, ServerRuntime
 from .seams import PRODUCTION, Seams
-from .startup import Turn, install_order
-from .values import HostStatistics, RefreshOutcome, ServerStatus, StepSnapshot, ToolResult
+from .server.runtime import RuntimeContext, ServerRuntime
+from .server.startup import Turn, install_order
+from .values import RefreshOutcome, ToolResult
+from .wire.connector import McpConnector
+from .wire.oauth import Authorizer
+from .wire.seam import Connector
 
-__all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Host"]
+__all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Host", "HostStatistics", "ServerStatus"]
+
+
+@attrs.frozen
+class HostStatistics:
+    generation: int
+    connected: Mapping[str, bool]
+    calls_in_flight: int
+    results: Mapping[str, int]
+    """Terminal results so far, by status."""
+    late_dropped: int
+    """Answers that arrived after their call had ended (dropped, INV-4)."""
+    progress: int = 0
+    """Progress notifications received for pending calls (SPEC §8.10)."""
+    late_progress: int = 0
+    """Progress notifications that arrived after their call had ended (dropped)."""
+
+
+@attrs.frozen
+class ServerStatus:
+    """One server as ``mcpbind catalog`` shows it."""
+
+    name: str
+    connected: bool
+    tools: int
+    """Tools of this server in the current registry state."""
+    error: str | None
+    """Why its last connection attempt or refresh failed, if it did."""
+    excluded: tuple[Exclusion, ...] = ()
+    """The tools its catalog leaves out, with why (SPEC §5.4)."""
 
 
 class Host:
@@ -102,7 +138,7 @@ class Host:
         context = RuntimeContext(
             publisher=self._publisher,
             calls=self._calls,
-            connector=connector or McpConnector(authorizer=config.authorizer()),
+            connector=connector or McpConnector(authorizer=Authorizer.for_host(config)),
             cache=self.catalog_cache,
             recorder=self.recorder,
             config=config,

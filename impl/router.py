@@ -39,20 +39,27 @@ import attrs
 
 from mcpbind.model import texts
 
-from .approval import ApprovalGate
-from .calls import CallTable, PendingCall
-from .config import HostConfig
-from .connection import HEADER_MISMATCH, Connection, ConnectionLost, RequestFailed, ServerError
-from .encoding import OutputLimits, encode_result, wall_time_header
+from .calls.approval import ApprovalGate
+from .calls.encoding import OutputLimits, encode_result, wall_time_header
+from .calls.progress import ProgressCounts, ProgressFeed
+from .calls.table import CallTable, PendingCall
+from .calls.tasks import TaskEnded, await_task
+from .catalog.exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
+from .catalog.planner import Planner, StepSnapshot
+from .catalog.registry import Binding, ToolRegistry
+from .config.host import HostConfig
+from .config.recorder import Recorder
 from .errors import DuplicateCallId
-from .exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
-from .planner import Planner
-from .progress import ProgressCounts, ProgressFeed
-from .recorder import Recorder
-from .registry import Binding, ToolRegistry
-from .runtime import ServerRuntime
-from .tasks import TaskEnded, await_task
-from .values import ContentItem, StepSnapshot, TaskHandle, ToolResult
+from .server.runtime import ServerRuntime
+from .values import ContentItem, ToolResult
+from .wire.seam import (
+    HEADER_MISMATCH,
+    Connection,
+    ConnectionLost,
+    RequestFailed,
+    ServerError,
+    TaskHandle,
+)
 
 __all__ = [
     "META_CALL_ID",

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import attrs
 
-from .approval import ApprovalGate
-from .calls import CallTable
-from .catalog import BuildBindings, ReadListing, build_bindings, read_listing
-from .planner import Planner
-from .registry import ToolRegistry
+from .calls.approval import ApprovalGate
+from .calls.table import CallTable
+from .catalog.listing import BuildBindings, ReadListing, build_bindings, read_listing
+from .catalog.planner import Planner
+from .catalog.registry import ToolRegistry
 from .router import Lanes, Router
-from .runtime import ServerRuntime
+from .server.runtime import ServerRuntime
 
 __all__ = ["PRODUCTION", "Seams"]
 

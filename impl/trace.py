@@ -1,6 +1,6 @@
 """Writing traces in the format ``mcpbind-trace/1`` (SPEC §14).
 
-A :class:`TraceRecorder` is a :class:`~mcpbind.impl.recorder.Recorder`: passed to
+A :class:`TraceRecorder` is a :class:`~mcpbind.impl.config.recorder.Recorder`: passed to
 ``Host.open(..., recorder=...)`` it writes one JSON object per line to a text stream, a
 header built from the host's configuration first, then every input the host met and
 every output it produced, in order, and ``{"kind": "end"}`` when :meth:`end` is called.
@@ -15,11 +15,11 @@ from typing import Any, TextIO
 
 from mcpbind.model.trace import FORMAT, SIGNALS
 
-from .config import HostConfig
-from .connection import CLIENT_INFO
-from .contributors import ToolContributor
-from .server_config import ServerConfig
+from .config.contributors import ToolContributor
+from .config.host import HostConfig
+from .config.server import ServerConfig
 from .values import RefreshOutcome, ToolResult
+from .wire.connector import CLIENT_INFO
 
 __all__ = ["TraceRecorder", "trace_header"]
 

@@ -1,4 +1,5 @@
-"""Values the runtime hands to its callers: results, refresh outcomes, step snapshots."""
+"""Values every wing of the runtime hands on, and the host's callers see: a call's one
+result, a refresh outcome, what a server asks the user, progress."""
 
 from __future__ import annotations
 
@@ -11,24 +12,13 @@ import attrs
 from mcpbind.model import texts
 from mcpbind.model.values import Exclusion
 
-from .exposure import Exposer, Exposure
-from .registry import Binding, RegistryState, ToolSpec
-
 __all__ = [
     "ContentItem",
     "ElicitationAnswer",
     "ElicitationRequest",
-    "HostStatistics",
     "ImageItem",
-    "Phase",
     "Progress",
     "RefreshOutcome",
-    "ServerStatistics",
-    "ServerStatus",
-    "StepSnapshot",
-    "TaskHandle",
-    "TaskPoll",
-    "TaskState",
     "ToolResult",
 ]
 
@@ -118,131 +108,3 @@ class RefreshOutcome:
     excluded: tuple[Exclusion, ...] = ()
     """``installed`` and ``unchanged``: the valid tools left out of the catalog, each with
     its kind and text (SPEC §5.4), in listing order."""
-
-
-def _exposure_of(snapshot: StepSnapshot) -> Exposure:
-    return Exposer(None, None).expose(snapshot.state)
-
-
-@attrs.frozen(eq=False)
-class StepSnapshot:
-    """One sampling step: its plan (``specs``) and its router (``binding``) are the one
-    exposure computed from one registry state, which nothing changes afterwards (INV-2).
-    Building one is O(1) amortised (the host caches the exposure, SPEC §11.9)."""
-
-    step: int
-    state: RegistryState
-    exposure: Exposure = attrs.field(
-        default=attrs.Factory(_exposure_of, takes_self=True), repr=False
-    )
-    """What the step shows; by default every tool of ``state``, unshortened."""
-
-    @property
-    def generation(self) -> int:
-        return self.state.generation
-
-    @property
-    def specs(self) -> tuple[ToolSpec, ...]:
-        """The tool specs shown to the model, sorted by name."""
-        return self.exposure.specs
-
-    @property
-    def names(self) -> Mapping[str, Binding]:
-        """The router's table: every name this step accepts."""
-        return self.exposure.by_name
-
-    @property
-    def deferred(self) -> int:
-        """MCP tools of the registry state this step does not show; ``tool_search`` finds
-        them (SPEC §11.9). 0 when the step shows every tool."""
-        return self.exposure.deferred
-
-    def binding(self, name: str) -> Binding | None:
-        """What ``name`` executes in this step, or None when the step has no such tool."""
-        return self.exposure.by_name.get(name)
-
-    def full_input_schema(self, name: str) -> Mapping[str, Any] | None:
-        """The full input schema of ``name`` as its server listed it, even when the step
-        shows a shortened one (SPEC §11.9); None when the step has no such tool."""
-        binding = self.exposure.by_name.get(name)
-        return None if binding is None else binding.spec.full_input_schema
-
-
-@attrs.frozen
-class HostStatistics:
-    generation: int
-    connected: Mapping[str, bool]
-    calls_in_flight: int
-    results: Mapping[str, int]
-    """Terminal results so far, by status."""
-    late_dropped: int
-    """Answers that arrived after their call had ended (dropped, INV-4)."""
-    progress: int = 0
-    """Progress notifications received for pending calls (SPEC §8.10)."""
-    late_progress: int = 0
-    """Progress notifications that arrived after their call had ended (dropped)."""
-
-
-@attrs.frozen
-class ServerStatus:
-    """One server as ``mcpbind catalog`` shows it."""
-
-    name: str
-    connected: bool
-    tools: int
-    """Tools of this server in the current registry state."""
-    error: str | None
-    """Why its last connection attempt or refresh failed, if it did."""
-    excluded: tuple[Exclusion, ...] = ()
-    """The tools its catalog leaves out, with why (SPEC §5.4)."""
-
-
-Phase = Literal["connecting", "listed", "dormant", "starting", "running", "failed"]
-"""Where a server's first start is (``mcpbind.impl.runtime``, SPEC §11.3, §11.12)."""
-
-
-@attrs.frozen
-class ServerStatistics:
-    name: str
-    phase: Phase
-    connected: bool
-    sessions: int
-    """Connections made so far."""
-    refreshing: bool
-    """A refresh is in flight."""
-    refresh_queued: bool
-    waiting_for_start: int
-    """Calls waiting for a lazy start to settle (INV-11)."""
-    outcomes: Mapping[str, int]
-    """Refresh outcomes so far, by status."""
-    last_error: str | None
-    stderr: tuple[str, ...] = ()
-    """The last lines a stdio server wrote to its stderr (logged on
-    ``mcpbind.server.<name>``)."""
-
-
-TaskState = Literal["working", "input_required", "completed", "failed", "cancelled"]
-"""The statuses of a task (SPEC §8.12); the last three are terminal."""
-
-
-@attrs.frozen
-class TaskHandle:
-    """A ``tools/call`` the server answered with a task."""
-
-    task_id: str
-    poll_interval: float | None = None
-    """Seconds the server asks the host to wait between polls (None: it names none)."""
-    status: TaskState = "working"
-
-
-@attrs.frozen
-class TaskPoll:
-    """What one poll of a task found. Input the task asked for has been answered
-    through the elicitation policy before the poll returns (its status then says so)."""
-
-    status: TaskState
-    poll_interval: float | None = None
-    result: Any = None
-    """``completed``: the raw ``CallToolResult`` of the call."""
-    message: str | None = None
-    """``failed``/``cancelled``: the server's reason, when it gave one."""

@@ -244,7 +244,11 @@ LOGIN_REQUIRED: Final = (
 AUTHORIZATION_FAILED: Final = (
     "authorization with server {server!r} failed: {why}; run `mcpbind login {server}` to try again"
 )
-AUTHORIZATION_UNAVAILABLE: Final = (
+CREDENTIALS_REQUIRED: Final = (
+    "the server requires authorization (HTTP {status}); give it credentials: "
+    "bearer_token_env_var or http_headers / env_http_headers"
+)
+CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "server {server!r} requires authorization (HTTP {status}) and publishes no OAuth metadata "
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "
     "env_http_headers"

@@ -17,19 +17,19 @@ import anyio
 import attrs
 from typing_extensions import override
 
-from mcpbind.impl.approval import ApprovalGate, ApprovalRequest
-from mcpbind.impl.calls import CallTable, PendingCall
-from mcpbind.impl.catalog import BuildBindings, Decision, build_bindings, read_listing
-from mcpbind.impl.connection import Connection
+from mcpbind.impl.calls.approval import ApprovalGate
+from mcpbind.impl.calls.table import CallTable, PendingCall
+from mcpbind.impl.catalog.exposure import Exposure
+from mcpbind.impl.catalog.listing import BuildBindings, Decision, build_bindings, read_listing
+from mcpbind.impl.catalog.planner import Planner, StepSnapshot
+from mcpbind.impl.catalog.registry import Binding, RegistryState, SourceCatalog, ToolRegistry
+from mcpbind.impl.config.hooks import ApprovalRequest
+from mcpbind.impl.config.server import ServerConfig
 from mcpbind.impl.errors import CatalogRejected
-from mcpbind.impl.exposure import Exposure
-from mcpbind.impl.planner import Planner
-from mcpbind.impl.registry import Binding, RegistryState, SourceCatalog, ToolRegistry
 from mcpbind.impl.router import Ending, Lanes, Router
-from mcpbind.impl.runtime import ServerRuntime, Session
 from mcpbind.impl.seams import PRODUCTION, Seams
-from mcpbind.impl.server_config import ServerConfig
-from mcpbind.impl.values import StepSnapshot, TaskHandle
+from mcpbind.impl.server.runtime import ServerRuntime, Session
+from mcpbind.impl.wire.seam import Connection, TaskHandle
 from mcpbind.model import texts
 from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 

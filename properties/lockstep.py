@@ -49,12 +49,13 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
-from mcpbind.impl.catalog_cache import server_identity
-from mcpbind.impl.recorder import NullRecorder, Recorder
+from mcpbind.impl.catalog.planner import StepSnapshot
+from mcpbind.impl.config.catalog_cache import server_identity
+from mcpbind.impl.config.recorder import NullRecorder, Recorder
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
-from mcpbind.impl.values import StepSnapshot, ToolResult
+from mcpbind.impl.values import ToolResult
 from mcpbind.model.explore import format_event
 from mcpbind.model.refine import refine, result_text
 from mcpbind.model.rules import STANDARD

@@ -21,8 +21,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.subscriptions import ToolsListChanged
 
 from mcpbind.impl import BuiltinTool, DuplicateCallId, Host, HostConfig, ServerConfig
+from mcpbind.impl.catalog.planner import StepSnapshot
 from mcpbind.impl.seams import PRODUCTION, Seams
-from mcpbind.impl.values import StepSnapshot, ToolResult
+from mcpbind.impl.values import ToolResult
 
 from .lockstep import MachineFailure
 

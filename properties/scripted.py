@@ -5,7 +5,7 @@ Every request the runtime makes parks here until a rule of the machine releases 
 ``isError``) or fails, a server disconnects (every parked request raises
 ``ConnectionLost``) or reconnects (a parked connection attempt goes through), a catalog
 changes and ``list_changed`` is announced. The runtime under test is the production
-code: only what sits behind :class:`~mcpbind.impl.connection.Connection` is scripted.
+code: only what sits behind :class:`~mcpbind.impl.wire.connection.Connection` is scripted.
 
 Each server keeps its *wire*: what reached it, in order (``open``, ``tools/call``,
 ``notifications/cancelled``, ``tasks/cancel``, and how the session ended: ``close`` when
@@ -28,7 +28,8 @@ from typing import Any
 import anyio
 import attrs
 
-from mcpbind.impl.connection import (
+from mcpbind.impl.config.server import ServerConfig
+from mcpbind.impl.wire.seam import (
     HEADER_MISMATCH,
     Connection,
     ConnectionLost,
@@ -37,9 +38,9 @@ from mcpbind.impl.connection import (
     OnWireProgress,
     RequestFailed,
     ServerError,
+    TaskHandle,
+    TaskPoll,
 )
-from mcpbind.impl.server_config import ServerConfig
-from mcpbind.impl.values import TaskHandle, TaskPoll
 from mcpbind.model.values import ServerSpec, TaskEnd, ToolDef
 
 __all__ = ["PendingCall", "PendingList", "ScriptedConnector", "ScriptedServer", "raw_tool"]
@@ -309,7 +310,7 @@ class _Connection:
 
 
 class ScriptedConnector:
-    """A :class:`~mcpbind.impl.connection.Connector` over scripted servers."""
+    """A :class:`~mcpbind.impl.wire.connection.Connector` over scripted servers."""
 
     def __init__(self, servers: Mapping[str, ScriptedServer]) -> None:
         self.servers = dict(servers)

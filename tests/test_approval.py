@@ -33,7 +33,7 @@ from mcpbind.impl import (
     ToolConfig,
     requires_approval,
 )
-from mcpbind.impl.toml_edit import ApprovalNotSaved, approve_always_text
+from mcpbind.impl.config.toml_edit import ApprovalNotSaved, approve_always_text
 from mcpbind.model import texts
 
 SPEC = (pathlib.Path(__file__).resolve().parent.parent / "SPEC.md").read_text(encoding="utf-8")

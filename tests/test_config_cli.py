@@ -11,7 +11,7 @@ import pytest
 from cli_runner import mcpbind
 
 from mcpbind.impl import ConfigError, ConfigWarning, HostConfig, ToolConfig
-from mcpbind.impl.config import parse_toml
+from mcpbind.impl.config.host import parse_toml
 
 PYTHON = json.dumps(sys.executable)
 
@@ -63,7 +63,7 @@ def test_a_codex_config_with_stdio_and_http_servers_loads():
     assert loaded.warnings == ()
     fs, web = config.servers["fs"], config.servers["web"]
     assert fs.target.command == "npx"
-    assert fs.target.args == ["-y", "server-fs"]
+    assert fs.target.args == ("-y", "server-fs")
     assert fs.enabled_tools == frozenset({"read"})
     assert (fs.startup_timeout_sec, fs.tool_timeout_sec) == (5.0, 60.5)
     assert fs.required

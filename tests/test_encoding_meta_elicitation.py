@@ -27,8 +27,8 @@ from mcpbind.impl import (
     ServerConfig,
     ToolConfig,
 )
-from mcpbind.impl.config import parse_toml
-from mcpbind.impl.encoding import truncate_bytes
+from mcpbind.impl.calls.encoding import truncate_bytes
+from mcpbind.impl.config.host import parse_toml
 from mcpbind.impl.host import META_CALL_ID, META_SESSION_ID, META_STEP
 from mcpbind.model import texts
 

@@ -19,13 +19,8 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
-from mcpbind.impl.config import parse_toml
-from mcpbind.impl.exposure import (
-    TOOL_SEARCH,
-    schema_bytes,
-    search_words,
-    shorten_schema,
-)
+from mcpbind.impl.catalog.exposure import schema_bytes, search_words, shorten_schema
+from mcpbind.impl.config.host import TOOL_SEARCH, parse_toml
 from mcpbind.model import texts
 
 

@@ -22,8 +22,8 @@ from mcpbind.impl import (
     ServerConfig,
     ServerStartupError,
 )
-from mcpbind.impl.catalog_cache import server_identity
-from mcpbind.impl.config import parse_toml
+from mcpbind.impl.config.catalog_cache import server_identity
+from mcpbind.impl.config.host import parse_toml
 from mcpbind.model import texts
 
 STDIO_SERVER = pathlib.Path(__file__).parent / "testservers" / "stdio_server.py"

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpbind.impl import CatalogRejected, ServerConfig, ToolRegistry
-from mcpbind.impl.catalog import MAX_TOOLS, build_bindings, read_listing
-from mcpbind.impl.registry import Binding, ToolSpec
+from mcpbind.impl.catalog.listing import MAX_TOOLS, build_bindings, read_listing
+from mcpbind.impl.catalog.registry import Binding, ToolSpec
 from mcpbind.model.naming import BUILTIN, mcp_source
 
 VALID = re.compile(r"[A-Za-z0-9_]+")

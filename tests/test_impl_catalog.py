@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcpbind.impl import CatalogRejected, ServerConfig, ToolRegistry
-from mcpbind.impl.catalog import MAX_PAGES, MAX_TOOLS, build_bindings, read_listing
+from mcpbind.impl.catalog.listing import MAX_PAGES, MAX_TOOLS, build_bindings, read_listing
 
 
 def raw(name: Any, **extra: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from mcpbind.impl import (
     ServerConfig,
     UnknownServer,
 )
-from mcpbind.impl.encoding import ERROR_LINE
+from mcpbind.impl.calls.encoding import ERROR_LINE
 from mcpbind.model import texts
 
 
@@ -388,7 +388,7 @@ async def test_list_changed_notification_on_a_handshake_era_connection_refreshes
 
 
 def test_output_longer_than_the_limit_is_cut_to_exactly_the_limit_with_a_marker():
-    from mcpbind.impl.encoding import truncate
+    from mcpbind.impl.calls.encoding import truncate
 
     text = "x" * 1000
     cut = truncate(text, 200)

@@ -53,7 +53,17 @@ def planted(tmp_path: pathlib.Path, part: str, module: str, code: str) -> pathli
 def test_every_layer_contract_is_kept():
     done = lint()
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 kept, 0 broken" in done.stdout
+    assert f"{len(CONTRACTS)} kept, 0 broken" in done.stdout
+
+
+CONTRACTS = {
+    "model": "model is sans-IO",
+    "impl": "impl imports neither the property machines nor the CLI, nor trio",
+    "wings": "impl's wings, each importing only the ones below it",
+    "sdk": "only the wire wing talks to the SDK",
+    "cycles": "no import cycle between the modules of impl",
+}
+TYPE_CHECKING = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
 
 
 @pytest.mark.parametrize(
@@ -61,44 +71,86 @@ def test_every_layer_contract_is_kept():
     [
         pytest.param(
             "impl",
-            "runtime.py",
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .host import Host",
-            "no import cycle between the modules of impl",
-            id="type-checking-cycle",
+            "server/runtime.py",
+            TYPE_CHECKING + "from ..host import Host",
+            {"wings", "cycles"},
+            id="type-checking-import-of-a-wing-above",
         ),
         pytest.param(
             "impl",
-            "calls.py",
+            "calls/table.py",
+            "def _planted() -> None:\n    from .elicitation import answer",
+            {"cycles"},
+            id="function-level-cycle-inside-a-wing",
+        ),
+        pytest.param(
+            "impl",
+            "catalog/registry.py",
+            TYPE_CHECKING + "from .planner import Planner",
+            {"cycles"},
+            id="type-checking-cycle-inside-a-wing",
+        ),
+        pytest.param(
+            "impl",
+            "errors.py",
+            "from .values import ToolResult",
+            {"wings"},
+            id="errors-imports-values-beside-it",
+        ),
+        pytest.param(
+            "impl",
+            "trace.py",
             "def _planted() -> None:\n    from .router import Router",
-            "no import cycle between the modules of impl",
-            id="function-level-cycle",
+            {"wings"},
+            id="trace-imports-router-beside-it",
+        ),
+        pytest.param(
+            "impl",
+            "calls/encoding.py",
+            "import mcp",
+            {"sdk"},
+            id="calls-imports-the-sdk",
+        ),
+        pytest.param(
+            "impl",
+            "catalog/listing.py",
+            TYPE_CHECKING + "import mcp_types",
+            {"sdk"},
+            id="catalog-imports-the-sdk-types-when-type-checking",
+        ),
+        pytest.param(
+            "impl",
+            "config/server.py",
+            "def _planted() -> None:\n    import httpx2",
+            {"sdk"},
+            id="config-imports-the-http-client",
         ),
         pytest.param(
             "model",
             "table.py",
             "import trio",
-            "model is sans-IO",
+            {"model"},
             id="model-imports-trio",
         ),
         pytest.param(
             "model",
             "rules.py",
-            "from mcpbind.impl import registry",
-            "model is sans-IO",
+            "from mcpbind.impl import errors",
+            {"model"},
             id="model-imports-impl",
         ),
         pytest.param(
             "impl",
             "host.py",
             "from mcpbind.properties import chooser",
-            "impl imports neither the property machines nor the CLI",
+            {"impl"},
             id="impl-imports-properties",
         ),
         pytest.param(
             "impl",
-            "calls.py",
+            "calls/table.py",
             "import trio",
-            "impl imports neither the property machines nor the CLI, nor trio",
+            {"impl"},
             id="impl-imports-trio",
         ),
     ],
@@ -106,5 +158,8 @@ def test_every_layer_contract_is_kept():
 def test_a_planted_violation_breaks_its_contract(tmp_path, part, module, code, broken):
     done = lint(planted(tmp_path, part, module, code))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "2 kept, 1 broken" in done.stdout
-    assert f"{broken}" in done.stdout.split("Broken contracts", 1)[1]
+    kept = len(CONTRACTS) - len(broken)
+    assert f"{kept} kept, {len(broken)} broken" in done.stdout, done.stdout
+    report = done.stdout.split("Broken contracts", 1)[1]
+    for key in broken:
+        assert CONTRACTS[key] in report

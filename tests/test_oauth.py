@@ -42,9 +42,9 @@ from mcpbind.impl import (
     ServerStartupError,
     response_from_redirect,
 )
-from mcpbind.impl.config import parse_toml
-from mcpbind.impl.oauth import Authorizer
-from mcpbind.impl.oauth_store import Credentials, store_key
+from mcpbind.impl.config.credentials import Credentials, store_key
+from mcpbind.impl.config.host import parse_toml
+from mcpbind.impl.wire.oauth import Authorizer
 
 TRIO = pytest.mark.parametrize("anyio_backend", ["trio"], indirect=True)
 """The tests against a real server process run on trio; logging in runs on both."""
@@ -249,7 +249,7 @@ async def test_a_server_with_a_bearer_token_header_is_not_authorized_by_oauth(
     served: Served,
 ) -> None:
     config = host_config(served, MemoryTokenStore(), headers={"Authorization": "Bearer nope"})
-    authorizer = config.authorizer()
+    authorizer = Authorizer.for_host(config)
     assert authorizer.auth("notes", config.servers["notes"]) is None
     assert await authorizer.status("notes", config.servers["notes"]) == "bearer_token"
 
@@ -434,7 +434,7 @@ async def test_a_server_that_keeps_refusing_is_not_authorized_forever() -> None:
     """SPEC §11.15: after MAX_AUTHORIZATIONS refusals with no answer in between, the
     connection fails with AuthorizationFailed instead of authorizing again (the suite's
     auth/scope-retry-limit checks the same against its own server)."""
-    from mcpbind.impl.oauth import MAX_AUTHORIZATIONS, _LazyAuth, _Storage
+    from mcpbind.impl.wire.oauth import MAX_AUTHORIZATIONS, _LazyAuth, _Storage
 
     storage = _Storage(MemoryTokenStore(), "s", "http://s/mcp")
     auth = _LazyAuth("s", "http://s/mcp", _AlwaysRetry, storage)
@@ -465,7 +465,7 @@ class _AlwaysRetry:
 
 
 def test_the_keyring_store_without_the_package_says_how_to_install_it(monkeypatch) -> None:
-    from mcpbind.impl.oauth_store import AutoTokenStore, open_store
+    from mcpbind.impl.config.credentials import AutoTokenStore, open_store
 
     monkeypatch.setitem(sys.modules, "keyring", None)  # not installed
     with pytest.raises(CredentialsError, match=r"pip install 'mcpbind\[keyring\]'"):

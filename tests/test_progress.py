@@ -27,8 +27,8 @@ from testservers.processes import SERVER, http_server
 
 from mcpbind.cli.tools import ProgressLine
 from mcpbind.impl import ConfigError, Host, HostConfig, Progress, ServerConfig
-from mcpbind.impl.config import parse_toml
-from mcpbind.impl.progress import ProgressCounts, ProgressFeed
+from mcpbind.impl.calls.progress import ProgressCounts, ProgressFeed
+from mcpbind.impl.config.host import parse_toml
 from mcpbind.model import texts
 
 TRANSPORTS = TRANSPORTS_WITH_PROGRESS

@@ -24,7 +24,7 @@ from testservers.common import make_server
 from testservers.processes import SERVER, http_server
 
 from mcpbind.impl import (
-    AuthorizationUnavailable,
+    CredentialsRequired,
     ElicitationAnswer,
     ElicitationRequest,
     Host,
@@ -33,9 +33,9 @@ from mcpbind.impl import (
     ServerConfig,
     ServerStartupError,
 )
-from mcpbind.impl import http as http_module
-from mcpbind.impl.encoding import encode_result
+from mcpbind.impl.calls.encoding import encode_result
 from mcpbind.impl.errors import ConfigError
+from mcpbind.impl.wire import http as http_module
 from mcpbind.model import texts
 
 TRANSPORTS = ["inproc", "stdio", "http"]
@@ -170,7 +170,7 @@ async def test_an_http_status_at_connect_is_named_and_401_or_403_says_authorizat
     assert said in str(raised.value)
     assert "Server returned an error response" not in str(raised.value)
     if status == "401":  # OAuth was tried first (SPEC §11.15): nothing to log in with
-        assert isinstance(raised.value.__cause__, AuthorizationUnavailable)
+        assert isinstance(raised.value.__cause__, CredentialsRequired)
         assert "publishes no OAuth metadata" in str(raised.value)
 
 

@@ -21,10 +21,10 @@ from mcpbind.impl import (
     ServerStartupError,
     ToolRegistry,
 )
-from mcpbind.impl.calls import CallTable
-from mcpbind.impl.publisher import Publisher
-from mcpbind.impl.runtime import RuntimeContext, ServerRuntime
-from mcpbind.impl.startup import install_order
+from mcpbind.impl.calls.table import CallTable
+from mcpbind.impl.catalog.publisher import Publisher
+from mcpbind.impl.server.runtime import RuntimeContext, ServerRuntime
+from mcpbind.impl.server.startup import install_order
 
 
 def context(calls: CallTable | None = None) -> RuntimeContext:

@@ -14,7 +14,7 @@ import pytest
 import trio
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
-from mcpbind.impl.config import parse_toml
+from mcpbind.impl.config.host import parse_toml
 
 SECRET = "sk-live-7f3e9a1c0b2d-SECRET"
 pytestmark = pytest.mark.slow

@@ -26,7 +26,7 @@ from testservers.processes import free_port, stop, wait_listening
 from testservers.tasks_server import build
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
-from mcpbind.impl.tasks import POLL_DEFAULT, POLL_MAX, poll_delay
+from mcpbind.impl.calls.tasks import POLL_DEFAULT, POLL_MAX, poll_delay
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.model import texts
 

@@ -2,8 +2,8 @@
 
 :class:`HostConfig` is validated when built: a bad value raises :class:`ConfigError`
 naming the setting, and nothing is started. Server-level values live in the leaf
-module :mod:`.server_config`; a Codex-compatible ``config.toml`` is
-read by :mod:`.toml_config` and turned into a ``HostConfig`` by :func:`parse_toml` and
+module :mod:`.server`; a Codex-compatible ``config.toml`` is
+read by :mod:`.toml` and turned into a ``HostConfig`` by :func:`parse_toml` and
 :func:`load_toml`.
 """
 
@@ -12,21 +12,18 @@ from __future__ import annotations
 import os
 import pathlib
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 
 import attrs
 
 from mcpbind.model.naming import DEFAULT_MAX_NAME_LENGTH, MIN_MAX_NAME_LENGTH
 
-from .approval import Approver
+from ..errors import ConfigError
 from .catalog_cache import CatalogCache
 from .contributors import Contributor, check_contributors
-from .errors import ConfigError
-from .exposure import TOOL_SEARCH
-from .oauth import AuthorizationHandler, Authorizer
-from .oauth_store import StoreChoice, TokenStore, open_store
-from .progress import OnProgress
-from .server_config import (
+from .credentials import StoreChoice, TokenStore
+from .hooks import Approver, AuthorizationHandler, ElicitationHandler, OnProgress
+from .server import (
     ELICITATION_POLICIES,
     BindingPolicy,
     BuiltinTool,
@@ -34,18 +31,16 @@ from .server_config import (
     ServerConfig,
     non_negative,
 )
-from .toml_config import read_toml
-from .values import ElicitationAnswer, ElicitationRequest
+from .toml import read_toml
 
-__all__ = ["ConfigWarning", "ElicitationHandler", "HostConfig", "Loaded", "load_toml", "parse_toml"]
+__all__ = ["TOOL_SEARCH", "ConfigWarning", "HostConfig", "Loaded", "load_toml", "parse_toml"]
+
+TOOL_SEARCH = "tool_search"
+"""The name of the host's search tool while deferral is on (SPEC §11.9): reserved."""
 
 
 class ConfigWarning(UserWarning):
     """A configuration setting that is accepted but has no effect."""
-
-
-ElicitationHandler = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
-"""Asks the user; see SPEC §11.10."""
 
 
 @attrs.frozen
@@ -109,7 +104,7 @@ class HostConfig:
     oauth_store: TokenStore | StoreChoice = "auto"
     """Where OAuth credentials are kept (SPEC §11.15): Codex's
     ``mcp_oauth_credentials_store`` (``auto``: the OS keyring when usable, else the file;
-    ``keyring``; ``file``), or a :class:`~.oauth_store.TokenStore` of the host's own."""
+    ``keyring``; ``file``), or a :class:`~.credentials.TokenStore` of the host's own."""
     oauth_credentials_path: str | None = None
     """The credentials file; None: ``$MCPBIND_HOME/credentials.json`` (``~/.mcpbind``)."""
     oauth_handler: AuthorizationHandler | None = attrs.field(default=None, repr=False)
@@ -122,18 +117,6 @@ class HostConfig:
     oauth_callback_url: str | None = None
     """Codex's ``mcp_oauth_callback_url``: the redirect URI to register, when the browser
     is sent somewhere other than the loopback listener."""
-
-    def authorizer(self) -> Authorizer:
-        """The host's OAuth from these settings (SPEC §11.15)."""
-        store = self.oauth_store
-        if isinstance(store, str):
-            store = open_store(store, self.oauth_credentials_path)
-        return Authorizer(
-            store,
-            self.oauth_handler,
-            callback_port=self.oauth_callback_port,
-            callback_url=self.oauth_callback_url,
-        )
 
     @classmethod
     def from_toml(

@@ -24,14 +24,12 @@ import anyio
 import anyio.lowlevel
 import attrs
 
-from .values import Progress
+from ..config.hooks import OnProgress
+from ..values import Progress
 
-__all__ = ["OnProgress", "ProgressCounts", "ProgressFeed"]
+__all__ = ["ProgressCounts", "ProgressFeed"]
 
 logger = logging.getLogger("mcpbind.progress")
-
-OnProgress = Callable[[Progress], Awaitable[None] | None]
-"""The host's progress callback: a plain function or a coroutine function."""
 
 
 @attrs.define(eq=False)

@@ -27,8 +27,8 @@ from typing import Literal
 import anyio
 import attrs
 
-from .errors import DuplicateCallId
-from .registry import Binding
+from ..catalog.registry import Binding
+from ..errors import DuplicateCallId
 
 __all__ = ["CallPhase", "CallTable", "CallTableStatistics", "EndedBy", "PendingCall"]
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import attrs
 
-from .errors import ConfigError
-from .server_config import ServerConfig
+from ..errors import ConfigError
+from .server import ServerConfig
 
 __all__ = [
     "DEFAULT_CATALOG_CACHE",

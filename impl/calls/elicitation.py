@@ -13,9 +13,9 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .calls import CallTable
-from .server_config import ElicitationPolicy
-from .values import ElicitationAnswer, ElicitationRequest
+from ..config.server import ElicitationPolicy
+from ..values import ElicitationAnswer, ElicitationRequest
+from .table import CallTable
 
 __all__ = [
     "ACCEPT_EMPTY",

@@ -32,34 +32,22 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
 
 import attrs
 import httpx2  # the SDK's HTTP client, loaded with mcp already
 
 from mcpbind.model import texts
 
-from .errors import RemoteError
-from .oauth_config import OAuthConfig
-from .oauth_store import Credentials, MemoryTokenStore, TokenStore, store_key
-from .server_config import ServerConfig
+from ..config.credentials import Credentials, MemoryTokenStore, TokenStore, open_store, store_key
+from ..config.hooks import AuthorizationHandler, AuthorizationRequest
+from ..config.host import HostConfig
+from ..config.oauth import OAuthConfig
+from ..config.server import ServerConfig
+from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired, LoginRequired
 
-__all__ = [
-    "MAX_AUTHORIZATIONS",
-    "AuthStatus",
-    "AuthorizationError",
-    "AuthorizationFailed",
-    "AuthorizationHandler",
-    "AuthorizationRequest",
-    "AuthorizationResponse",
-    "AuthorizationUnavailable",
-    "Authorizer",
-    "LoginRequired",
-    "has_authorization_header",
-    "response_from_redirect",
-]
+__all__ = ["MAX_AUTHORIZATIONS", "AuthStatus", "Authorizer", "has_authorization_header"]
 
 logger = logging.getLogger("mcpbind.oauth")
 
@@ -73,86 +61,6 @@ AuthStatus = Literal["unsupported", "off", "bearer_token", "oauth", "not_logged_
 ``off`` (OAuth turned off), ``bearer_token`` (an ``Authorization`` header is configured),
 ``oauth`` (credentials stored, or a client-credentials grant), ``not_logged_in`` (the
 server asked for authorization and no one has logged in), ``none`` (it asked for none)."""
-
-
-class AuthorizationError(RemoteError):
-    """A server's authorization did not succeed."""
-
-    def __init__(self, server: str, message: str) -> None:
-        super().__init__(message)
-        self.server = server
-
-
-class LoginRequired(AuthorizationError):
-    """A person must authorize the host for ``server`` (no usable token), and no one can
-    be asked here: run ``mcpbind login SERVER``."""
-
-    def __init__(self, server: str) -> None:
-        super().__init__(server, texts.LOGIN_REQUIRED.format(server=server))
-
-
-class AuthorizationUnavailable(AuthorizationError):
-    """The server refused the connection (401) but says nothing of how to authorize: no
-    resource or authorization-server metadata, no default endpoints that answer. It wants
-    credentials of another kind (a bearer token)."""
-
-    def __init__(self, server: str, status: str) -> None:
-        super().__init__(
-            server, texts.AUTHORIZATION_UNAVAILABLE.format(server=server, status=status)
-        )
-
-
-class AuthorizationFailed(AuthorizationError):
-    """The authorization flow failed (the authorization server refused, its metadata was
-    wrong, the server kept refusing the tokens it issued)."""
-
-    def __init__(self, server: str, why: str) -> None:
-        super().__init__(server, texts.AUTHORIZATION_FAILED.format(server=server, why=why))
-        self.why = why
-
-
-@attrs.frozen
-class AuthorizationRequest:
-    """What a person must open: ``url`` at the authorization server, which sends the
-    browser back to ``redirect_uri`` with the answer."""
-
-    server: str
-    url: str
-    redirect_uri: str
-
-
-@attrs.frozen
-class AuthorizationResponse:
-    """The authorization server's answer, from the redirect's query (RFC 6749 §4.1.2,
-    RFC 9207 ``iss``). ``code`` is never shown."""
-
-    code: str = attrs.field(repr=False)
-    state: str | None = None
-    iss: str | None = None
-
-
-AuthorizationHandler = Callable[[AuthorizationRequest], Awaitable[AuthorizationResponse]]
-"""Presents the authorization URL to a person and returns the redirect's answer."""
-
-
-def response_from_redirect(server: str, location: str) -> AuthorizationResponse:
-    """The answer in a redirect URL (``...?code=...&state=...``); raises
-    :class:`AuthorizationFailed` for an ``error`` answer or one without a code."""
-    query = parse_qs(urlsplit(location).query)
-
-    def one(name: str) -> str | None:
-        values = query.get(name)
-        return values[0] if values else None
-
-    error = one("error")
-    if error is not None:
-        described = one("error_description")
-        why = f"the authorization server answered {error}" + (f": {described}" if described else "")
-        raise AuthorizationFailed(server, why)
-    code = one("code")
-    if not code:
-        raise AuthorizationFailed(server, "the redirect carried no authorization code")
-    return AuthorizationResponse(code, one("state"), one("iss"))
 
 
 def has_authorization_header(headers: Mapping[str, str]) -> bool:
@@ -267,7 +175,10 @@ class _LazyAuth(httpx2.Auth):
             and context.protected_resource_metadata is None
             and context.oauth_metadata is None
         ):
-            return AuthorizationUnavailable(self.server, self._status)
+            text = texts.CREDENTIALS_REQUIRED_NO_OAUTH.format(
+                server=self.server, status=self._status
+            )
+            return CredentialsRequired(self.server, text)
         return _failed(self.server, error)
 
     def _count(self, response: Any) -> None:
@@ -353,6 +264,19 @@ class Authorizer:
         """Fixed by ``mcpbind login`` to the address it listens on."""
         self._auths: dict[str, _LazyAuth] = {}
         self._storages: dict[str, _Storage] = {}
+
+    @classmethod
+    def for_host(cls, config: HostConfig) -> Authorizer:
+        """The OAuth of a host built from ``config`` (SPEC §11.15)."""
+        store = config.oauth_store
+        if isinstance(store, str):
+            store = open_store(store, config.oauth_credentials_path)
+        return cls(
+            store,
+            config.oauth_handler,
+            callback_port=config.oauth_callback_port,
+            callback_url=config.oauth_callback_url,
+        )
 
     def redirect_uri_for(self, oauth: OAuthConfig) -> str:
         """Where the authorization server sends the browser back: the login's listener,

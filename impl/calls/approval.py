@@ -17,60 +17,23 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any
 
 import anyio
 import attrs
 
 from mcpbind.model import texts
 
-from .server_config import ApprovalMode, ServerConfig
-from .toml_edit import save_approve_always
+from ..config.hooks import APPROVAL_ANSWERS, ApprovalRequest, Approver
+from ..config.server import ApprovalMode, ServerConfig
+from ..config.toml_edit import save_approve_always
 
-__all__ = [
-    "APPROVAL_ANSWERS",
-    "ApprovalAnswer",
-    "ApprovalGate",
-    "ApprovalRequest",
-    "ApprovalStatistics",
-    "Approver",
-    "requires_approval",
-]
+__all__ = ["ApprovalGate", "ApprovalStatistics", "effective_mode", "requires_approval"]
 
 logger = logging.getLogger("mcpbind.approval")
-
-ApprovalAnswer = Literal["allow", "allow_session", "allow_always", "decline", "cancel"]
-APPROVAL_ANSWERS: Final[tuple[ApprovalAnswer, ...]] = (
-    "allow",
-    "allow_session",
-    "allow_always",
-    "decline",
-    "cancel",
-)
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-@attrs.frozen
-class ApprovalRequest:
-    """What the approver is asked about: one call, before anything is sent."""
-
-    call_id: str
-    server: str
-    tool: str
-    """The raw tool name (what the server calls it)."""
-    name: str
-    """The public name (what the model called)."""
-    arguments: Mapping[str, Any]
-    """Read-only view of the call's arguments."""
-    annotations: Mapping[str, Any]
-    """The tool's annotations as the server listed them (empty when it listed none)."""
-    mode: ApprovalMode
-    """The approval mode that asked (never ``approve``)."""
-
-
-Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 
 
 def _hint(annotations: Mapping[str, Any] | None, key: str) -> bool | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
-from .values import RefreshOutcome, ToolResult
+from ..values import RefreshOutcome, ToolResult
 
 __all__ = ["LazyFields", "NullRecorder", "Recorder"]
 

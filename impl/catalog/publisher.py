@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from .recorder import Recorder
+from ..config.recorder import Recorder
 from .registry import Binding, RegistryState, ToolRegistry
 
 __all__ = ["Publisher"]

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 import anyio
 import attrs
 
-from .errors import LocalError
+from ..errors import LocalError
 
 __all__ = [
     "STORE_CHOICES",

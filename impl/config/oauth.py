@@ -1,7 +1,7 @@
 """How a streamable-HTTP server is authorized (SPEC §11.15): one value per server.
 
 Plain values only (no SDK import): the machinery that acts on them is
-:mod:`mcpbind.impl.oauth`; where the tokens live, :mod:`mcpbind.impl.oauth_store`.
+:mod:`mcpbind.impl.wire.oauth`; where the tokens live, :mod:`mcpbind.impl.config.credentials`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 
 import attrs
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "GRANTS",

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import attrs
 
-from .errors import ConfigError
-from .oauth_config import OAuthConfig
+from ..errors import ConfigError
+from .oauth import OAuthConfig
 
 __all__ = [
     "APPROVAL_MODES",
@@ -29,6 +29,7 @@ __all__ = [
     "ElicitationPolicy",
     "ServerConfig",
     "StartupPolicy",
+    "StdioTarget",
     "ToolConfig",
     "non_negative",
 ]
@@ -130,13 +131,30 @@ def _denied(value: Any) -> frozenset[str]:
     return _names(value) or frozenset()
 
 
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class StdioTarget:
+    """A server run as a subprocess over stdio: what a ``config.toml`` server with
+    ``command`` gives (the SDK's ``StdioServerParameters`` is accepted as a target too)."""
+
+    command: str
+    args: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    env: Mapping[str, str] | None = attrs.field(default=None, repr=False)
+    """The child's environment variables (secrets: never shown); None: the SDK's
+    default environment."""
+    cwd: str | None = None
+
+
 @attrs.frozen
 class ServerConfig:
     """One MCP server.
 
     ``target`` is what ``mcp.Client`` accepts: an in-process ``MCPServer`` or lowlevel
-    ``Server``, ``StdioServerParameters`` (a subprocess over stdio), or a streamable-HTTP
-    URL (``http://`` or ``https://``).
+    ``Server``, a :class:`StdioTarget` or the SDK's ``StdioServerParameters`` (a
+    subprocess over stdio), or a streamable-HTTP URL (``http://`` or ``https://``).
     """
 
     target: Any = attrs.field(repr=False)

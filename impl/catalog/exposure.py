@@ -35,12 +35,12 @@ import attrs
 from mcpbind.model import texts
 from mcpbind.model.naming import BUILTIN, Identity
 
+from ..config.host import TOOL_SEARCH
 from .registry import Binding, RegistryState, ToolSpec
 
 __all__ = [
     "DEFAULT_SEARCH_LIMIT",
     "MAX_SEARCH_LIMIT",
-    "TOOL_SEARCH",
     "Exposer",
     "Exposure",
     "StateView",
@@ -52,7 +52,6 @@ __all__ = [
     "shorten_spec",
 ]
 
-TOOL_SEARCH = "tool_search"
 DEFAULT_SEARCH_LIMIT = 8
 MAX_SEARCH_LIMIT = 50
 SEARCH_SCHEMA: Mapping[str, Any] = MappingProxyType(

@@ -15,15 +15,15 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 import attrs
-from mcp.shared.inbound import find_invalid_x_mcp_header
 
 from mcpbind.model import texts
 from mcpbind.model.naming import NameCollision, mcp_source
 from mcpbind.model.values import Exclusion
 
-from .errors import CatalogRejected
+from ..config.server import ServerConfig
+from ..errors import CatalogRejected
+from ..wire.sdk import find_invalid_x_mcp_header
 from .registry import Binding, RegistryState, ToolSpec
-from .server_config import ServerConfig
 from .structured import OutputSchema, output_schema, schema_problem
 
 __all__ = [

@@ -18,9 +18,9 @@ import attrs
 
 from mcpbind.model import texts
 
-from .publisher import Publisher
-from .recorder import Recorder
-from .values import RefreshOutcome
+from ..catalog.publisher import Publisher
+from ..config.recorder import Recorder
+from ..values import RefreshOutcome
 
 __all__ = ["RefreshRun", "Refreshes"]
 

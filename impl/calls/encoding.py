@@ -21,9 +21,9 @@ import attrs
 
 from mcpbind.model import texts
 
-from .server_config import ServerConfig
-from .structured import OutputSchema
-from .values import ContentItem, ImageItem
+from ..catalog.structured import OutputSchema
+from ..config.server import ServerConfig
+from ..values import ContentItem, ImageItem
 
 __all__ = [
     "APPROX_BYTES_PER_TOKEN",

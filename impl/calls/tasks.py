@@ -5,7 +5,7 @@ Theory of operation
 A server may answer ``tools/call`` with a task handle instead of a result: the 2025-11-25
 task augmentation (the host asked for a task, because the tool requires one) or the
 2026-07-28 extension ``io.modelcontextprotocol/tasks`` (the server chose to). Either way
-the :class:`~mcpbind.impl.connection.Connection` turns the handle into a
+the :class:`~mcpbind.impl.wire.connection.Connection` turns the handle into a
 :class:`TaskHandle` and each poll into a :class:`TaskPoll`, so that this driver knows no
 era: it polls at the interval the server asks for until the task is terminal, and turns
 a completed task into the raw result the call returns (INV-4 unchanged: the router makes
@@ -27,8 +27,7 @@ from typing import Any, Literal
 
 import anyio
 
-from .connection import Connection, RequestFailed
-from .values import TaskHandle
+from ..wire.seam import Connection, RequestFailed, TaskHandle
 
 __all__ = [
     "CANCEL_GRACE",

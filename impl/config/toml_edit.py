@@ -22,12 +22,14 @@ from typing import Any
 import tomlkit
 from tomlkit.items import InlineTable, Table
 
+from ..errors import LocalError
+
 __all__ = ["ApprovalNotSaved", "approve_always_text", "save_approve_always"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class ApprovalNotSaved(Exception):
+class ApprovalNotSaved(LocalError):
     """Why the file was left unchanged (the caller reports it; the session keeps going)."""
 
 

@@ -22,12 +22,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from mcp import StdioServerParameters
 
-from .errors import ConfigError
-from .oauth_config import OAuthConfig
-from .oauth_store import STORE_CHOICES
-from .server_config import APPROVAL_MODES, STARTUP_POLICIES, ServerConfig, ToolConfig
+from ..errors import ConfigError
+from .credentials import STORE_CHOICES
+from .oauth import OAuthConfig
+from .server import APPROVAL_MODES, STARTUP_POLICIES, ServerConfig, StdioTarget, ToolConfig
 
 __all__ = ["SERVER_KEYS", "TomlSettings", "read_toml"]
 
@@ -196,7 +195,7 @@ class _Reader:
             ):
                 if key in raw:
                     raise self.error(table, key, "applies to 'url' servers only")
-            target: Any = StdioServerParameters(
+            target: Any = StdioTarget(
                 command=self.string(table, "command", raw["command"]),
                 args=self.strings(table, "args", raw.get("args", [])),
                 env=self.secret_table(table, "env", raw["env"]) if "env" in raw else None,

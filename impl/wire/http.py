@@ -15,18 +15,16 @@ from typing import Any
 
 import attrs
 
-from .errors import describe
-from .oauth import AuthorizationError
-from .server_config import ServerConfig
+from mcpbind.model import texts
+
+from ..config.server import ServerConfig
+from ..errors import AuthorizationError, CredentialsRequired, HttpStatusError, describe
 
 __all__ = [
-    "AUTHORIZATION_REQUIRED",
     "HTTP_READ_MARGIN",
     "HTTP_READ_TIMEOUT",
     "HTTP_STAND_IN",
-    "AuthorizationRequired",
     "HttpStatus",
-    "HttpStatusError",
     "failed_at_connect",
     "http_read_timeout",
     "http_transport",
@@ -77,22 +75,8 @@ class HttpStatus:
         return f"the server answered HTTP {self.failed}"
 
 
-AUTHORIZATION_REQUIRED = (
-    "the server requires authorization (HTTP {status}); give it credentials: "
-    "bearer_token_env_var or http_headers / env_http_headers"
-)
-
-
-class HttpStatusError(Exception):
-    """A connection failed on the HTTP status the server answered."""
-
-
-class AuthorizationRequired(HttpStatusError):
-    """A server refused the connection with HTTP 401 or 403."""
-
-
 @asynccontextmanager
-async def failed_at_connect(http: HttpStatus | None) -> AsyncIterator[None]:
+async def failed_at_connect(server: str, http: HttpStatus | None) -> AsyncIterator[None]:
     """A connection that fails on an HTTP status says which, not the SDK's stand-in; on
     401 or 403, that the server requires authorization."""
     try:
@@ -104,8 +88,8 @@ async def failed_at_connect(http: HttpStatus | None) -> AsyncIterator[None]:
         if http is None or http.failed is None:
             raise
         if http.refused:
-            text = AUTHORIZATION_REQUIRED.format(status=http.failed)
-            raise AuthorizationRequired(text) from error
+            text = texts.CREDENTIALS_REQUIRED.format(status=http.failed)
+            raise CredentialsRequired(server, text) from error
         named = http.named(describe(error))
         if named is not None:
             raise HttpStatusError(named) from error

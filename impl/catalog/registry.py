@@ -32,7 +32,7 @@ from mcpbind.model.naming import (
     source_owner,
 )
 
-from .errors import CatalogRejected, ContributorRejected
+from ..errors import CatalogRejected, ContributorRejected
 from .structured import OutputSchema
 
 __all__ = ["Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]

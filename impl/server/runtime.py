@@ -37,7 +37,8 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import anyio
 import attrs
@@ -47,25 +48,19 @@ from mcpbind.model import texts
 from mcpbind.model.naming import mcp_source
 from mcpbind.model.values import Exclusion
 
-from .calls import CallTable
-from .catalog import BuildBindings, ReadListing, build_bindings, read_listing, trace_tools
-from .catalog_cache import CatalogCache, server_identity
-from .config import HostConfig
-from .connection import Connection, ConnectionLost, Connector, RequestFailed
-from .elicitation import answer
-from .errors import CatalogRejected, ServerStartupError, describe, split_failure, unwrap
-from .publisher import Publisher
-from .recorder import LazyFields, Recorder
+from ..calls.elicitation import answer
+from ..calls.table import CallTable
+from ..catalog.listing import BuildBindings, ReadListing, build_bindings, read_listing, trace_tools
+from ..catalog.publisher import Publisher
+from ..config.catalog_cache import CatalogCache, server_identity
+from ..config.host import HostConfig
+from ..config.recorder import LazyFields, Recorder
+from ..config.server import ServerConfig
+from ..errors import CatalogRejected, ServerStartupError, describe, split_failure, unwrap
+from ..values import ElicitationAnswer, ElicitationRequest, RefreshOutcome
+from ..wire.seam import Connection, ConnectionLost, Connector, RequestFailed
 from .refreshes import Refreshes, RefreshRun
-from .server_config import ServerConfig
 from .startup import StartWaiters, Turn
-from .values import (
-    ElicitationAnswer,
-    ElicitationRequest,
-    Phase,
-    RefreshOutcome,
-    ServerStatistics,
-)
 
 logger = logging.getLogger("mcpbind.runtime")
 
@@ -74,10 +69,36 @@ STDERR_LINES = 20
 
 __all__ = [
     "STDERR_LINES",
+    "Phase",
     "RuntimeContext",
     "ServerRuntime",
+    "ServerStatistics",
     "Session",
 ]
+
+
+Phase = Literal["connecting", "listed", "dormant", "starting", "running", "failed"]
+"""Where a server's first start is (``mcpbind.impl.server.runtime``, SPEC §11.3, §11.12)."""
+
+
+@attrs.frozen
+class ServerStatistics:
+    name: str
+    phase: Phase
+    connected: bool
+    sessions: int
+    """Connections made so far."""
+    refreshing: bool
+    """A refresh is in flight."""
+    refresh_queued: bool
+    waiting_for_start: int
+    """Calls waiting for a lazy start to settle (INV-11)."""
+    outcomes: Mapping[str, int]
+    """Refresh outcomes so far, by status."""
+    last_error: str | None
+    stderr: tuple[str, ...] = ()
+    """The last lines a stdio server wrote to its stderr (logged on
+    ``mcpbind.server.<name>``)."""
 
 
 @attrs.frozen

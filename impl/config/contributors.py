@@ -1,0 +1,142 @@
+"""The extension contributors a host application plugs in (SPEC §11.11): the four
+protocols, the values they exchange with the host, and the check of
+``HostConfig.contributors``. What the host does with them is :mod:`mcpbind.impl.contributors`.
+
+A contributor is an object with a stable ``id`` and one or more of four methods; the host
+classifies it by the methods it has: ``tools()`` (:class:`ToolContributor`),
+``actions(servers)`` (:class:`McpServerContributor`), ``on_result(result)``
+(:class:`TurnItemContributor`) and ``fragments(turn)`` (:class:`TurnInputContributor`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from ..errors import ConfigError
+from ..values import ToolResult
+from .server import BuiltinTool, ServerConfig
+
+__all__ = [
+    "Contributor",
+    "McpServerContributor",
+    "OverlayAction",
+    "RemoveServer",
+    "SetServer",
+    "ToolContributor",
+    "TurnContext",
+    "TurnInputContributor",
+    "TurnItemContributor",
+    "check_contributors",
+]
+
+_ID = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
+
+
+# --- the four kinds ---------------------------------------------------------------------
+
+
+@runtime_checkable
+class ToolContributor(Protocol):
+    """Owns tools: source ``ext:<id>``, protected from MCP names like builtins (INV-5)."""
+
+    id: str
+
+    def tools(self) -> Sequence[BuiltinTool]:
+        """The contributor's whole tool list now; read at open and at each
+        ``Host.refresh_contributors()``. Must not block."""
+        ...
+
+
+@attrs.frozen
+class SetServer:
+    """Add ``name`` to the servers, or replace its configuration."""
+
+    name: str
+    config: ServerConfig
+
+
+@attrs.frozen
+class RemoveServer:
+    """Take ``name`` out of the servers (it is not started); no effect if absent."""
+
+    name: str
+
+
+OverlayAction = SetServer | RemoveServer
+
+
+@runtime_checkable
+class McpServerContributor(Protocol):
+    """Adds, replaces or removes MCP servers before the host starts any."""
+
+    id: str
+
+    def actions(self, servers: Mapping[str, ServerConfig]) -> Sequence[SetServer | RemoveServer]:
+        """Actions over ``servers`` (read-only: the configured servers after the actions of
+        the contributors before this one). Called once, at ``Host.open``."""
+        ...
+
+
+@runtime_checkable
+class TurnItemContributor(Protocol):
+    """Post-processes every terminal result, in contributor order."""
+
+    id: str
+
+    async def on_result(self, result: ToolResult) -> ToolResult | None:
+        """A result with a rewritten ``output`` (same call_id and status), or None to keep
+        it as it is. Raising is a warning: the next contributor gets the last good value."""
+        ...
+
+
+@attrs.frozen
+class TurnContext:
+    """What a turn-input contributor is told about a turn. Immutable: a contributor can read
+    the user's input but has no way to change what the host hands on."""
+
+    turn: int
+    """Numbered from 0 per host, in the order of ``Host.turn_input`` calls."""
+    user_input: str
+    servers: tuple[str, ...]
+    """The enabled servers (after the overlay), in configuration order."""
+
+
+@runtime_checkable
+class TurnInputContributor(Protocol):
+    """Adds context fragments to a turn's model input from its own state."""
+
+    id: str
+
+    async def fragments(self, turn: TurnContext) -> Sequence[str]:
+        """Text fragments for this turn (possibly none)."""
+        ...
+
+
+Contributor = ToolContributor | McpServerContributor | TurnItemContributor | TurnInputContributor
+_KINDS = (ToolContributor, McpServerContributor, TurnItemContributor, TurnInputContributor)
+
+
+def check_contributors(contributors: Any) -> tuple[Contributor, ...]:
+    """``HostConfig.contributors``: a tuple of contributors with valid, unique ids."""
+    if isinstance(contributors, str | bytes | Mapping) or not isinstance(contributors, Sequence):
+        raise ConfigError(f"contributors must be a tuple of contributors, got {contributors!r}")
+    seen: set[str] = set()
+    for contributor in contributors:
+        cid = getattr(contributor, "id", None)
+        if not isinstance(cid, str) or not _ID.fullmatch(cid):
+            raise ConfigError(
+                f"contributor {contributor!r}: id must be a non-empty string of "
+                f"[A-Za-z0-9_.-], got {cid!r}"
+            )
+        if cid in seen:
+            raise ConfigError(f"contributor id {cid!r} is used twice")
+        seen.add(cid)
+        if not isinstance(contributor, _KINDS):
+            raise ConfigError(
+                f"contributor {cid!r} has none of tools(), actions(), on_result(), fragments()"
+            )
+    return tuple(contributors)

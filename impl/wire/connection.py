@@ -1,0 +1,262 @@
+"""The SDK adapter: a :class:`~.seam.Connection` over an entered ``mcp.Client``.
+
+Facts of ``mcp`` 2.3 this module handles (SPEC §11.2, §11.10, §11.16):
+
+* listings are read with the raw ``tools/list`` request and parsed here, because
+  ``Client.list_tools`` caches and silently drops tools with invalid header metadata;
+* calls are sent with the raw ``tools/call`` request: ``Client.call_tool`` may send an
+  extra ``tools/list`` and raise on output-schema mismatches;
+* cancelling the cancel scope around a request sends exactly one
+  ``notifications/cancelled`` over JSON-RPC and cancels the handler directly in-process;
+* a dead session raises ``MCPError(CONNECTION_CLOSED)`` on every request;
+* ``list_changed`` arrives on a ``subscriptions/listen`` stream on 2026-07-28
+  connections and as ``notifications/tools/list_changed`` on handshake-era ones;
+* a server asks the user for input (elicitation) with an ``elicitation/create`` request
+  mid-call on handshake-era connections (answered by the client's
+  ``elicitation_callback``), and on 2026-07-28 connections by answering ``tools/call``
+  with an ``InputRequiredResult``, which the raw request returns as is: this module
+  answers its requests and resends the call (SPEC §11.10);
+* the SDK has no client for tasks (SPEC §8.12): :mod:`.tasks` speaks both eras.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter, ValidationError
+
+from ..values import ElicitationRequest
+from .http import HttpStatus
+from .sdk import send_unvalidated, teach_header_maps
+from .seam import (
+    Connection,
+    ConnectionLost,
+    Elicit,
+    OnWireProgress,
+    RequestFailed,
+    ServerError,
+    TaskHandle,
+    TaskPoll,
+)
+from .tasks import RELATED_TASK, TASK_TTL_MS, TaskWire, runs_tasks, task_handle
+
+__all__ = ["McpConnection", "answer_elicitation"]
+
+logger = logging.getLogger("mcpbind.connection")
+_RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+_INPUT_ROUNDS = 10
+"""Resends of one call for input requests before giving up (the SDK's own default)."""
+_SDK_PREFIX = re.compile(r"^MCP error (-?\d+): ")
+"""The TypeScript SDK puts ``MCP error <code>: `` before the message it sends."""
+
+
+def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
+    if error.code == types.CONNECTION_CLOSED:
+        return ConnectionLost(error.message or "connection closed")
+    message = error.message or ""
+    named = None if http is None else http.named(message)
+    if named is not None:
+        return RequestFailed(named)
+    prefix = _SDK_PREFIX.match(message)
+    if prefix is not None and int(prefix.group(1)) == error.code:
+        message = message[prefix.end() :]  # the code is said once, by us
+    return ServerError(error.code, message)
+
+
+async def answer_elicitation(
+    server: str, on_elicit: Elicit | None, params: types.ElicitRequestParams
+) -> types.ElicitResult:
+    """A form or URL elicitation goes to the host's policy (SPEC §11.10)."""
+    if on_elicit is None:
+        return types.ElicitResult(action="decline")
+    if isinstance(params, types.ElicitRequestURLParams):
+        request = ElicitationRequest(
+            server,
+            params.message,
+            {},
+            mode="url",
+            url=params.url,
+            elicitation_id=params.elicitation_id,
+        )
+    else:
+        request = ElicitationRequest(server, params.message, params.requested_schema)
+    answer = await on_elicit(request)
+    content = None
+    if answer.action == "accept" and answer.content is not None and request.mode == "form":
+        content = dict(answer.content)
+    related = (params.meta or {}).get(RELATED_TASK)
+    # 2025-11-25: the answer to a task's input request carries the task's id back.
+    meta = None if related is None else {RELATED_TASK: related}
+    return types.ElicitResult(action=answer.action, content=content, _meta=meta)
+
+
+class McpConnection(Connection):
+    """A :class:`~.seam.Connection` over an entered ``mcp.Client``."""
+
+    def __init__(
+        self,
+        client: Client,
+        on_elicit: Elicit | None = None,
+        http: HttpStatus | None = None,
+        server: str = "",
+    ) -> None:
+        self._client = client
+        self._server = server
+        self._lost = anyio.Event()
+        self._on_elicit = on_elicit
+        self._http = http
+        self._tasks = TaskWire(
+            self._raw_request,
+            self._modern(),
+            lambda params: answer_elicitation(server, on_elicit, params),
+        )
+
+    async def wait_lost(self) -> None:
+        await self._lost.wait()
+
+    async def _request(self, request: Any, on_progress: OnWireProgress | None = None) -> Any:
+        session = self._client.session
+        return await self._guarded(
+            lambda: session.send_request(request, _RAW, progress_callback=on_progress)
+        )
+
+    async def _raw_request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        on_progress: OnWireProgress | None = None,
+        name: str | None = None,
+    ) -> Any:
+        """A request the SDK does not know (:func:`.sdk.send_unvalidated`); ``name`` goes
+        into ``Mcp-Name`` on 2026-07-28 sessions."""
+        session = self._client.session
+        named = name if self._modern() else None
+        return await self._guarded(
+            lambda: send_unvalidated(session, method, params, on_progress=on_progress, name=named)
+        )
+
+    async def _guarded(self, send: Callable[[], Awaitable[Any]]) -> Any:
+        """One request, its failures mapped: ConnectionLost, ServerError, RequestFailed."""
+        if self._lost.is_set():
+            raise ConnectionLost("connection closed")
+        try:
+            return await send()
+        except MCPError as error:
+            mapped = _map_error(error, self._http)
+            if isinstance(mapped, ConnectionLost):
+                self._lost.set()
+            raise mapped from error
+        except ValidationError as error:
+            raise RequestFailed(
+                f"malformed reply: {error.error_count()} validation error(s)"
+            ) from error
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
+            self._lost.set()
+            raise ConnectionLost("connection closed") from error
+
+    async def list_tools(self, cursor: str | None) -> Any:
+        params = types.PaginatedRequestParams(cursor=cursor)
+        page = await self._request(types.ListToolsRequest(params=params))
+        teach_header_maps(self._client.session, page)
+        return page
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        on_sent: Callable[[], None],
+        on_late: Callable[[], None],
+        meta: Mapping[str, Any] | None = None,
+        on_progress: OnWireProgress | None = None,
+        task_support: str | None = None,
+    ) -> Any:
+        # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
+        # RequestParamsMeta is an open TypedDict: any string key round-trips.
+        wire_meta = None if meta is None else cast("types.RequestParamsMeta", dict(meta))
+        # SPEC §8.12: a 2025-11-25 tool that requires a task is called as one (a tool for
+        # which a task is optional is called plainly: one round trip, the same result).
+        as_task = task_support == "required" and not self._modern() and self.runs_tasks()
+        task = types.TaskMetadata(ttl=TASK_TTL_MS) if as_task else None
+        params = types.CallToolRequestParams(
+            name=name, arguments=dict(arguments), _meta=wire_meta, task=task
+        )
+        if self._lost.is_set():
+            raise ConnectionLost("connection closed")
+        on_sent()  # the SDK writes the request before its first suspension point
+        if as_task:
+            wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
+        else:
+            raw = await self._request(types.CallToolRequest(params=params), on_progress)
+        rounds = 0
+        while isinstance(raw, dict) and raw.get("resultType") == "input_required":
+            rounds += 1
+            if rounds > _INPUT_ROUNDS:
+                raise RequestFailed(f"the server asked for input more than {_INPUT_ROUNDS} times")
+            params = await self._with_input(params, raw)
+            raw = await self._request(types.CallToolRequest(params=params), on_progress)
+        return task_handle(raw, self._modern()) or raw
+
+    # --- tasks (SPEC §8.12): the wire protocol is :mod:`.tasks` ---------------------------
+
+    def _modern(self) -> bool:
+        """A 2026-07-28 (discover-era) session, where tasks are the extension."""
+        version = self._client.session.protocol_version
+        return version is not None and version > "2025-11-25"
+
+    def runs_tasks(self) -> bool:
+        return runs_tasks(self._client.session.server_capabilities, self._modern())
+
+    async def poll_task(self, task: TaskHandle) -> TaskPoll:
+        return await self._tasks.poll(task)
+
+    async def cancel_task(self, task: TaskHandle, *, on_late: Callable[[], None]) -> None:
+        await self._tasks.cancel(task, on_late=on_late)
+
+    async def _with_input(
+        self, params: types.CallToolRequestParams, raw: dict[str, Any]
+    ) -> types.CallToolRequestParams:
+        """The call resent with answers to an ``InputRequiredResult`` (2026-07-28)."""
+        try:
+            needed = types.InputRequiredResult.model_validate(raw)
+        except ValidationError as error:
+            raise RequestFailed(
+                f"malformed input request: {error.error_count()} validation error(s)"
+            ) from error
+        responses: dict[str, types.InputResponse] = {}
+        for key, request in (needed.input_requests or {}).items():
+            if not isinstance(request, types.ElicitRequest):
+                raise RequestFailed(
+                    f"the server asked for {request.method}, which mcpbind does not provide"
+                )
+            responses[key] = await answer_elicitation(self._server, self._on_elicit, request.params)
+        if not responses:
+            await anyio.sleep(0.05)  # state only: the server is not ready yet; ask again soon
+        return params.model_copy(
+            update={"input_responses": responses or None, "request_state": needed.request_state}
+        )
+
+    async def listen(self, on_list_changed: Callable[[], None]) -> None:
+        """Deliver ``list_changed`` from a ``subscriptions/listen`` stream (2026-07-28)."""
+        try:
+            async with self._client.listen(tools_list_changed=True) as subscription:
+                async for _ in subscription:
+                    on_list_changed()
+        except ListenNotSupportedError:
+            return  # handshake era: notifications come through the message handler
+        except MCPError as error:
+            if error.code == types.CONNECTION_CLOSED:
+                self._lost.set()
+            # otherwise the server does not serve subscriptions/listen: no notifications
+        except (SubscriptionLost, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._lost.set()  # an abrupt drop: the session is gone

@@ -1,0 +1,151 @@
+"""The production :class:`~.seam.Connector`: sessions opened with the SDK's ``mcp.Client``
+over stdio subprocesses, streamable HTTP or in-process servers (SPEC §11.2).
+
+Each session gets: mcpbind's ``clientInfo``; no response cache (a refresh must read the
+server, SDK-NOTES); the elicitation modes the host honours (:class:`.sdk.ElicitationModesClient`);
+the tasks extension declared (:mod:`.tasks`); ``list_changed`` delivered from both eras; a
+stdio server's stderr read line by line (:mod:`.stderr`); an HTTP server's failed statuses
+named (:mod:`.http`) and its OAuth (:mod:`.oauth`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from importlib import metadata
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import StdioServerParameters
+from mcp.client import ClientRequestContext
+from mcp.client.stdio import stdio_client
+
+from ..config.server import ServerConfig, StdioTarget
+from .connection import McpConnection, answer_elicitation
+from .http import HttpStatus, failed_at_connect, http_transport
+from .oauth import Authorizer
+from .sdk import ElicitationModesClient
+from .seam import Connection, Connector, Elicit, OnStderr
+from .stderr import StderrPipe
+from .tasks import TasksExtension
+
+__all__ = ["CLIENT_INFO", "McpConnector"]
+
+logger = logging.getLogger("mcpbind.connection")
+
+
+class McpConnector(Connector):
+    """Opens sessions with ``mcp.Client``; the production :class:`Connector`.
+
+    ``mode`` is the SDK's protocol negotiation: ``"auto"`` (default: discover, fall back
+    to the initialize handshake) or ``"legacy"`` (force the handshake era)."""
+
+    def __init__(self, mode: str = "auto", *, authorizer: Authorizer | None = None) -> None:
+        self.mode = mode
+        self.authorizer = authorizer
+        """The host's OAuth (SPEC §11.15); None: no server is authorized."""
+
+    def connect(
+        self,
+        server: str,
+        config: ServerConfig,
+        on_list_changed: Callable[[], None],
+        *,
+        on_elicit: Elicit | None = None,
+        on_stderr: OnStderr | None = None,
+        url_elicitation: bool = False,
+    ) -> AbstractAsyncContextManager[Connection]:
+        return self._connect(
+            server, config, on_list_changed, on_elicit, on_stderr, url_elicitation=url_elicitation
+        )
+
+    @asynccontextmanager
+    async def _connect(
+        self,
+        server: str,
+        config: ServerConfig,
+        on_list_changed: Callable[[], None],
+        on_elicit: Elicit | None,
+        on_stderr: OnStderr | None,
+        *,
+        url_elicitation: bool,
+    ) -> AsyncIterator[Connection]:
+        holder: list[McpConnection] = []
+
+        async def on_elicitation(
+            context: ClientRequestContext, params: types.ElicitRequestParams
+        ) -> types.ElicitResult:
+            return await answer_elicitation(server, on_elicit, params)
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                on_list_changed()
+            elif isinstance(message, Exception) and holder:
+                logger.debug("server %r transport fault: %r", server, message)
+
+        target = config.target
+        stderr: StderrPipe | None = None
+        http: HttpStatus | None = None
+        if isinstance(target, str):
+            http = HttpStatus(url=target.rstrip("/"))
+            auth = None if self.authorizer is None else self.authorizer.auth(server, config)
+            target = http_transport(target, config, http, auth)
+        elif isinstance(target, StdioTarget | StdioServerParameters):
+            # The server's stderr goes to a pipe of ours, line by line to ``on_stderr``,
+            # instead of into the user's terminal (SPEC §11.14).
+            stderr = StderrPipe(on_stderr or (lambda line: None))
+            target = stdio_client(_stdio_parameters(target), errlog=stderr.writer)
+        client = ElicitationModesClient(
+            target,
+            url=url_elicitation,
+            cache=None,
+            message_handler=on_message,
+            mode=self.mode,
+            elicitation_callback=on_elicitation,
+            client_info=CLIENT_INFO,
+            extensions=[TasksExtension()],
+        )
+        try:
+            async with anyio.create_task_group() as pipes:
+                if stderr is not None:
+                    pipes.start_soon(stderr.read)
+                try:
+                    async with failed_at_connect(server, http), client:
+                        if stderr is not None:
+                            stderr.spawned()
+                        connection = McpConnection(client, on_elicit, http, server)
+                        holder.append(connection)
+                        async with anyio.create_task_group() as group:
+                            group.start_soon(connection.listen, on_list_changed)
+                            try:
+                                yield connection
+                            finally:
+                                group.cancel_scope.cancel()
+                finally:
+                    pipes.cancel_scope.cancel()
+        finally:
+            if stderr is not None:
+                stderr.finish()  # the last lines, before a startup error is described
+
+
+def _stdio_parameters(target: StdioTarget | StdioServerParameters) -> StdioServerParameters:
+    """The SDK's parameters for a stdio target (a ``config.toml`` server's, or given)."""
+    if isinstance(target, StdioServerParameters):
+        return target
+    env = None if target.env is None else dict(target.env)
+    return StdioServerParameters(
+        command=target.command, args=list(target.args), env=env, cwd=target.cwd
+    )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("mcpbind")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "0+unknown"
+
+
+CLIENT_INFO = types.Implementation(name="mcpbind", version=_version())
+"""How mcpbind names itself to servers (``clientInfo``), not as the SDK's default."""

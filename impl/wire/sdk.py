@@ -1,0 +1,158 @@
+"""The SDK's private names, in this one module (SPEC §11.16).
+
+mcpbind runs on the official ``mcp`` SDK, pinned to the minor version it is tested with.
+Where the SDK offers no public way to do what the MCP specification or mcpbind's
+invariants require, mcpbind reaches into it here and nowhere else. Each use says the
+behaviour relied on and the test that pins it; ``tests/test_sdk_private.py`` fails if a
+name of :data:`PRIVATE_NAMES` appears in any other file of the project, and
+``scripts/sdk-canary`` runs the pinning tests against the newest ``mcp`` 2.x, so that an
+SDK upgrade is a measured decision.
+
+The SDK's message texts mcpbind matches on are here too (:data:`HTTP_STAND_IN`,
+:data:`AUTH_LOGGER`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.shared.inbound import (
+    MCP_NAME_HEADER,
+    encode_header_value,
+    find_invalid_x_mcp_header,
+    x_mcp_header_map,
+)
+
+from .seam import OnWireProgress
+
+__all__ = [
+    "AUTH_LOGGER",
+    "HTTP_STAND_IN",
+    "PRIVATE_NAMES",
+    "ElicitationModesClient",
+    "RestoreAfterInitialize",
+    "find_invalid_x_mcp_header",
+    "send_unvalidated",
+    "teach_header_maps",
+]
+
+logger = logging.getLogger("mcpbind.connection")
+
+PRIVATE_NAMES = (
+    "_x_mcp_header_maps",
+    "_stamp",
+    "_dispatcher",
+    "send_raw_request",
+    "_build_session",
+    "_build_capabilities",
+    "_initialize",
+)
+"""Every name of the SDK that is not its public API and that mcpbind uses."""
+
+HTTP_STAND_IN = "Server returned an error response"
+"""The error the SDK's HTTP transport makes of a non-2xx answer without a JSON-RPC body
+(``mcp/client/streamable_http.py``); mcpbind names the status instead (SPEC §11.2).
+Pinned by
+``test_an_http_status_at_connect_is_named_and_401_or_403_says_authorization``."""
+
+AUTH_LOGGER = "mcp.client.auth.oauth2"
+"""The logger on which the SDK's OAuth flow logs every failure with its traceback."""
+
+
+def teach_header_maps(session: Any, page: Any) -> None:
+    """SPEC §11.2: on 2026-07-28 HTTP a ``tools/call`` MUST mirror the arguments marked
+    ``x-mcp-header`` into ``Mcp-Param-*`` headers. The SDK adds them to any ``tools/call``
+    it sends, raw ones included, from a map per tool (the session's private
+    ``_x_mcp_header_maps``) that only its own ``list_tools`` fills; mcpbind reads listings
+    raw (INV-3), so it fills the map from each page, with the SDK's own helpers. A tool
+    whose annotation is invalid gets no map (no headers).
+    Pinned by ``test_x_mcp_header_parameters_reach_the_server_as_headers``."""
+    maps = getattr(session, "_x_mcp_header_maps", None)
+    if not isinstance(maps, dict):
+        logger.warning("this mcp SDK keeps no x-mcp-header map: Mcp-Param-* headers not sent")
+        return
+    tools = page.get("tools") if isinstance(page, Mapping) else None
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, Mapping) or not isinstance(name := tool.get("name"), str):
+            continue
+        schema = tool.get("inputSchema")
+        if find_invalid_x_mcp_header(schema) is None:
+            maps[name] = x_mcp_header_map(schema)
+        else:
+            maps.pop(name, None)
+
+
+def send_unvalidated(
+    session: Any,
+    method: str,
+    params: dict[str, Any],
+    *,
+    on_progress: OnWireProgress | None = None,
+    name: str | None = None,
+) -> Awaitable[Any]:
+    """A request the SDK does not know (SPEC §8.12), sent as the session sends every
+    request: stamped by its private ``_stamp`` (protocol version, capabilities, headers),
+    then handed to its private ``_dispatcher.send_raw_request`` with
+    ``cancel_on_abandon=False``, so that no courtesy ``notifications/cancelled`` follows
+    should it be abandoned (INV-7: a task's one signal is ``tasks/cancel``), and its raw
+    result comes back unvalidated. ``name`` goes into ``Mcp-Name`` (SEP-2663).
+    Pinned by ``test_cancelling_a_task_sends_one_tasks_cancel_and_gives_one_cancelled_result``
+    (the server's log: one ``tasks/cancel``, no ``notifications/cancelled``)."""
+    data: dict[str, Any] = {"method": method, "params": params}
+    options: dict[str, Any] = {}
+    session._stamp(data, options)
+    options["cancel_on_abandon"] = False
+    if on_progress is not None:
+        options["on_progress"] = on_progress
+    if name is not None:
+        options.setdefault("headers", {})[MCP_NAME_HEADER] = encode_header_value(name)
+    result: Awaitable[Any] = session._dispatcher.send_raw_request(method, data["params"], options)
+    return result
+
+
+class ElicitationModesClient(Client):
+    """``mcp.Client`` advertising the elicitation modes mcpbind honours (SPEC §11.10):
+    forms, and URLs only when the host's handler takes them (``url``). The SDK advertises
+    URL mode whenever an elicitation callback is set; a host that would decline every URL
+    request must not claim it. It overrides the client's private ``_build_session`` and
+    wraps the session's private ``_build_capabilities``. Pinned by
+    ``test_the_client_advertises_form_elicitation_only`` and
+    ``test_url_elicitation_is_offered_only_when_the_handler_takes_urls``."""
+
+    def __init__(self, *args: Any, url: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._url_elicitation = url
+
+    async def _build_session(self, exit_stack: Any) -> Any:
+        session = await super()._build_session(exit_stack)
+        built = session._build_capabilities
+        url = types.UrlElicitationCapability() if self._url_elicitation else None
+
+        def honoured(version: str) -> types.ClientCapabilities:
+            capabilities: types.ClientCapabilities = built(version)
+            if capabilities.elicitation is None:
+                return capabilities
+            modes = types.ElicitationCapability(form=types.FormElicitationCapability(), url=url)
+            return capabilities.model_copy(update={"elicitation": modes})
+
+        session._build_capabilities = honoured  # type: ignore[method-assign] # the seam above
+        return session
+
+
+class RestoreAfterInitialize:
+    """A mixin for the SDK's OAuth providers: after the provider's private ``_initialize``
+    has loaded the stored tokens and client (through the storage's public
+    ``get_tokens``/``get_client_info``), :meth:`restored` puts back what the SDK does not
+    keep across restarts (SPEC §11.15). Pinned by
+    ``test_an_expired_token_is_refreshed_by_the_next_host_without_a_login``."""
+
+    async def _initialize(self) -> None:
+        await super()._initialize()  # type: ignore[misc] # the provider's, after this mixin
+        self.restored()
+
+    def restored(self) -> None:
+        """Called once the provider has loaded what was stored."""
