@@ -8,6 +8,7 @@ except :class:`DuplicateCallId`: every call ends in a ``ToolResult``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from mcpbind.model import texts
@@ -22,6 +23,7 @@ __all__ = [
     "DuplicateCallId",
     "HostClosed",
     "HttpStatusError",
+    "IllegalTransition",
     "LocalError",
     "LoginRequired",
     "McpBindError",
@@ -29,6 +31,7 @@ __all__ = [
     "ServerStartupError",
     "UnknownServer",
     "describe",
+    "moved",
     "split_failure",
     "unwrap",
 ]
@@ -151,6 +154,23 @@ class AuthorizationFailed(AuthorizationError):
 
 class HttpStatusError(RemoteError):
     """A connection failed on the HTTP status the server answered (SPEC §11.2)."""
+
+
+class IllegalTransition(McpBindError, RuntimeError):
+    """A runtime component was moved to a phase its transition table does not allow
+    (SPEC §11.1): a fault of mcpbind itself, never of the caller or a server."""
+
+    def __init__(self, what: str, current: str, new: str) -> None:
+        super().__init__(f"{what}: no transition from {current!r} to {new!r}")
+        self.what = what
+        self.current = current
+        self.new = new
+
+
+def moved(what: str, table: Mapping[str, frozenset[str]], current: str, new: str) -> None:
+    """Raise :class:`IllegalTransition` unless ``table`` allows ``current`` -> ``new``."""
+    if new not in table[current]:
+        raise IllegalTransition(what, current, new)
 
 
 def unwrap(error: Exception) -> Exception:

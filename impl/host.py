@@ -42,8 +42,9 @@ from .config.contributors import (
     TurnInputContributor,
     TurnItemContributor,
 )
-from .config.host import TOOL_SEARCH, HostConfig
+from .config.host import HostConfig
 from .config.recorder import NullRecorder, Recorder
+from .config.server import TOOL_SEARCH
 from .contributors import (
     ContributorOutcome,
     ServerProvenance,
@@ -57,7 +58,8 @@ from .contributors import (
 from .errors import HostClosed, ServerStartupError, UnknownServer
 from .router import META_CALL_ID, META_SESSION_ID, META_STEP
 from .seams import PRODUCTION, Seams
-from .server.runtime import RuntimeContext, ServerRuntime
+from .server.context import RuntimeContext
+from .server.runtime import ServerRuntime
 from .server.startup import Turn, install_order
 from .values import RefreshOutcome, ToolResult
 from .wire.connector import McpConnector

@@ -21,18 +21,18 @@ then, in :meth:`Router._dispatch` (the model's ``dispatch``):
 Every check decides synchronously and returns an :class:`Ending` or None (go on); none
 makes a result. The whole route runs inside the call's cancel scope (:mod:`.calls`):
 ``Host.cancel``, the tool timeout and a disconnect interrupt it (INV-7, LIVE-1, INV-8),
-and :meth:`Router._ended_early` reads how. Exceptions become endings in one place,
-:meth:`Router._translate`; the result is made in one place, :meth:`Router.end_call`,
-exactly once per accepted call (INV-4). Only :class:`DuplicateCallId` escapes.
+and :meth:`.calls.endings.CallEndings.ended_early` reads how. Exceptions become endings in
+one place, :meth:`.calls.endings.CallEndings.translate`; the result is made in one place,
+:meth:`Router.end_call`, exactly once per accepted call (INV-4). Only
+:class:`DuplicateCallId` escapes.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import anyio
 import attrs
@@ -40,37 +40,30 @@ import attrs
 from mcpbind.model import texts
 
 from .calls.approval import ApprovalGate
+from .calls.arguments import parse_arguments
 from .calls.encoding import OutputLimits, encode_result, wall_time_header
+from .calls.endings import CallEndings, Ending
+from .calls.lanes import Lanes
+from .calls.local import run_local, tool_search
 from .calls.progress import ProgressCounts, ProgressFeed
 from .calls.table import CallTable, PendingCall
-from .calls.tasks import TaskEnded, await_task
-from .catalog.exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
+from .calls.tasks import run_task
 from .catalog.planner import Planner, StepSnapshot
 from .catalog.registry import Binding, ToolRegistry
 from .config.host import HostConfig
 from .config.recorder import Recorder
 from .errors import DuplicateCallId
 from .server.runtime import ServerRuntime
-from .values import ContentItem, ToolResult
+from .values import ToolResult
 from .wire.seam import (
     HEADER_MISMATCH,
     Connection,
     ConnectionLost,
-    RequestFailed,
     ServerError,
     TaskHandle,
 )
 
-__all__ = [
-    "META_CALL_ID",
-    "META_SESSION_ID",
-    "META_STEP",
-    "Ending",
-    "Lanes",
-    "Router",
-    "RouterStatistics",
-    "parse_arguments",
-]
+__all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Router", "RouterStatistics"]
 
 # SPEC §11.10: request metadata under our own prefix (MCP reserves prefixes whose second
 # label is ``modelcontextprotocol`` or ``mcp``; ``dev.mcpbind/`` is not one of them).
@@ -81,55 +74,6 @@ META_CALL_ID = "dev.mcpbind/call_id"
 logger = logging.getLogger("mcpbind.router")
 
 
-class Ending(NamedTuple):
-    """How a call ends: what :meth:`Router.end_call` turns into its result."""
-
-    status: texts.CallStatus
-    output: str
-    items: tuple[ContentItem, ...] = ()
-
-
-def parse_arguments(arguments: Any) -> dict[str, Any] | str:
-    """A dict, or why the arguments are not a JSON object (SPEC §8.1)."""
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    if isinstance(arguments, str | bytes):
-        text = arguments.decode() if isinstance(arguments, bytes) else arguments
-        if not text.strip():
-            return {}
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            return f"not valid JSON ({error.msg} at position {error.pos})"
-        except ValueError as error:
-            return f"not valid JSON ({error})"
-        if isinstance(value, dict):
-            return value
-        return f"JSON {type(value).__name__} where an object is required"
-    if arguments is None:
-        return {}
-    return f"{type(arguments).__name__} where an object is required"
-
-
-@attrs.define(eq=False)
-class Lanes:
-    """The exclusive lane of each step (SPEC §8.3, INV-9): a FIFO ``anyio.Lock``, forgotten
-    once nobody holds or waits for it."""
-
-    _locks: dict[int, anyio.Lock] = attrs.field(factory=dict)
-
-    def get(self, step: int) -> anyio.Lock:
-        lane = self._locks.get(step)
-        if lane is None:
-            lane = self._locks[step] = anyio.Lock()
-        return lane
-
-    def release(self, step: int, lane: anyio.Lock) -> None:
-        lane.release()  # hands the lane to the oldest waiter, if any
-        if not lane.locked() and lane.statistics().tasks_waiting == 0:
-            self._locks.pop(step, None)
-
-
 @attrs.frozen
 class RouterStatistics:
     results: Mapping[str, int]
@@ -138,12 +82,6 @@ class RouterStatistics:
     """Answers that arrived after their call had ended (dropped, INV-4)."""
     progress: int = 0
     late_progress: int = 0
-
-
-def _failure_why(error: Exception) -> str:
-    """Why a call failed in transit, as ``TRANSPORT`` and the trace's ``call_failed`` say
-    it: a request's own failure text, else the unexpected exception's type and message."""
-    return str(error) if isinstance(error, RequestFailed) else f"{type(error).__name__}: {error}"
 
 
 class Router:
@@ -171,6 +109,7 @@ class Router:
         self.registry = registry
         self.recorder = recorder
         self.session_id = session_id
+        self._endings = CallEndings(recorder, lambda server: servers[server].config)
         self._limits = OutputLimits.build(
             config.output_limit, {name: r.config for name, r in servers.items()}
         )
@@ -199,11 +138,12 @@ class Router:
             with call.scope:
                 ending = await self._route(call, step, name, arguments)
         except Exception as error:  # the one place where exceptions become endings
-            ending = self._translate(call, error)
+            header = wall_time_header(anyio.current_time() - call.started)
+            ending = self._endings.translate(call, error, header)
         finally:
             self.calls.close(call)
         if ending is None or call.ended_by == "disconnected":
-            ending = self._ended_early(call)
+            ending = self._endings.ended_early(call)
         return self.end_call(call_id, ending)
 
     def end_call(self, call_id: str, ending: Ending) -> ToolResult:
@@ -234,50 +174,25 @@ class Router:
         parsed = parse_arguments(arguments)  # 3. SPEC §8.1
         if isinstance(parsed, str):
             return Ending("error", texts.BAD_ARGUMENTS.format(name=name, problem=parsed))
-        call.binding = binding
+        call.resolve(binding)
         if binding.server is None:
             if self.planner.is_search(binding):
-                return self._tool_search(step, parsed)
-            return await self._run_local(call, binding, parsed)
+                return tool_search(self.planner, step, parsed)
+            return await run_local(call, binding, parsed)
         runtime = self.servers[binding.server]
-        denied = await self._approve(call, binding, name, parsed, runtime)  # 4. INV-10
+        denied = await self.approvals.admit(  # 4. INV-10
+            call,
+            binding,
+            name=name,
+            arguments=parsed,
+            config=runtime.config,
+            recorder=self.recorder,
+        )
         if denied is not None:
             return denied
         return await self._dispatch(
             call, step=step.step, binding=binding, name=name, arguments=parsed, runtime=runtime
         )
-
-    async def _approve(
-        self,
-        call: PendingCall,
-        binding: Binding,
-        name: str,
-        arguments: dict[str, Any],
-        runtime: ServerRuntime,
-    ) -> Ending | None:
-        """SPEC §11.8: None when the call may go on. While the approver is asked the call is
-        pending with no deadline and attached to no server (SPEC §3.4)."""
-        verdict = self.approvals.decide(
-            call_id=call.call_id,
-            server=runtime.name,
-            tool=binding.remote_name,
-            name=name,
-            arguments=arguments,
-            annotations=binding.spec.annotations,
-            config=runtime.config,
-        )
-        if verdict is None:
-            return None
-        if isinstance(verdict, str):  # gated, and no approver to ask (SPEC §11.8)
-            self.recorder.event("deny", {"call_id": call.call_id, "answer": "none"})
-            return Ending("denied", verdict)
-        call.phase = "approval"
-        denial, answer = await self.approvals.ask(verdict)
-        if denial is None:
-            self.recorder.event("approve", {"call_id": call.call_id, "answer": answer})
-            return None
-        self.recorder.event("deny", {"call_id": call.call_id, "answer": answer})
-        return Ending("denied", denial)
 
     async def _dispatch(
         self,
@@ -301,7 +216,7 @@ class Router:
         if runtime.starting:
             # SPEC §11.12 (INV-11): a lazily started server is waited for, dormant or
             # connected, until its first refresh has ended; not failed fast, not sent to.
-            call.phase = "starting"
+            call.wait_start()
             await runtime.wait_started(call.order)
             if runtime.connection is None:
                 return Ending("failed", texts.NOT_CONNECTED.format(server=runtime.name))
@@ -310,7 +225,7 @@ class Router:
                 return gone
         elif runtime.connection is None:  # 6. INV-8: fail fast, nothing sent
             return Ending("failed", texts.NOT_CONNECTED.format(server=runtime.name))
-        call.phase = "dispatch"
+        call.dispatch()
         exclusive = not (binding.read_only or runtime.config.supports_parallel_tool_calls)
         raw = await self._send(  # 7. INV-9, then the wire
             call,
@@ -382,13 +297,13 @@ class Router:
                 # from the listing this host read; a refresh that starts now reads the
                 # current one, and the call goes once more, still holding its lane.
                 self.recorder.event("call_rejected", {"call_id": call.call_id})
-                call.sent, call.phase = False, "retrying"
+                call.retry()
                 retries += 1
                 await self.retry_refresh(runtime)
                 gone = self._revalidated(binding, name)
                 if gone is not None:
                     return gone
-                call.phase = "dispatch"
+                call.dispatch()
         finally:
             if lane is not None:
                 self.lanes.release(step, lane)
@@ -417,7 +332,7 @@ class Router:
         server, tool, call_id = runtime.name, binding.remote_name, call.call_id
 
         def on_sent() -> None:
-            call.sent = True
+            call.mark_sent()
             self.recorder.sent(server, "tools/call", tool, call_id)
 
         idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
@@ -455,34 +370,15 @@ class Router:
         task: TaskHandle,
         rearm: Callable[[], None] | None,
     ) -> Any:
-        """SPEC §8.12: the server runs the call as a task. It keeps its lane and deadline;
-        ended early, its one cancellation signal is ``tasks/cancel``; a task the server
-        ends ``failed`` or ``cancelled`` ends the call ``failed``."""
-        server = call.server
-        assert server is not None
-        binding = call.binding
-        assert binding is not None
-        call.task = True
+        """SPEC §8.12: the server runs the call as a task (:func:`.calls.tasks.run_task`)."""
 
         async def give_up(ending: BaseException) -> None:
-            self._report_end(call, ending)  # the input first, then the signal it causes
+            self._endings.report_end(call, ending)  # the input first, then the signal
             await self.give_up_task(call, connection, task)
 
-        try:
-            raw = await await_task(connection, task, give_up=give_up, on_alive=rearm)
-        except TaskEnded as ended:
-            fields = {"call_id": call.call_id, "status": ended.status}
-            if ended.status == "cancelled":
-                text = texts.TASK_CANCELLED.format(server=server, tool=binding.remote_name)
-            else:
-                why = fields["why"] = ended.message or texts.TASK_NO_MESSAGE
-                text = texts.TASK_FAILED.format(tool=binding.remote_name, server=server, why=why)
-            self.recorder.event("task_status", fields)
-            return Ending("failed", text)
-        is_error = isinstance(raw, Mapping) and raw.get("isError") is True
-        done = {"call_id": call.call_id, "status": "completed", "is_error": is_error}
-        self.recorder.event("task_status", done)
-        return raw
+        return await run_task(
+            call, connection, task, give_up=give_up, on_alive=rearm, recorder=self.recorder
+        )
 
     async def give_up_task(
         self, call: PendingCall, connection: Connection, task: TaskHandle
@@ -497,128 +393,3 @@ class Router:
     def late_task_status(self, call_id: str) -> None:
         """INV-4: the server says a task the host gave up had ended already: dropped."""
         self.late_answer(call_id, task=True)
-
-    async def _run_local(
-        self, call: PendingCall, binding: Binding, arguments: dict[str, Any]
-    ) -> Ending:
-        """A builtin or extension tool: the handler captured in the step's binding (INV-2)."""
-        handler = binding.handler
-        assert handler is not None, "a non-MCP binding carries its handler"
-        call.phase = "local"
-        call.started = anyio.current_time()
-        output = await handler(arguments)
-        return Ending("ok", f"{wall_time_header(anyio.current_time() - call.started)}\n{output}")
-
-    def _tool_search(self, step: StepSnapshot, arguments: dict[str, Any]) -> Ending:
-        """SPEC §11.9: rank the step's MCP tools, discover the matches for later steps."""
-        started = anyio.current_time()
-        parsed = parse_search_arguments(arguments)
-        if isinstance(parsed, str):
-            text = texts.SEARCH_BAD_ARGUMENTS.format(problem=parsed, maximum=MAX_SEARCH_LIMIT)
-            return Ending("error", text)
-        query, limit = parsed
-        found = step.exposure.view.search(query, limit)
-        self.planner.discover(found)
-        header = wall_time_header(anyio.current_time() - started)
-        return Ending("ok", f"{header}\n{search_output(query, found)}")
-
-    # --- how a call that did not run to its answer ends ----------------------------------
-
-    def _translate(self, call: PendingCall, error: Exception) -> Ending | None:
-        """An exception as the call's ending; None: the call ended early (lost session)."""
-        if call.phase == "local":  # the handler's own failure is the tool's error
-            header = wall_time_header(anyio.current_time() - call.started)
-            return Ending("error", f"{header}\n{error}")
-        if isinstance(error, ConnectionLost):
-            # The session is gone. The runtime ended the call when it learnt that (INV-8,
-            # ``CallTable.fail_server``): ``_ended_early`` reads how, as for a cancel.
-            return None
-        binding = call.binding
-        assert binding is not None, "only a resolved call can fail in transit"
-        self._report_end(call, error)
-        if isinstance(error, ServerError):  # SPEC §11.2: the server's answer, not the wire's
-            text = texts.SERVER_ERROR.format(
-                server=binding.server,
-                tool=binding.remote_name,
-                message=error.message,
-                code=error.code,
-            )
-            return Ending("failed", text)
-        if not isinstance(error, RequestFailed):
-            logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
-        why = _failure_why(error)
-        text = texts.TRANSPORT.format(tool=binding.remote_name, server=binding.server, why=why)
-        return Ending("failed", text)
-
-    def _report_end(self, call: PendingCall, error: BaseException | None = None) -> None:
-        """The input that ends ``call`` (SPEC §3.1: ``call_failed``, or ``timeout`` when
-        its deadline fired), once, before anything it causes (SPEC §14.1)."""
-        if call.end_reported or call.server is None:
-            return
-        fields: dict[str, Any] = {"call_id": call.call_id}
-        if isinstance(error, ServerError):
-            fields["why"], fields["code"] = error.message, error.code  # the server's text
-        elif isinstance(error, Exception):
-            fields["why"] = _failure_why(error)
-        elif call.ended_by is None and call.scope.cancel_called:  # its deadline fired
-            if call.sent and self.servers[call.server].config.idle_timeout:
-                fields["cap"] = call.capped  # SPEC §8.11: which deadline it was
-            call.end_reported = True
-            self.recorder.event("timeout", fields)
-            return
-        else:
-            return
-        call.end_reported = True
-        self.recorder.event("call_failed", fields)
-
-    def _cancelled_at_server(self, call: PendingCall) -> None:
-        """INV-7: the one signal of a sent call the host ended. The SDK sent it when the
-        call's scope was cancelled (one ``notifications/cancelled`` over JSON-RPC, the
-        handler itself in-process); a task's ``tasks/cancel`` was recorded as it went."""
-        assert call.server is not None
-        if not call.task:
-            self.recorder.sent(call.server, "notifications/cancelled", call.call_id)
-
-    def _ended_early(self, call: PendingCall) -> Ending:
-        """A call its scope interrupted: cancelled, out of time, its server lost, or the
-        host closed."""
-        server = call.server
-        if call.ended_by == "closed":  # INV-12
-            if call.phase == "retrying":
-                return Ending("cancelled", texts.CLOSED_RETRYING)
-            if not call.sent:
-                return Ending("cancelled", texts.CLOSED_UNSENT)
-            self._cancelled_at_server(call)
-            return Ending("cancelled", texts.CLOSED_SENT)
-        if server is None:  # waiting for approval, or a local handler: only a cancel ends it
-            return Ending("cancelled", texts.CANCELLED)
-        settings = self.servers[server].config
-        self._report_end(call)
-        seconds = f"{settings.tool_timeout_sec:g}"
-        if call.phase == "starting":
-            if call.ended_by == "cancelled":
-                return Ending("cancelled", texts.CANCELLED)
-            if call.ended_by == "disconnected":
-                return Ending("failed", texts.NOT_CONNECTED.format(server=server))
-            return Ending(
-                "timed_out", texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
-            )
-        if call.ended_by == "disconnected":
-            template = texts.DISCONNECTED if call.sent else texts.NOT_CONNECTED
-            return Ending("failed", template.format(server=server))
-
-        if call.sent:
-            self._cancelled_at_server(call)
-        if call.ended_by == "cancelled":
-            return Ending("cancelled", texts.CANCELLED)
-        if call.phase == "retrying":
-            text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
-            return Ending("timed_out", text)
-        if call.sent and settings.idle_timeout:  # SPEC §8.11: which deadline fired
-            if call.capped:
-                text = texts.TIMED_OUT_CAP.format(seconds=f"{settings.tool_max_sec:g}")
-            else:
-                text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
-            return Ending("timed_out", text)
-        template = texts.TIMED_OUT if call.sent else texts.TIMED_OUT_QUEUED
-        return Ending("timed_out", template.format(seconds=seconds))

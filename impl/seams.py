@@ -14,11 +14,12 @@ from __future__ import annotations
 import attrs
 
 from .calls.approval import ApprovalGate
+from .calls.lanes import Lanes
 from .calls.table import CallTable
 from .catalog.listing import BuildBindings, ReadListing, build_bindings, read_listing
 from .catalog.planner import Planner
 from .catalog.registry import ToolRegistry
-from .router import Lanes, Router
+from .router import Router
 from .server.runtime import ServerRuntime
 
 __all__ = ["PRODUCTION", "Seams"]

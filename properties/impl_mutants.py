@@ -18,6 +18,8 @@ import attrs
 from typing_extensions import override
 
 from mcpbind.impl.calls.approval import ApprovalGate
+from mcpbind.impl.calls.endings import Ending
+from mcpbind.impl.calls.lanes import Lanes
 from mcpbind.impl.calls.table import CallTable, PendingCall
 from mcpbind.impl.catalog.exposure import Exposure
 from mcpbind.impl.catalog.listing import BuildBindings, Decision, build_bindings, read_listing
@@ -26,9 +28,10 @@ from mcpbind.impl.catalog.registry import Binding, RegistryState, SourceCatalog,
 from mcpbind.impl.config.hooks import ApprovalRequest
 from mcpbind.impl.config.server import ServerConfig
 from mcpbind.impl.errors import CatalogRejected
-from mcpbind.impl.router import Ending, Lanes, Router
+from mcpbind.impl.router import Router
 from mcpbind.impl.seams import PRODUCTION, Seams
-from mcpbind.impl.server.runtime import ServerRuntime, Session
+from mcpbind.impl.server.context import Session
+from mcpbind.impl.server.runtime import ServerRuntime
 from mcpbind.impl.wire.seam import Connection, TaskHandle
 from mcpbind.model import texts
 from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
@@ -299,8 +302,8 @@ class _CancelOnlyMarks(CallTable):
     @override
     def cancel(self, call_id: str) -> None:
         call = self.get(call_id)
-        if call is not None and call.ended_by is None:
-            call.ended_by = "cancelled"  # marked, but the request keeps running
+        if call is not None:
+            call.mark_ended("cancelled")  # marked, but the request keeps running
 
 
 class _KeepCallsOnDisconnect(CallTable):

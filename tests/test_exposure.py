@@ -19,8 +19,10 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
-from mcpbind.impl.catalog.exposure import schema_bytes, search_words, shorten_schema
-from mcpbind.impl.config.host import TOOL_SEARCH, parse_toml
+from mcpbind.impl.catalog.exposure import search_words
+from mcpbind.impl.catalog.schemas import schema_bytes, shorten_schema
+from mcpbind.impl.config.host import parse_toml
+from mcpbind.impl.config.server import TOOL_SEARCH
 from mcpbind.model import texts
 
 

@@ -434,10 +434,11 @@ async def test_a_server_that_keeps_refusing_is_not_authorized_forever() -> None:
     """SPEC §11.15: after MAX_AUTHORIZATIONS refusals with no answer in between, the
     connection fails with AuthorizationFailed instead of authorizing again (the suite's
     auth/scope-retry-limit checks the same against its own server)."""
-    from mcpbind.impl.wire.oauth import MAX_AUTHORIZATIONS, _LazyAuth, _Storage
+    from mcpbind.impl.wire.oauth import MAX_AUTHORIZATIONS, LazyAuth
+    from mcpbind.impl.wire.oauth_storage import Storage
 
-    storage = _Storage(MemoryTokenStore(), "s", "http://s/mcp")
-    auth = _LazyAuth("s", "http://s/mcp", _AlwaysRetry, storage)
+    storage = Storage(MemoryTokenStore(), "s", "http://s/mcp")
+    auth = LazyAuth("s", "http://s/mcp", _AlwaysRetry, storage)
     request = httpx2.Request("POST", "http://s/mcp")
     refused = httpx2.Response(401, request=request)
 

@@ -4,6 +4,7 @@ runtime over a real in-process MCP server, and the call table."""
 from __future__ import annotations
 
 import sys
+from typing import get_args
 
 import anyio
 import pytest
@@ -15,16 +16,19 @@ from mcpbind.impl import (
     CatalogCache,
     DuplicateCallId,
     HostConfig,
+    IllegalTransition,
     McpConnector,
     NullRecorder,
     ServerConfig,
     ServerStartupError,
     ToolRegistry,
 )
-from mcpbind.impl.calls.table import CallTable
+from mcpbind.impl.calls.table import CALL_PHASES, CallPhase, CallTable
 from mcpbind.impl.catalog.publisher import Publisher
-from mcpbind.impl.server.runtime import RuntimeContext, ServerRuntime
-from mcpbind.impl.server.startup import install_order
+from mcpbind.impl.server.context import RuntimeContext
+from mcpbind.impl.server.phases import SERVER_PHASES, ServerPhase
+from mcpbind.impl.server.runtime import ServerRuntime
+from mcpbind.impl.server.startup import FirstStart, install_order
 
 
 def context(calls: CallTable | None = None) -> RuntimeContext:
@@ -149,3 +153,48 @@ async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_bac
     await anyio.sleep(100)
     table.resume(paused)
     assert call.scope.deadline == pytest.approx(anyio.current_time() + 6)
+
+
+async def test_a_pending_call_moves_only_along_its_phase_table():
+    """SPEC §11.1: a pending call's phase changes through its verbs, along CALL_PHASES;
+    a move the table does not hold raises IllegalTransition and changes nothing."""
+    table = CallTable()
+    call = table.open("c1")
+    assert call.phase == "checking"
+    call.await_approval()
+    call.wait_start()
+    call.dispatch()
+    call.mark_sent()
+    call.retry()
+    assert (call.phase, call.sent) == ("retrying", False)
+    call.dispatch()
+    with pytest.raises(IllegalTransition, match="'dispatch' to 'approval'"):
+        call.await_approval()
+    assert call.phase == "dispatch"
+    local = table.open("c2")
+    local.run_local()
+    with pytest.raises(IllegalTransition, match="'local' to 'dispatch'"):
+        local.dispatch()
+
+
+def test_the_phase_tables_name_every_phase_and_only_phases():
+    """SPEC §11.1: each phase is a key of its table and every target is a phase."""
+    for table, literal in ((CALL_PHASES, CallPhase), (SERVER_PHASES, ServerPhase)):
+        phases = set(get_args(literal))
+        assert set(table) == phases
+        assert all(targets <= phases for targets in table.values())
+
+
+async def test_a_server_phase_moves_only_along_its_table():
+    """SPEC §11.1: a server's first start changes its phase only along SERVER_PHASES."""
+    start = FirstStart("s")
+    with pytest.raises(IllegalTransition, match="'connecting' to 'starting'"):
+        start.enter("starting")
+    start.enter("dormant")
+    assert start.pending
+    start.wake()
+    assert start.phase == "starting"
+    start.settle()
+    assert start.phase == "running"
+    with pytest.raises(IllegalTransition, match="'running' to 'connecting'"):
+        start.enter("connecting")

@@ -26,9 +26,13 @@ import attrs
 
 from mcpbind.model import texts
 
+from ..catalog.registry import Binding
 from ..config.hooks import APPROVAL_ANSWERS, ApprovalRequest, Approver
+from ..config.recorder import Recorder
 from ..config.server import ApprovalMode, ServerConfig
 from ..config.toml_edit import save_approve_always
+from .endings import Ending
+from .table import PendingCall
 
 __all__ = ["ApprovalGate", "ApprovalStatistics", "effective_mode", "requires_approval"]
 
@@ -151,6 +155,42 @@ class ApprovalGate:
             annotations=_EMPTY if annotations is None else annotations,
             mode=mode,
         )
+
+    async def admit(
+        self,
+        call: PendingCall,
+        binding: Binding,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        config: ServerConfig,
+        recorder: Recorder,
+    ) -> Ending | None:
+        """SPEC §11.8: the gate of one call; None when it may go on, else its ``denied``
+        ending. While the approver is asked the call is pending with no deadline and
+        attached to no server (SPEC §3.4)."""
+        assert binding.server is not None
+        verdict = self.decide(
+            call_id=call.call_id,
+            server=binding.server,
+            tool=binding.remote_name,
+            name=name,
+            arguments=arguments,
+            annotations=binding.spec.annotations,
+            config=config,
+        )
+        if verdict is None:
+            return None
+        if isinstance(verdict, str):  # gated, and no approver to ask (SPEC §11.8)
+            recorder.event("deny", {"call_id": call.call_id, "answer": "none"})
+            return Ending("denied", verdict)
+        call.await_approval()
+        denial, answer = await self.ask(verdict)
+        if denial is None:
+            recorder.event("approve", {"call_id": call.call_id, "answer": answer})
+            return None
+        recorder.event("deny", {"call_id": call.call_id, "answer": answer})
+        return Ending("denied", denial)
 
     async def ask(self, request: ApprovalRequest) -> tuple[str | None, str]:
         """Await the approver: None (allowed) or the denial text, with what the approver

@@ -22,28 +22,52 @@ result; this module makes no results.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Literal
 
 import anyio
 import attrs
 
 from ..catalog.registry import Binding
-from ..errors import DuplicateCallId
+from ..errors import DuplicateCallId, moved
 
-__all__ = ["CallPhase", "CallTable", "CallTableStatistics", "EndedBy", "PendingCall"]
+__all__ = [
+    "CALL_PHASES",
+    "CallPhase",
+    "CallTable",
+    "CallTableStatistics",
+    "EndedBy",
+    "PendingCall",
+]
 
 CallPhase = Literal["checking", "approval", "starting", "dispatch", "retrying", "local"]
-# A call that runs as a task (SPEC §8.12) stays in ``dispatch``, ``sent`` and ``task`` set.
-"""Where a pending call is: its synchronous checks, waiting for its approval, waiting for
-a lazy start (SPEC §11.12), queued for the lane or sent (``sent`` tells which), waiting
-to be sent again after the server rejected it unrun (SPEC §8.9), or running
-a builtin or extension tool's handler."""
+"""Where a pending call is (the glossary of SPEC §2): its synchronous checks, waiting for
+its approval, waiting for a lazy start (SPEC §11.12), queued for the lane or sent
+(``sent`` tells which; a call the server runs as a task stays here, ``task`` set),
+waiting to be sent again after the server rejected it unrun (SPEC §8.9), or running a
+builtin or extension tool's handler."""
+
+CALL_PHASES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "checking": frozenset({"approval", "starting", "dispatch", "local"}),
+        "approval": frozenset({"starting", "dispatch"}),
+        "starting": frozenset({"dispatch"}),
+        "dispatch": frozenset({"retrying"}),
+        "retrying": frozenset({"dispatch"}),
+        "local": frozenset(),
+    }
+)
+"""Every phase a pending call may move to from each phase (SPEC §11.1); the model's
+call phases (``model/values.py``) map onto these (SPEC §2)."""
+
 EndedBy = Literal["cancelled", "disconnected", "closed"]
 
 
 @attrs.define(eq=False)
 class PendingCall:
-    """One accepted call until its terminal result."""
+    """One accepted call until its terminal result. Its fields change only through its
+    verbs; its phase only along :data:`CALL_PHASES`."""
 
     call_id: str
     order: int
@@ -51,30 +75,123 @@ class PendingCall:
     accepted: float
     """When it was accepted (``anyio.current_time()``): the wall time runs from here."""
     scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
-    phase: CallPhase = "checking"
-    binding: Binding | None = None
-    """What it executes, once resolved in its step (INV-2)."""
-    server: str | None = None
-    """The server it is attached to (waiting for its start, queued or sent), else None."""
-    started: float = 0.0
-    """When it reached its server or its handler (its tool timeout runs from here)."""
-    sent: bool = False
-    """``tools/call`` left for the server."""
-    task: bool = False
-    """The server runs it as a task (SPEC §8.12): its cancellation is ``tasks/cancel``."""
-    ended_by: EndedBy | None = None
-    """Who ended it early; None: nobody (it ran out its deadline if the scope fired)."""
-    end_reported: bool = False
-    """The input that ended it (its deadline, a failure) is in the trace (SPEC §14.1)."""
-    cap: float = math.inf
-    """With an idle timeout (SPEC §8.11): when its whole time runs out, whatever progress."""
+    _phase: CallPhase = "checking"
+    _binding: Binding | None = None
+    _server: str | None = None
+    _started: float = 0.0
+    _sent: bool = False
+    _task: bool = False
+    _ended_by: EndedBy | None = None
+    _end_reported: bool = False
+    _cap: float = math.inf
     _paused: int = 0
     _remaining: float = math.inf
 
+    # --- what it is now -----------------------------------------------------------------
+
+    @property
+    def phase(self) -> CallPhase:
+        return self._phase
+
+    @property
+    def binding(self) -> Binding | None:
+        """What it executes, once resolved in its step (INV-2)."""
+        return self._binding
+
+    @property
+    def server(self) -> str | None:
+        """The server it is attached to (waiting for its start, queued or sent), else None."""
+        return self._server
+
+    @property
+    def started(self) -> float:
+        """When it reached its server or its handler (its tool timeout runs from here)."""
+        return self._started
+
+    @property
+    def sent(self) -> bool:
+        """``tools/call`` left for the server."""
+        return self._sent
+
+    @property
+    def task(self) -> bool:
+        """The server runs it as a task (SPEC §8.12): its cancellation is ``tasks/cancel``."""
+        return self._task
+
+    @property
+    def ended_by(self) -> EndedBy | None:
+        """Who ended it early; None: nobody (it ran out its deadline if the scope fired)."""
+        return self._ended_by
+
+    @property
+    def capped(self) -> bool:
+        """Its deadline that fired was the cap (SPEC §8.11)."""
+        return self._cap != math.inf and anyio.current_time() >= self._cap
+
+    # --- verbs ------------------------------------------------------------------------------
+
+    def _move(self, phase: CallPhase) -> None:
+        moved("pending call", CALL_PHASES, self._phase, phase)
+        self._phase = phase
+
+    def resolve(self, binding: Binding) -> None:
+        """Its name resolved in its step to ``binding`` (INV-2)."""
+        self._binding = binding
+
+    def await_approval(self) -> None:
+        self._move("approval")
+
+    def attach(self, server: str, timeout: float, cap: float) -> None:
+        """It reached ``server``: its tool timeout (0: none) runs from now; ``cap`` (0:
+        none) bounds its whole time when progress re-arms the timeout (SPEC §8.11)."""
+        self._server = server
+        self._started = anyio.current_time()
+        self.scope.deadline = self._started + timeout if timeout > 0 else math.inf
+        self._cap = self._started + cap if cap > 0 else math.inf
+
+    def wait_start(self) -> None:
+        """It waits for its server's lazy start (INV-11)."""
+        self._move("starting")
+
+    def dispatch(self) -> None:
+        """It goes for the lane, then the wire."""
+        self._move("dispatch")
+
+    def mark_sent(self) -> None:
+        """``tools/call`` left for the server."""
+        self._sent = True
+
+    def retry(self) -> None:
+        """The server refused it unrun (SPEC §8.9): it waits to be sent again."""
+        self._move("retrying")
+        self._sent = False
+
+    def run_as_task(self) -> None:
+        """The server answered with a task (SPEC §8.12)."""
+        self._task = True
+
+    def run_local(self) -> None:
+        """A builtin or extension tool's handler runs it; its time runs from now."""
+        self._move("local")
+        self._started = anyio.current_time()
+
+    def report_end(self) -> bool:
+        """Whether the input that ends it (a deadline, a failure) is still to be recorded
+        (SPEC §14.1): True once, then False."""
+        if self._end_reported:
+            return False
+        self._end_reported = True
+        return True
+
+    def mark_ended(self, why: EndedBy) -> None:
+        """Note who ended it early; the first reason wins."""
+        if self._ended_by is None:
+            self._ended_by = why
+
     def end_early(self, why: EndedBy) -> None:
         """End it from outside: the first reason wins, its scope is cancelled."""
-        if self.ended_by is None:
-            self.ended_by = why
+        if self._ended_by is None:
+            self.mark_ended(why)
             self.scope.cancel()
 
     def pause(self) -> None:
@@ -94,12 +211,7 @@ class PendingCall:
         if self._paused:
             self._remaining = idle
             return
-        self.scope.deadline = min(anyio.current_time() + idle, self.cap)
-
-    @property
-    def capped(self) -> bool:
-        """Its deadline that fired was the cap."""
-        return self.cap != math.inf and anyio.current_time() >= self.cap
+        self.scope.deadline = min(anyio.current_time() + idle, self._cap)
 
 
 @attrs.frozen
@@ -149,12 +261,9 @@ class CallTable:
             self._emptied.set()
 
     def attach(self, call: PendingCall, server: str, timeout: float, cap: float = 0.0) -> None:
-        """The call reached ``server``: its tool timeout (0: none) runs from now; ``cap``
-        (0: none) bounds its whole time when progress re-arms the timeout (SPEC §8.11)."""
-        call.server = server
-        call.started = anyio.current_time()
-        call.scope.deadline = call.started + timeout if timeout > 0 else math.inf
-        call.cap = call.started + cap if cap > 0 else math.inf
+        """The call reached ``server`` (:meth:`PendingCall.attach`); a disconnect of
+        ``server`` ends it from now on (INV-8)."""
+        call.attach(server, timeout, cap)
         self._by_server.setdefault(server, set()).add(call)
 
     def rearm(self, call: PendingCall, idle: float) -> None:

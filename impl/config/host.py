@@ -25,6 +25,7 @@ from .credentials import StoreChoice, TokenStore
 from .hooks import Approver, AuthorizationHandler, ElicitationHandler, OnProgress
 from .server import (
     ELICITATION_POLICIES,
+    TOOL_SEARCH,
     BindingPolicy,
     BuiltinTool,
     ElicitationPolicy,
@@ -33,10 +34,7 @@ from .server import (
 )
 from .toml import read_toml
 
-__all__ = ["TOOL_SEARCH", "ConfigWarning", "HostConfig", "Loaded", "load_toml", "parse_toml"]
-
-TOOL_SEARCH = "tool_search"
-"""The name of the host's search tool while deferral is on (SPEC §11.9): reserved."""
+__all__ = ["ConfigWarning", "HostConfig", "Loaded", "load_toml", "parse_toml"]
 
 
 class ConfigWarning(UserWarning):

@@ -23,6 +23,7 @@ __all__ = [
     "APPROVAL_MODES",
     "ELICITATION_POLICIES",
     "STARTUP_POLICIES",
+    "TOOL_SEARCH",
     "ApprovalMode",
     "BindingPolicy",
     "BuiltinTool",
@@ -34,6 +35,9 @@ __all__ = [
     "non_negative",
 ]
 
+
+TOOL_SEARCH = "tool_search"
+"""The name of the host's search tool while deferral is on (SPEC §11.9): reserved."""
 
 BindingPolicy = Literal["frozen", "revalidate"]
 ElicitationPolicy = Literal["decline", "never_ask", "ask"]

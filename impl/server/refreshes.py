@@ -60,6 +60,24 @@ class Refreshes:
             self.recorder.refresh_outcome(outcome)
         run.done.set()
 
+    def answered(self, outcome: RefreshOutcome) -> RefreshRun:
+        """A run that ends at once with ``outcome`` (reported: the refresh was asked)."""
+        run = RefreshRun()
+        self.resolve(run, outcome, record=True)
+        return run
+
+    def first_run(self) -> RefreshRun:
+        """The run a dormant server's first refresh answers (SPEC §11.12)."""
+        if self.first is None:
+            self.first = RefreshRun()
+        return self.first
+
+    def reject_first(self, outcome: RefreshOutcome) -> None:
+        """A lazy start's first connection failed: the run it owed ends ``outcome``."""
+        run, self.first = self.first, None
+        if run is not None:
+            self.resolve(run, outcome, record=True)
+
     def start(self, run: RefreshRun | None = None) -> RefreshRun:
         """The run in flight from now (the caller starts reading its listing)."""
         self.current = run or RefreshRun()

@@ -8,24 +8,9 @@ lost. Then it applies INV-8 at once: every call attached to the server fails (th
 the call table), the refresh in flight and the queued one are rejected, and the registry
 keeps its catalog; it reconnects with exponential backoff and refreshes once connected.
 Refreshes are coalesced (LIVE-2): at most one in flight and one queued; a request or a
-``list_changed`` while one runs joins the queued one.
-
-The first attempt is reported once, with ``task_status.started(...)``, when it settles:
-connected and its first refresh ended; its first connection failed (the value is then
-the :class:`ServerStartupError` of a ``required`` server, whose task ends there); its
-cached catalog installed (a lazy start); or the host stopped waiting for it
-(:meth:`ServerRuntime.stop_waiting`, the optional-startup grace). First catalogs install
-in configuration order: each waits for its :class:`Turn`.
-
-``phase`` says where the first start is:
-
-* ``connecting`` — the first attempt is under way;
-* ``listed`` — its first listing is in and waits for the servers before it (§11.3);
-* ``dormant`` — started ``lazy_when_cached``: its cached catalog is installed, it is not
-  connected, nothing is sent; a call or ``host.refresh`` wakes it;
-* ``starting`` — woken, before its first refresh ended: calls wait (INV-11);
-* ``running`` — settled; sessions come and go;
-* ``failed`` — a required server that could not start.
+``list_changed`` while one runs joins the queued one. Its first start, its phase and its
+report to the host are a :class:`~.startup.FirstStart`; reading and installing listings
+is an :class:`~.install.Installer`'s.
 
 A runtime knows nothing of the host: it gets what it needs in a :class:`RuntimeContext`
 (the publisher, the call table, the connector, the catalog cache, the recorder and the
@@ -34,57 +19,43 @@ host's settings) and imports nothing above it.
 
 from __future__ import annotations
 
+import functools
 import logging
-import math
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Literal
 
 import anyio
 import attrs
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskStatus
 
 from mcpbind.model import texts
 from mcpbind.model.naming import mcp_source
 from mcpbind.model.values import Exclusion
 
 from ..calls.elicitation import answer
-from ..calls.table import CallTable
-from ..catalog.listing import BuildBindings, ReadListing, build_bindings, read_listing, trace_tools
-from ..catalog.publisher import Publisher
-from ..config.catalog_cache import CatalogCache, server_identity
-from ..config.host import HostConfig
-from ..config.recorder import LazyFields, Recorder
 from ..config.server import ServerConfig
-from ..errors import CatalogRejected, ServerStartupError, describe, split_failure, unwrap
-from ..values import ElicitationAnswer, ElicitationRequest, RefreshOutcome
-from ..wire.seam import Connection, ConnectionLost, Connector, RequestFailed
+from ..errors import ServerStartupError
+from ..values import RefreshOutcome
+from ..wire.seam import Connection, ConnectionLost
+from .attempt import Failed, connect_and_serve
+from .context import RuntimeContext, Session
+from .install import Installer
+from .phases import ServerPhase
 from .refreshes import Refreshes, RefreshRun
-from .startup import StartWaiters, Turn
+from .startup import FirstStart, Turn
 
 logger = logging.getLogger("mcpbind.runtime")
 
 STDERR_LINES = 20
 """How many of a server's last stderr lines are kept (its statistics, a startup error)."""
 
-__all__ = [
-    "STDERR_LINES",
-    "Phase",
-    "RuntimeContext",
-    "ServerRuntime",
-    "ServerStatistics",
-    "Session",
-]
-
-
-Phase = Literal["connecting", "listed", "dormant", "starting", "running", "failed"]
-"""Where a server's first start is (``mcpbind.impl.server.runtime``, SPEC §11.3, §11.12)."""
+__all__ = ["STDERR_LINES", "ServerRuntime", "ServerStatistics"]
 
 
 @attrs.frozen
 class ServerStatistics:
     name: str
-    phase: Phase
+    phase: ServerPhase
     connected: bool
     sessions: int
     """Connections made so far."""
@@ -101,50 +72,28 @@ class ServerStatistics:
     ``mcpbind.server.<name>``)."""
 
 
-@attrs.frozen
-class RuntimeContext:
-    """What every server's runtime shares with the others and the host."""
-
-    publisher: Publisher
-    calls: CallTable
-    connector: Connector
-    cache: CatalogCache
-    recorder: Recorder
-    config: HostConfig
-    read_listing: ReadListing = read_listing
-    build_bindings: BuildBindings = build_bindings
-
-
-@attrs.define(eq=False)
-class Session:
-    """One live connection and the tasks that serve it."""
-
-    connection: Connection
-    group: TaskGroup
-    lost: anyio.Event = attrs.field(factory=anyio.Event)
-
-
 class ServerRuntime:
     def __init__(self, name: str, config: ServerConfig, context: RuntimeContext) -> None:
         self.name = name
         self.source = mcp_source(name)
         self.config = config
-        self.phase: Phase = "connecting"
         self.last_error: str | None = None
         """Why the last connection attempt or refresh failed; None after a success."""
         self.excluded: tuple[Exclusion, ...] = ()
         """The tools the installed catalog leaves out (SPEC §5.4), from the last listing
         that installed or was unchanged."""
         self._context = context
-        self._identity = server_identity(config)
+        self._installer = Installer(name, config, context)
         self._session: Session | None = None
-        self._turn: Turn | None = None
-        self._reported = anyio.Event()
-        """Set once the first attempt settled, or the host stopped waiting for it."""
-        self._startup_error: ServerStartupError | None = None
-        self._wake = anyio.Event()
-        self._waiters = StartWaiters()
-        """Calls waiting for the lazy start, by acceptance order."""
+        self._start = FirstStart(name)
+        settings = context.config
+        self._elicit = functools.partial(  # SPEC §11.10: its calls' timeouts wait meanwhile
+            answer,
+            policy=settings.elicitation,
+            handler=settings.elicitation_handler,
+            calls=context.calls,
+            url=settings.elicitation_url,
+        )
         self._refreshes = Refreshes(
             name, context.publisher, context.recorder, on_outcome=self._on_outcome
         )
@@ -157,6 +106,11 @@ class ServerRuntime:
         self._ended = anyio.Event()
 
     @property
+    def phase(self) -> ServerPhase:
+        """Where its first start is (:mod:`.phases`)."""
+        return self._start.phase
+
+    @property
     def connection(self) -> Connection | None:
         return None if self._session is None else self._session.connection
 
@@ -167,7 +121,7 @@ class ServerRuntime:
     @property
     def starting(self) -> bool:
         """A lazy start is pending: calls to this server wait for it (INV-11)."""
-        return self.phase in ("dormant", "starting")
+        return self._start.pending
 
     @property
     def closing(self) -> bool:
@@ -191,7 +145,7 @@ class ServerRuntime:
             sessions=self._sessions,
             refreshing=self.refreshing,
             refresh_queued=self._refreshes.queued is not None,
-            waiting_for_start=len(self._waiters),
+            waiting_for_start=len(self._start.waiters),
             outcomes=dict(self._refreshes.outcomes),
             last_error=self.last_error,
             stderr=tuple(self._stderr),
@@ -211,14 +165,13 @@ class ServerRuntime:
 
         The report is made by this task itself (anyio's asyncio backend requires it), once
         the server's life, which runs beside it, says its first attempt settled."""
-        self._turn = turn
+        self._start.turn = turn
         try:
             async with anyio.create_task_group() as life:
                 life.start_soon(self._live)
-                await self._reported.wait()
-                task_status.started(self._startup_error)
+                task_status.started(await self._start.wait_reported())
         finally:
-            self._release_waiters()  # the host is closing: calls waiting for a start end now
+            self._start.release()  # the host is closing: calls waiting for a start end now
             self._ended.set()
 
     async def _live(self) -> None:
@@ -226,7 +179,7 @@ class ServerRuntime:
             with self._stop:
                 await self._run()
         finally:
-            self._report_started()  # ended before its first attempt settled: the host closed
+            self._start.report()  # ended before its first attempt settled: the host closed
 
     async def close(self) -> None:
         """INV-12 (SPEC §11.14): the host closes. The refresh in flight ends ``rejected``;
@@ -257,7 +210,7 @@ class ServerRuntime:
 
     async def _run(self) -> None:
         if self.config.startup == "lazy_when_cached" and await self._install_cached():
-            await self._wake.wait()  # dormant until first use
+            await self._start.wait_woken()  # dormant until first use
         settings = self._context.config
         delay = settings.reconnect_initial_sec
         while True:  # a host closing while no session is open cancels this (``_stop``)
@@ -271,25 +224,17 @@ class ServerRuntime:
                 self.last_error = why
                 if self.phase == "connecting":  # the first attempt failed
                     if self.config.required:
-                        self.phase = "failed"
+                        self._start.enter("failed")
                         stderr = tuple(self._stderr)
                         error = ServerStartupError(self.name, why, stderr)
                         error.__cause__ = cause  # the typed error behind the text
-                        self._report_started(error)
+                        self._start.report(error)
                         return
-                    self.phase = "running"  # optional: it starts absent and keeps trying
-                    self._report_started()
+                    self._start.enter("running")  # optional: it starts absent, keeps trying
+                    self._start.report()
                 self._start_failed()
             await anyio.sleep(delay)
             delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
-
-    def _report_started(self, error: ServerStartupError | None = None) -> None:
-        """The first attempt settled: tell the host (once) and let the next server install."""
-        if not self._reported.is_set():
-            self._startup_error = error
-            self._reported.set()
-        if self._turn is not None:
-            self._turn.pass_on()
 
     def stop_waiting(self) -> None:
         """The host stops waiting for this optional server (the grace of SPEC §11.12).
@@ -298,43 +243,24 @@ class ServerRuntime:
         starts absent and joins when it connects, and the servers after it install without
         waiting for it."""
         if self.phase == "connecting":
-            self._report_started()
+            self._start.report()
 
     async def _install_cached(self) -> bool:
         """Install the cached listing as this server's first catalog (SPEC §11.12), in
         its configuration turn; False (connect now) without a usable entry."""
-        context = self._context
-        tools = context.cache.get(self._identity)
+        tools = self._installer.cached()
         if tools is None:
             return False
-        await self._wait_turn()
-        # Decide and publish with no await in between (INV-3), exactly like a refresh.
-        state = context.publisher.state
-        try:
-            decision = context.build_bindings(
-                self.name, self.config, tools, state, context.config.max_name_length
-            )
-            context.publisher.publish(self.source, decision.bindings)
-        except CatalogRejected:
-            return False  # e.g. a name now taken by a builtin: let a live refresh decide
-        self.phase = "dormant"
-        self._report_started()
+        await self._start.wait_turn()
+        if not self._installer.install_cached(tools):
+            return False
+        self._start.enter("dormant")
+        self._start.report()
         return True
-
-    async def _wait_turn(self) -> None:
-        if self._turn is None:
-            return
-        phase, self.phase = self.phase, "listed"
-        try:
-            await self._turn.wait()
-        finally:
-            self.phase = phase
 
     def wake(self) -> None:
         """First use of a dormant server: start connecting (no effect otherwise)."""
-        if self.phase == "dormant":
-            self.phase = "starting"
-            self._wake.set()
+        self._start.wake()
 
     async def wait_started(self, order: int) -> None:
         """Return once a lazy start has settled (at once when none is pending).
@@ -343,65 +269,32 @@ class ServerRuntime:
         each passes the turn on only once it resumes, and it reaches the exclusive lane
         (SPEC §8.3) before its next checkpoint, so the lane serves them in that order,
         as the model's ``settle_start`` does (SPEC §11.12)."""
-        if self.starting:
-            self.wake()
-            await self._waiters.wait(order)
-
-    def _release_waiters(self) -> None:
-        """A lazy start settled: the first waiter goes on, and each passes the turn on."""
-        if self.starting:
-            self.phase = "running"
-            self._waiters.release()
+        await self._start.wait_settled(order)
 
     def _start_failed(self) -> None:
         """The first connection of a lazy start failed: its refresh and calls learn now."""
         if not self.starting:
             return
-        refreshes = self._refreshes
-        run, refreshes.first = refreshes.first, None
-        if run is not None:
-            reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-            refreshes.resolve(run, refreshes.rejected("disconnected", reason), record=True)
-        self._release_waiters()
+        reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
+        self._refreshes.reject_first(self._refreshes.rejected("disconnected", reason))
+        self._start.release()
 
-    async def _attempt(self) -> tuple[str, Exception | None] | None:
-        """One connection's life. None once connected and then lost; else why it failed,
-        and the error behind that when there is one (a startup error's cause)."""
-        timeout = self.config.startup_timeout_sec
-        deadline = anyio.current_time() + timeout if timeout > 0 else math.inf
-        connected = False
-        with anyio.CancelScope(deadline=deadline) as startup:
-            try:
-                async with self._context.connector.connect(
-                    self.name,
-                    self.config,
-                    self.on_list_changed,
-                    on_elicit=self.elicit,
-                    on_stderr=self._on_stderr,
-                    url_elicitation=self._context.config.elicitation_url,
-                ) as connection:
-                    # SDK-NOTES: the deadline encloses the client's whole life; lift it now.
-                    startup.deadline = math.inf
-                    connected = True
-                    await self._serve(connection)
-            except BaseException as error:
-                failure, rest = split_failure(error)
-                if failure is None:
-                    raise
-                if connected:  # the session ended on a fault of its transport: it is lost
-                    logger.debug("server %r: session ended: %s", self.name, describe(failure))
-                if rest is not None:  # a cancellation came with the fault: it goes on
-                    raise rest from failure
-                if not connected:
-                    if startup.cancel_called:
-                        return f"no answer within startup_timeout_sec = {timeout:g}", None
-                    return describe(failure), unwrap(failure)
-            finally:
-                if connected:
-                    self._disconnected()
-        if startup.cancelled_caught and not connected:
-            return f"no answer within startup_timeout_sec = {timeout:g}", None
-        return None
+    async def _attempt(self) -> Failed | None:
+        """One connection's life (:func:`.attempt.connect_and_serve`)."""
+        return await connect_and_serve(
+            self.name,
+            lambda: self._context.connector.connect(
+                self.name,
+                self.config,
+                self.on_list_changed,
+                on_elicit=self._elicit,
+                on_stderr=self._on_stderr,
+                url_elicitation=self._context.config.elicitation_url,
+            ),
+            self.config.startup_timeout_sec,
+            self._serve,
+            self._disconnected,
+        )
 
     async def _serve(self, connection: Connection) -> None:
         async with anyio.create_task_group() as group:
@@ -411,11 +304,7 @@ class ServerRuntime:
                 self._context.recorder.event("reconnect", {"server": self.name})
             first = self._start_refresh(self._refreshes.first)
             self._refreshes.first = None
-            if self.phase in ("connecting", "starting"):  # this refresh settles the start
-                await first.done.wait()
-                self._release_waiters()
-                self.phase = "running"
-                self._report_started()
+            await self._start.settle_with(first.done.wait)  # this refresh settles a start
             group.start_soon(self._watch, connection)
             await session.lost.wait()
             group.cancel_scope.cancel()
@@ -444,20 +333,6 @@ class ServerRuntime:
         reason = texts.REJECT_DISCONNECTED.format(server=self.name)
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
 
-    # --- elicitation (SPEC §11.10) ----------------------------------------------------
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
-        """The host's answer to this server asking the user for input (SPEC §11.10); the
-        tool timeouts of its calls wait while the user is asked."""
-        settings = self._context.config
-        return await answer(
-            request,
-            settings.elicitation,
-            settings.elicitation_handler,
-            self._context.calls,
-            url=settings.elicitation_url,
-        )
-
     # --- refresh ---------------------------------------------------------------------
 
     def on_list_changed(self) -> None:
@@ -472,14 +347,10 @@ class ServerRuntime:
         if self._session is None and self.starting:
             # A lazy start: the first refresh of its first session answers (SPEC §11.12).
             self.wake()
-            if refreshes.first is None:
-                refreshes.first = RefreshRun()
-            return refreshes.first
+            return refreshes.first_run()
         if self._session is None:
-            run = RefreshRun()
             reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-            refreshes.resolve(run, refreshes.rejected("disconnected", reason), record=True)
-            return run
+            return refreshes.answered(refreshes.rejected("disconnected", reason))
         if refreshes.current is None:
             return self._start_refresh()
         return refreshes.join()
@@ -503,59 +374,9 @@ class ServerRuntime:
             self.excluded = outcome.excluded
 
     async def _refresh(self, run: RefreshRun, connection: Connection) -> None:
-        context = self._context
         outcome: RefreshOutcome | None = None
-        listed = False
         try:
-            timeout = self.config.list_timeout_sec
-            with anyio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
-                tools = await context.read_listing(
-                    self.name, connection.list_tools, self._on_list_request
-                )
-            if deadline.cancelled_caught:
-                why = f"no complete listing within list_timeout_sec = {timeout:g}"
-                context.recorder.event("list_failed", {"server": self.name, "why": why})
-                reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
-                outcome = self._refreshes.rejected("list_failed", reason)
-                return
-            if self.phase == "connecting":
-                await self._wait_turn()  # first catalogs install in configuration order
-            # Decide and publish with no await in between (INV-3). The listing is in the
-            # trace where it is decided, so its outputs follow it (SPEC §14.1).
-            tasks = connection.runs_tasks()
-            listed = True
-            context.recorder.event("list_done", LazyFields(lambda: self._listed(tools, tasks)))
-            state = context.publisher.state
-            decision = context.build_bindings(
-                self.name,
-                self.config,
-                tools,
-                state,
-                context.config.max_name_length,
-                tasks=tasks,
-            )
-            published = context.publisher.publish(self.source, decision.bindings)
-            context.cache.put(self._identity, tools)  # SPEC §11.12
-            excluded = decision.excluded
-            if published is None:
-                outcome = RefreshOutcome(
-                    self.name, "unchanged", state.generation, excluded=excluded
-                )
-            else:
-                outcome = RefreshOutcome(
-                    self.name, "installed", published.generation, excluded=excluded
-                )
-        except CatalogRejected as rejected:
-            if not listed:  # a page or a cap rejected the listing before its end
-                fault: dict[str, Any] = {"name": rejected.subject, "problem": rejected.problem}
-                if rejected.kind == "cap":
-                    fault["over_cap"] = True
-                context.recorder.event("list_done", {"server": self.name, "tools": [fault]})
-            outcome = self._refreshes.rejected(rejected.kind, rejected.reason)
-        except RequestFailed as failed:
-            context.recorder.event("list_failed", {"server": self.name, "why": str(failed)})
-            why = texts.REJECT_LIST_FAILED.format(server=self.name, why=str(failed))
-            outcome = self._refreshes.rejected("list_failed", why)
+            outcome = await self._installer.refresh(connection, self._before_install)
         except ConnectionLost:
             self.lost(connection)
         finally:
@@ -564,13 +385,6 @@ class ServerRuntime:
                 if queued is not None and self._session is not None and not self._closing:
                     self._start_refresh(queued)
 
-    def _on_list_request(self, cursor: str | None) -> None:
-        recorder = self._context.recorder
-        if cursor is not None:  # a page with more to come arrived (SPEC §3.1 list_page)
-            recorder.event("list_page", {"server": self.name})
-        recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
-
-    def _listed(self, tools: list[Any], tasks: bool) -> dict[str, Any]:
-        """The ``list_done`` of a trace: each tool as the rules see it (SPEC §14.1)."""
-        entries = trace_tools(self.name, self.config, tools, tasks=tasks)
-        return {"server": self.name, "tools": entries, "tasks": tasks}
+    async def _before_install(self) -> None:
+        if self.phase == "connecting":
+            await self._start.wait_turn()  # first catalogs install in configuration order

@@ -31,23 +31,22 @@ values here are shown by name only, and the errors name the server and what to d
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Literal
 
-import attrs
 import httpx2  # the SDK's HTTP client, loaded with mcp already
 
 from mcpbind.model import texts
 
-from ..config.credentials import Credentials, MemoryTokenStore, TokenStore, open_store, store_key
-from ..config.hooks import AuthorizationHandler, AuthorizationRequest
+from ..config.credentials import MemoryTokenStore, TokenStore, open_store
+from ..config.hooks import AuthorizationHandler
 from ..config.host import HostConfig
 from ..config.oauth import OAuthConfig
 from ..config.server import ServerConfig
-from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired, LoginRequired
+from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired
+from .oauth_storage import Storage
 
-__all__ = ["MAX_AUTHORIZATIONS", "AuthStatus", "Authorizer", "has_authorization_header"]
+__all__ = ["MAX_AUTHORIZATIONS", "AuthStatus", "Authorizer", "LazyAuth", "has_authorization_header"]
 
 logger = logging.getLogger("mcpbind.oauth")
 
@@ -67,74 +66,14 @@ def has_authorization_header(headers: Mapping[str, str]) -> bool:
     return any(name.lower() == "authorization" for name in headers)
 
 
-class _Storage:
-    """The SDK's ``TokenStorage`` over one record of a :class:`TokenStore`."""
-
-    def __init__(self, store: TokenStore, server: str, url: str) -> None:
-        self.store = store
-        self.server = server
-        self.url = url
-        self.key = store_key(server, url)
-        self.record: Credentials | None = None
-        self.loaded = False
-        self.metadata_of: Callable[[], Mapping[str, Any] | None] = lambda: None
-
-    async def current(self) -> Credentials:
-        if not self.loaded:
-            self.record = await self.store.load(self.key)
-            self.loaded = True
-        return self.record or Credentials(self.server, self.url)
-
-    async def _save(self, record: Credentials) -> None:
-        self.record = record
-        await self.store.save(self.key, record)
-
-    async def get_tokens(self) -> Any:
-        from mcp.shared.auth import OAuthToken  # noqa: PLC0415
-
-        record = await self.current()
-        return None if record.tokens is None else OAuthToken.model_validate(record.tokens)
-
-    async def set_tokens(self, tokens: Any) -> None:
-        record = await self.current()
-        expires = tokens.expires_in
-        await self._save(
-            attrs.evolve(
-                record,
-                tokens=tokens.model_dump(mode="json", exclude_none=True),
-                expires_at=None if expires is None else time.time() + float(expires),
-                metadata=self.metadata_of() or record.metadata,
-            )
-        )
-
-    async def get_client_info(self) -> Any:
-        from mcp.shared.auth import OAuthClientInformationFull  # noqa: PLC0415
-
-        record = await self.current()
-        if record.client is None:
-            return None
-        return OAuthClientInformationFull.model_validate(record.client)
-
-    async def set_client_info(self, client_info: Any) -> None:
-        record = await self.current()
-        client = client_info.model_dump(mode="json", exclude_none=True)
-        await self._save(attrs.evolve(record, client=client))
-
-    async def forget_tokens(self) -> None:
-        """A refresh token that no longer works: the next authorization asks a person."""
-        record = await self.current()
-        if record.tokens is not None:
-            await self._save(attrs.evolve(record, tokens=None, expires_at=None))
-
-
-class _LazyAuth(httpx2.Auth):
+class LazyAuth(httpx2.Auth):
     """Passes requests through until the server asks for authorization (or credentials
     are stored), then hands every request to the SDK's provider."""
 
     requires_request_body = True
     requires_response_body = True
 
-    def __init__(self, server: str, url: str, make: Callable[[], Any], storage: _Storage) -> None:
+    def __init__(self, server: str, url: str, make: Callable[[], Any], storage: Storage) -> None:
         self.server = server
         self.url = url.rstrip("/")
         self._make = make
@@ -262,8 +201,8 @@ class Authorizer:
         self.callback_url = callback_url
         self.redirect_uri = redirect_uri
         """Fixed by ``mcpbind login`` to the address it listens on."""
-        self._auths: dict[str, _LazyAuth] = {}
-        self._storages: dict[str, _Storage] = {}
+        self._auths: dict[str, LazyAuth] = {}
+        self._storages: dict[str, Storage] = {}
 
     @classmethod
     def for_host(cls, config: HostConfig) -> Authorizer:
@@ -289,11 +228,11 @@ class Authorizer:
         port = oauth.callback_port or self.callback_port
         return f"http://127.0.0.1:{port}/callback" if port else "http://127.0.0.1/callback"
 
-    def storage(self, server: str, config: ServerConfig) -> _Storage:
+    def storage(self, server: str, config: ServerConfig) -> Storage:
         url = str(config.target)
         found = self._storages.get(server)
         if found is None or found.url != url:
-            found = self._storages[server] = _Storage(self.store, server, url)
+            found = self._storages[server] = Storage(self.store, server, url)
         return found
 
     def auth(self, server: str, config: ServerConfig) -> Any:
@@ -305,7 +244,7 @@ class Authorizer:
         auth = self._auths.get(server)
         if auth is None or auth.url != str(config.target).rstrip("/"):
             storage = self.storage(server, config)
-            auth = _LazyAuth(
+            auth = LazyAuth(
                 server,
                 str(config.target),
                 lambda: self._provider(server, str(config.target), oauth, storage),
@@ -337,8 +276,14 @@ class Authorizer:
         self._auths.pop(server, None)
         return await self.store.delete(storage.key)
 
-    def _provider(self, server: str, url: str, oauth: OAuthConfig, storage: _Storage) -> Any:
-        provider = _build_provider(self, server, url, oauth, storage)
+    def _provider(self, server: str, url: str, oauth: OAuthConfig, storage: Storage) -> Any:
+        # The SDK's client auth is imported only when a server needs it.
+        from .oauth_providers import build_provider  # noqa: PLC0415
+
+        redirect_uri = self.redirect_uri_for(oauth)
+        provider = build_provider(
+            server, url, oauth, storage, handler=self.handler, redirect_uri=redirect_uri
+        )
 
         def metadata() -> Mapping[str, Any] | None:
             context = getattr(provider, "context", None)
@@ -347,215 +292,3 @@ class Authorizer:
 
         storage.metadata_of = metadata
         return provider
-
-
-def _build_provider(
-    authorizer: Authorizer, server: str, url: str, oauth: OAuthConfig, storage: _Storage
-) -> Any:
-    from mcp.client.auth import AuthorizationCodeResult  # noqa: PLC0415
-    from mcp.shared.auth import OAuthClientInformationFull  # noqa: PLC0415
-    from pydantic import AnyUrl  # noqa: PLC0415
-
-    classes = _classes()
-    scope = " ".join(oauth.scopes) if oauth.scopes else None
-    if oauth.grant == "identity_assertion":
-        assert oauth.client_id is not None
-        assert oauth.client_secret is not None
-        assert oauth.issuer is not None
-        assert oauth.assertion is not None
-        method = oauth.token_endpoint_auth_method
-        return classes["identity"](  # its own flow: nothing of the others applies
-            url,
-            storage,
-            oauth.client_id,
-            oauth.client_secret,
-            oauth.issuer,
-            oauth.assertion,
-            scope=scope,
-            token_endpoint_auth_method=(
-                method if method == "client_secret_post" else "client_secret_basic"
-            ),
-        )
-    if oauth.grant == "client_credentials":
-        assert oauth.client_id is not None
-        if oauth.private_key is not None:
-            from mcp.client.auth.extensions.client_credentials import (  # noqa: PLC0415
-                SignedJWTParameters,
-            )
-
-            assertion = SignedJWTParameters(
-                issuer=oauth.client_id,
-                subject=oauth.client_id,
-                signing_key=oauth.private_key,
-                signing_algorithm=oauth.signing_algorithm,
-            ).create_assertion_provider()
-            provider = classes["jwt"](
-                url, storage, oauth.client_id, assertion, scope=scope, issuer=oauth.issuer
-            )
-        else:
-            assert oauth.client_secret is not None
-            method = oauth.token_endpoint_auth_method or "client_secret_basic"
-            provider = classes["secret"](
-                url,
-                storage,
-                oauth.client_id,
-                oauth.client_secret,
-                method if method != "none" else "client_secret_basic",
-                scope=scope,
-                issuer=oauth.issuer,
-            )
-        return _with_resource(provider, oauth)
-    redirect_uri = authorizer.redirect_uri_for(oauth)
-    pending: list[str] = []
-
-    async def redirect(authorization_url: str) -> None:
-        if authorizer.handler is None:
-            await storage.forget_tokens()
-            raise LoginRequired(server)
-        pending[:] = [authorization_url]
-
-    async def callback() -> Any:
-        assert authorizer.handler is not None
-        assert pending
-        request = AuthorizationRequest(server, pending.pop(), redirect_uri)
-        answer = await authorizer.handler(request)
-        return AuthorizationCodeResult(code=answer.code, state=answer.state, iss=answer.iss)
-
-    metadata = classes["metadata"](
-        configured=scope,
-        redirect_uris=[redirect_uri],
-        client_name="mcpbind",
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        scope=scope,
-        token_endpoint_auth_method=(
-            None if oauth.client_id is not None else oauth.token_endpoint_auth_method
-        ),
-    )
-    provider = classes["code"](
-        url,
-        metadata,
-        storage,
-        redirect_handler=redirect,
-        callback_handler=callback,
-        client_metadata_url=oauth.client_metadata_url,
-    )
-    if oauth.client_id is not None:
-        method = oauth.token_endpoint_auth_method or (
-            "client_secret_basic" if oauth.client_secret else "none"
-        )
-        provider.preset = OAuthClientInformationFull(
-            client_id=oauth.client_id,
-            client_secret=oauth.client_secret,
-            redirect_uris=[AnyUrl(redirect_uri)],
-            token_endpoint_auth_method=method,
-            grant_types=["authorization_code", "refresh_token"],
-        )
-    return _with_resource(provider, oauth)
-
-
-def _with_resource(provider: Any, oauth: OAuthConfig) -> Any:
-    """Codex's ``oauth_resource``: the token is asked for that resource (RFC 8707)."""
-    if oauth.resource is not None:
-        provider.context.resource_override = oauth.resource
-    return provider
-
-
-_CLASSES: dict[str, Any] = {}
-
-
-def _classes() -> dict[str, Any]:
-    """The SDK's providers with what mcpbind adds, made on first use (the SDK's client
-    auth is imported only when a server needs it)."""
-    if _CLASSES:
-        return _CLASSES
-    from mcp.client.auth import OAuthClientProvider  # noqa: PLC0415
-    from mcp.client.auth.extensions.client_credentials import (  # noqa: PLC0415
-        ClientCredentialsOAuthProvider,
-        PrivateKeyJWTOAuthProvider,
-    )
-    from mcp.client.auth.extensions.identity_assertion import (  # noqa: PLC0415
-        IdentityAssertionOAuthProvider,
-    )
-    from mcp.client.auth.oauth2 import OAuthContext  # noqa: PLC0415
-    from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata  # noqa: PLC0415
-    from pydantic import PrivateAttr  # noqa: PLC0415
-
-    class _Restored:
-        """Puts back what the SDK does not keep across restarts: the token's expiry and
-        the authorization server's metadata (so a stored token is refreshed, at the
-        right endpoint, before it is sent); a pre-registered client."""
-
-        context: Any
-        preset: Any = None
-
-        async def _initialize(self) -> None:
-            await super()._initialize()  # type: ignore[misc]
-            storage = self.context.storage
-            if self.preset is not None and self.context.client_info is None:
-                self.context.client_info = self.preset  # from the config: not stored
-            if isinstance(storage, _Storage) and storage.record is not None:
-                record = storage.record
-                if self.context.current_tokens is not None:
-                    self.context.token_expiry_time = record.expires_at
-                if self.context.oauth_metadata is None and record.metadata is not None:
-                    self.context.oauth_metadata = OAuthMetadata.model_validate(record.metadata)
-
-    class _Context(OAuthContext):
-        resource_override: str | None = None
-
-        def get_resource_url(self) -> str:
-            if self.resource_override is not None:
-                return self.resource_override
-            return str(super().get_resource_url())
-
-    class _Metadata(OAuthClientMetadata):
-        """Configured scopes stay requested whatever the server's challenge adds."""
-
-        _configured: str | None = PrivateAttr(default=None)
-
-        def __init__(self, *, configured: str | None, **fields: Any) -> None:
-            super().__init__(**fields)
-            self._configured = configured
-
-        def __setattr__(self, name: str, value: Any) -> None:
-            configured = getattr(self, "_configured", None)
-            if name == "scope" and configured:
-                words = configured.split()
-                value = " ".join([*words, *(w for w in (value or "").split() if w not in words)])
-            super().__setattr__(name, value)
-
-    def contextual(base: type) -> type:
-        class Provider(_Restored, base):  # type: ignore[misc]
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)
-                fields = {name: getattr(self.context, name) for name in _context_fields()}
-                self.context = _Context(**fields)
-
-        Provider.__name__ = f"mcpbind{base.__name__}"
-        return Provider
-
-    def _context_fields() -> list[str]:
-        import dataclasses  # noqa: PLC0415
-
-        return [f.name for f in dataclasses.fields(OAuthContext) if f.init]
-
-    _CLASSES.update(
-        code=contextual(OAuthClientProvider),
-        secret=contextual(ClientCredentialsOAuthProvider),
-        jwt=contextual(PrivateKeyJWTOAuthProvider),
-        identity=IdentityAssertionOAuthProvider,
-        metadata=_Metadata,
-    )
-    return _CLASSES
-
-
-class _DropOwnErrors(logging.Filter):
-    """The SDK logs every failed flow with its traceback; ours say what to do already."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, AuthorizationError)
-
-
-logging.getLogger("mcp.client.auth.oauth2").addFilter(_DropOwnErrors())

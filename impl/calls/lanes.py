@@ -1,0 +1,27 @@
+"""The exclusive lane of each step (SPEC §8.3, INV-9)."""
+
+from __future__ import annotations
+
+import anyio
+import attrs
+
+__all__ = ["Lanes"]
+
+
+@attrs.define(eq=False)
+class Lanes:
+    """One FIFO ``anyio.Lock`` per step, forgotten once nobody holds or waits for it: the
+    calls of a step that may not run in parallel take it in turn."""
+
+    _locks: dict[int, anyio.Lock] = attrs.field(factory=dict)
+
+    def get(self, step: int) -> anyio.Lock:
+        lane = self._locks.get(step)
+        if lane is None:
+            lane = self._locks[step] = anyio.Lock()
+        return lane
+
+    def release(self, step: int, lane: anyio.Lock) -> None:
+        lane.release()  # hands the lane to the oldest waiter, if any
+        if not lane.locked() and lane.statistics().tasks_waiting == 0:
+            self._locks.pop(step, None)

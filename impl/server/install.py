@@ -1,0 +1,128 @@
+"""One server's listings, read and installed (SPEC §5, §11.12).
+
+A refresh reads every page of ``tools/list`` under ``list_timeout_sec``, then decides
+what the listing means against the registry state and publishes it with no ``await`` in
+between (INV-3), and caches it for the next fast start. A cached listing is installed by
+the same decision and publication. What the runtime does around it (coalescing runs,
+sessions, the install order of first catalogs) is :mod:`.runtime`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import anyio
+
+from mcpbind.model import texts
+from mcpbind.model.naming import mcp_source
+
+from ..catalog.listing import trace_tools
+from ..config.catalog_cache import server_identity
+from ..config.recorder import LazyFields
+from ..config.server import ServerConfig
+from ..errors import CatalogRejected
+from ..values import RefreshOutcome
+from ..wire.seam import Connection, RequestFailed
+from .context import RuntimeContext
+
+__all__ = ["Installer"]
+
+
+class Installer:
+    """Reads and installs the listings of server ``name``."""
+
+    def __init__(self, name: str, config: ServerConfig, context: RuntimeContext) -> None:
+        self.name = name
+        self.source = mcp_source(name)
+        self.config = config
+        self._context = context
+        self._identity = server_identity(config)
+
+    def rejected(self, kind: texts.RejectKind, reason: str) -> RefreshOutcome:
+        generation = self._context.publisher.state.generation
+        return RefreshOutcome(self.name, "rejected", generation, kind, reason)
+
+    def cached(self) -> Sequence[Any] | None:
+        """The cached listing of this server, if the cache holds a usable one."""
+        return self._context.cache.get(self._identity)
+
+    def install_cached(self, tools: Sequence[Any]) -> bool:
+        """Install a cached listing as the first catalog (SPEC §11.12), exactly as a
+        refresh decides and publishes; False when it is rejected (e.g. a name now taken
+        by a builtin: a live refresh decides then)."""
+        context = self._context
+        state = context.publisher.state
+        try:
+            decision = context.build_bindings(
+                self.name, self.config, tools, state, context.config.max_name_length
+            )
+            context.publisher.publish(self.source, decision.bindings)
+        except CatalogRejected:
+            return False
+        return True
+
+    async def refresh(
+        self, connection: Connection, before_install: Callable[[], Awaitable[None]]
+    ) -> RefreshOutcome:
+        """One refresh over ``connection``: its outcome. ``before_install`` is awaited
+        once the listing is whole and before it is decided (the install order of first
+        catalogs, SPEC §11.3). Raises ConnectionLost."""
+        context = self._context
+        recorder = context.recorder
+        listed = False
+        try:
+            timeout = self.config.list_timeout_sec
+            with anyio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
+                tools = await context.read_listing(
+                    self.name, connection.list_tools, self._on_list_request
+                )
+            if deadline.cancelled_caught:
+                why = f"no complete listing within list_timeout_sec = {timeout:g}"
+                recorder.event("list_failed", {"server": self.name, "why": why})
+                reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
+                return self.rejected("list_failed", reason)
+            await before_install()
+            # Decide and publish with no await in between (INV-3). The listing is in the
+            # trace where it is decided, so its outputs follow it (SPEC §14.1).
+            tasks = connection.runs_tasks()
+            listed = True
+            recorder.event("list_done", LazyFields(lambda: self._listed(tools, tasks)))
+            state = context.publisher.state
+            decision = context.build_bindings(
+                self.name,
+                self.config,
+                tools,
+                state,
+                context.config.max_name_length,
+                tasks=tasks,
+            )
+            published = context.publisher.publish(self.source, decision.bindings)
+            context.cache.put(self._identity, tools)  # SPEC §11.12
+            excluded = decision.excluded
+            if published is None:
+                return RefreshOutcome(self.name, "unchanged", state.generation, excluded=excluded)
+            return RefreshOutcome(self.name, "installed", published.generation, excluded=excluded)
+        except CatalogRejected as rejected:
+            if not listed:  # a page or a cap rejected the listing before its end
+                fault: dict[str, Any] = {"name": rejected.subject, "problem": rejected.problem}
+                if rejected.kind == "cap":
+                    fault["over_cap"] = True
+                recorder.event("list_done", {"server": self.name, "tools": [fault]})
+            return self.rejected(rejected.kind, rejected.reason)
+        except RequestFailed as failed:
+            recorder.event("list_failed", {"server": self.name, "why": str(failed)})
+            why = texts.REJECT_LIST_FAILED.format(server=self.name, why=str(failed))
+            return self.rejected("list_failed", why)
+
+    def _on_list_request(self, cursor: str | None) -> None:
+        recorder = self._context.recorder
+        if cursor is not None:  # a page with more to come arrived (SPEC §3.1 list_page)
+            recorder.event("list_page", {"server": self.name})
+        recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
+
+    def _listed(self, tools: list[Any], tasks: bool) -> dict[str, Any]:
+        """The ``list_done`` of a trace: each tool as the rules see it (SPEC §14.1)."""
+        entries = trace_tools(self.name, self.config, tools, tasks=tasks)
+        return {"server": self.name, "tools": entries, "tasks": tasks}
