@@ -46,6 +46,7 @@ from ..config.host import HostConfig
 from ..config.oauth import OAuthConfig
 from ..config.server import ServerConfig
 from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired, LoginRequired
+from .sdk import RestoreAfterInitialize
 
 __all__ = ["MAX_AUTHORIZATIONS", "AuthStatus", "Authorizer", "has_authorization_header"]
 
@@ -481,7 +482,7 @@ def _classes() -> dict[str, Any]:
     from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata  # noqa: PLC0415
     from pydantic import PrivateAttr  # noqa: PLC0415
 
-    class _Restored:
+    class _Restored(RestoreAfterInitialize):
         """Puts back what the SDK does not keep across restarts: the token's expiry and
         the authorization server's metadata (so a stored token is refreshed, at the
         right endpoint, before it is sent); a pre-registered client."""
@@ -489,8 +490,7 @@ def _classes() -> dict[str, Any]:
         context: Any
         preset: Any = None
 
-        async def _initialize(self) -> None:
-            await super()._initialize()  # type: ignore[misc]
+        def restored(self) -> None:
             storage = self.context.storage
             if self.preset is not None and self.context.client_info is None:
                 self.context.client_info = self.preset  # from the config: not stored
