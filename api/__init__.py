@@ -17,8 +17,7 @@ They are loaded on first use (PEP 562): Python runs this file before any subpack
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING (mypy reads it so) without importing typing
 if TYPE_CHECKING:
     from .impl import (
         ApprovalNotSaved,
