@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from .. import __version__
 from . import check, explore, fuzz, login, tools, trace
 
 __all__ = ["main"]
@@ -17,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mcpbind",
         description="A consistent tool layer over MCP servers, and the checks that prove it.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     tools.add_parsers(commands)
     explore.add_parser(commands)

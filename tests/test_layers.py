@@ -5,53 +5,48 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PARTS = ("model", "impl", "properties", "cli", "demo")
-LINT = pathlib.Path(sys.executable).with_name("lint-imports")
+BIN = pathlib.Path(sys.executable).parent
 
 
-def lint(top: pathlib.Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``lint-imports`` on the source folders, or on a copy of them laid out under
-    ``top``/mcpbind (found first on the path: the editable install's finder comes after)."""
-    env = dict(os.environ)
-    if top is not None:
-        env["PYTHONPATH"] = str(top)
+def run(
+    command: list[str], cwd: pathlib.Path, path: pathlib.Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``command`` with the venv's tools first on PATH and ``path`` first on the module
+    path (ahead of the editable install's finder)."""
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
     return subprocess.run(
-        [str(LINT), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=top or ROOT,
-        env=env,
-        timeout=120,
+        command, capture_output=True, text=True, check=False, cwd=cwd, env=env, timeout=120
     )
 
 
 def planted(tmp_path: pathlib.Path, part: str, module: str, code: str) -> pathlib.Path:
-    """A copy of the package with ``code`` appended to ``part/module``; the other parts
-    are the source folders themselves."""
-    package = tmp_path / "mcpbind"
-    package.mkdir()
-    for name in PARTS:
-        if name == part:
-            shutil.copytree(
-                ROOT / name, package / name, ignore=shutil.ignore_patterns("__pycache__")
-            )
-        else:
-            (package / name).symlink_to(ROOT / name)
-    with (package / part / module).open("a", encoding="utf-8") as file:
+    """The package laid out under ``tmp_path``/mcpbind by ``scripts/farm`` (as
+    ``scripts/lint-imports`` lays it out), with ``part`` copied and ``code`` appended to
+    ``part/module``; the other parts are the source folders themselves."""
+    farm = [sys.executable, str(ROOT / "scripts" / "farm"), str(tmp_path), "--copy", part]
+    done = run(farm, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    with (tmp_path / "mcpbind" / part / module).open("a", encoding="utf-8") as file:
         file.write("\n\n" + code + "\n")
     return tmp_path
 
 
+def lint(top: pathlib.Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the package laid out under ``top``."""
+    command = [str(BIN / "lint-imports"), str(ROOT / "pyproject.toml"), "--no-cache"]
+    return run(command, cwd=top, path=top)
+
+
 def test_every_layer_contract_is_kept():
-    done = lint()
+    done = run([str(ROOT / "scripts" / "lint-imports"), "--no-cache"], cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{len(CONTRACTS)} kept, 0 broken" in done.stdout
 
