@@ -6,7 +6,7 @@ trio alone: the tests whose deadlines are minutes long, which run in virtual tim
 pytest-trio's ``autojump_clock`` or ``mock_clock`` (asyncio has no mock clock, and the
 timing rules they check are the same anyio code on both backends), and the tests that
 drive a real trio-only fixture. Collection fails if an async test would be run by both
-plugins or by neither.
+plugins or by neither, or if an anyio test is narrowed to one backend (``trio`` says that).
 """
 
 from __future__ import annotations
@@ -50,8 +50,18 @@ def pytest_pycollect_makeitem(
     return (yield)
 
 
+def parametrized_names(item: pytest.Item) -> set[str]:
+    names: set[str] = set()
+    for mark in item.iter_markers("parametrize"):
+        argnames = mark.kwargs.get("argnames", mark.args[0] if mark.args else ())
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        names.update(n.strip() for n in argnames)
+    return names
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each async test is run by exactly one plugin."""
+    """Each async test is run by exactly one plugin; anyio's on both backends."""
     wrong = []
     for item in items:
         if not isinstance(item, pytest.Function) or not is_async_test(item.obj):
@@ -62,6 +72,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             wrong.append(f"{item.nodeid}: marked trio but asks for anyio_backend")
         elif not by_trio and not by_anyio:
             wrong.append(f"{item.nodeid}: run by no async plugin")
+        elif by_anyio and "anyio_backend" in parametrized_names(item):
+            wrong.append(f"{item.nodeid}: narrows anyio_backend; mark it trio to run on trio")
     if wrong:
         raise pytest.UsageError("async tests routed wrongly:\n  " + "\n  ".join(wrong))
 
