@@ -17,7 +17,7 @@ import anyio
 import attrs
 import mcp_types as types
 import pytest
-from backends import ON_TRIO_REAL_PACE_CLOCK
+import trio.testing
 from cli_runner import mcpbind
 from mcp.server.mcpserver import MCPServer
 
@@ -384,11 +384,10 @@ class Gate:
         return self.answer
 
 
-@ON_TRIO_REAL_PACE_CLOCK
+@pytest.mark.trio
 async def test_waiting_for_approval_counts_in_wall_time_but_not_against_the_tool_timeout(
-    anyio_backend_options,
+    mock_clock: trio.testing.MockClock,
 ):
-    clock = anyio_backend_options["clock"]  # real pace, plus the jumps this test makes
     seen, gate = Seen(), Gate()
     config = host_config(seen, gate, tool_timeout_sec=5)
     async with Host.open(config) as host:
@@ -401,7 +400,7 @@ async def test_waiting_for_approval_counts_in_wall_time_but_not_against_the_tool
             nursery.start_soon(run)
             await gate.asked.wait()
             assert host.statistics().calls_in_flight == 1
-            clock.jump(1000)  # the user takes their time, far beyond tool_timeout_sec
+            mock_clock.jump(1000)  # the user takes their time, far beyond tool_timeout_sec
             gate.go.set()
     result = results[0]
     assert result.status == "ok"

@@ -11,7 +11,7 @@ import anyio
 import attrs
 import mcp_types as types
 import pytest
-from backends import ON_TRIO_MOCK_CLOCK
+import trio.testing
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel
@@ -276,9 +276,11 @@ async def test_the_tool_timeout_pauses_on_either_backend_in_real_time():
     assert result.output.endswith('{"result":"accept"}')
 
 
-@ON_TRIO_MOCK_CLOCK
+@pytest.mark.trio
 @MODES
-async def test_the_tool_timeout_pauses_while_the_user_is_asked(mode):
+async def test_the_tool_timeout_pauses_while_the_user_is_asked(
+    mode: str, autojump_clock: trio.testing.MockClock
+):
     slow_user = Asker(ElicitationAnswer("accept", {}), delay=5.0)
     config = HostConfig(
         servers={"m": ServerConfig(target=media_server(), tool_timeout_sec=1)},
@@ -295,10 +297,12 @@ async def test_the_tool_timeout_pauses_while_the_user_is_asked(mode):
     assert slow_user.asked
 
 
-@ON_TRIO_MOCK_CLOCK
+@pytest.mark.trio
 @MODES
 @pytest.mark.parametrize(("work", "status"), [(0.5, "ok"), (2.0, "timed_out")])
-async def test_after_the_question_the_call_has_only_the_time_it_had_left(mode, work, status):
+async def test_after_the_question_the_call_has_only_the_time_it_had_left(
+    mode: str, work: float, status: str, autojump_clock: trio.testing.MockClock
+):
     slow_user = Asker(ElicitationAnswer("accept", {}), delay=5.0)
     config = HostConfig(
         servers={"m": ServerConfig(target=media_server(), tool_timeout_sec=1)},

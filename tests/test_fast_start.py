@@ -10,7 +10,7 @@ import anyio
 import attrs
 import mcp_types as types
 import pytest
-from backends import ON_TRIO_MOCK_CLOCK
+import trio.testing
 from mcp import StdioServerParameters
 from mcp.server.lowlevel import Server
 
@@ -316,8 +316,10 @@ async def test_a_waiting_call_to_a_lazy_server_can_be_cancelled():
     assert counting.calls == []
 
 
-@ON_TRIO_MOCK_CLOCK
-async def test_a_call_whose_deadline_passes_while_a_lazy_server_starts_times_out_unsent():
+@pytest.mark.trio
+async def test_a_call_whose_deadline_passes_while_a_lazy_server_starts_times_out_unsent(
+    autojump_clock: trio.testing.MockClock,
+):
     cache = CatalogCache()
     counting = Counting(["read"])
     await warm(cache, s=lazy(counting))
@@ -374,8 +376,10 @@ async def test_an_eager_server_that_fails_to_start_still_fails_open_even_with_a_
             pass
 
 
-@ON_TRIO_MOCK_CLOCK
-async def test_a_cached_catalog_installs_in_configuration_order():
+@pytest.mark.trio
+async def test_a_cached_catalog_installs_in_configuration_order(
+    autojump_clock: trio.testing.MockClock,
+):
     """SPEC §11.3: a collision resolves the same way whatever the start order, even when
     the server before a cached one is slow to list."""
     cache = CatalogCache()
@@ -416,8 +420,10 @@ async def test_every_successful_refresh_stores_its_listing_and_a_rejected_one_do
 # --- the grace for optional servers ----------------------------------------------------
 
 
-@ON_TRIO_MOCK_CLOCK
-async def test_a_slow_optional_server_starts_absent_after_the_grace_and_joins_later():
+@pytest.mark.trio
+async def test_a_slow_optional_server_starts_absent_after_the_grace_and_joins_later(
+    autojump_clock: trio.testing.MockClock,
+):
     slow, fast = Counting(["late"]), Counting(["early"])
     slow.gate = anyio.Event()
     config = HostConfig(
@@ -440,8 +446,10 @@ async def test_a_slow_optional_server_starts_absent_after_the_grace_and_joins_la
         assert result.status == "ok"
 
 
-@ON_TRIO_MOCK_CLOCK
-async def test_a_required_server_is_waited_for_beyond_the_grace_even_behind_an_absent_one():
+@pytest.mark.trio
+async def test_a_required_server_is_waited_for_beyond_the_grace_even_behind_an_absent_one(
+    autojump_clock: trio.testing.MockClock,
+):
     """The first-install order must not make the required server wait for the optional
     one that the host stopped waiting for."""
     optional, required = Counting(["o"]), Counting(["r"])
@@ -472,8 +480,10 @@ async def test_a_required_server_is_waited_for_beyond_the_grace_even_behind_an_a
                     await anyio.sleep(0.1)
 
 
-@ON_TRIO_MOCK_CLOCK
-async def test_without_a_grace_the_host_waits_for_every_optional_server():
+@pytest.mark.trio
+async def test_without_a_grace_the_host_waits_for_every_optional_server(
+    autojump_clock: trio.testing.MockClock,
+):
     slow = Counting(["late"])
     slow.gate = anyio.Event()
     config = HostConfig(

@@ -7,7 +7,8 @@ refreshed across hosts; a refresh token that stopped working asks for a login ag
 codes never appear in any output, log or error.
 
 The server is a real process, so its tokens expire in wall-clock time: the refresh tests
-sleep for real. They run on trio (what is checked is the authorization, not the backend).
+sleep for real. They run on trio alone, under pytest-trio (what is checked is the
+authorization, not the backend); logging in through a handler runs on both backends.
 """
 
 from __future__ import annotations
@@ -45,9 +46,6 @@ from mcpbind.impl import (
 from mcpbind.impl.config.credentials import Credentials, store_key
 from mcpbind.impl.config.host import parse_toml
 from mcpbind.impl.wire.oauth import Authorizer
-
-TRIO = pytest.mark.parametrize("anyio_backend", ["trio"], indirect=True)
-"""The tests against a real server process run on trio; logging in runs on both."""
 
 
 @pytest.fixture
@@ -90,7 +88,7 @@ def kinds(served: Served) -> list[str]:
     return [e["event"] for e in served.events() if e["event"] != "mcp"]
 
 
-@TRIO
+@pytest.mark.trio
 async def test_a_host_with_no_person_fails_the_server_with_a_typed_error_naming_the_login(
     served: Served,
 ) -> None:
@@ -104,7 +102,7 @@ async def test_a_host_with_no_person_fails_the_server_with_a_typed_error_naming_
     assert "authorize" not in kinds(served)
 
 
-@TRIO
+@pytest.mark.trio
 async def test_an_optional_server_that_needs_a_login_starts_absent_and_says_so(
     served: Served,
 ) -> None:
@@ -136,7 +134,7 @@ async def test_a_host_with_a_handler_logs_in_and_calls_with_the_token(served: Se
     assert token["resource"] == served.url  # RFC 8707: the token is for this server
 
 
-@TRIO
+@pytest.mark.trio
 async def test_configured_scopes_are_requested_with_the_resource(served: Served) -> None:
     oauth = OAuthConfig(scopes=("notes:read", "notes:write"))
     await whoami(host_config(served, MemoryTokenStore(), approve, oauth=oauth))
@@ -144,7 +142,7 @@ async def test_configured_scopes_are_requested_with_the_resource(served: Served)
     assert authorized["scopes"] == ["notes:read", "notes:write"]
 
 
-@TRIO
+@pytest.mark.trio
 async def test_stored_tokens_are_reused_by_the_next_host_without_a_login(
     served: Served, tmp_path: pathlib.Path
 ) -> None:
@@ -157,7 +155,7 @@ async def test_stored_tokens_are_reused_by_the_next_host_without_a_login(
     assert mode == 0o600
 
 
-@TRIO
+@pytest.mark.trio
 async def test_an_expired_token_is_refreshed_by_the_next_host_without_a_login(
     short_lived: Served, tmp_path: pathlib.Path
 ) -> None:
@@ -169,7 +167,7 @@ async def test_an_expired_token_is_refreshed_by_the_next_host_without_a_login(
     assert "refresh" in kinds(short_lived)
 
 
-@TRIO
+@pytest.mark.trio
 async def test_a_token_that_expires_while_the_host_runs_is_refreshed_before_the_next_call(
     short_lived: Served,
 ) -> None:
@@ -183,7 +181,7 @@ async def test_a_token_that_expires_while_the_host_runs_is_refreshed_before_the_
     assert "refresh" in kinds(short_lived)
 
 
-@TRIO
+@pytest.mark.trio
 async def test_a_refresh_token_that_no_longer_works_asks_for_a_new_login(
     short_lived: Served, tmp_path: pathlib.Path
 ) -> None:
@@ -202,7 +200,7 @@ async def test_a_refresh_token_that_no_longer_works_asks_for_a_new_login(
     await whoami(host_config(short_lived, FileTokenStore(path), approve))
 
 
-@TRIO
+@pytest.mark.trio
 # The failed authorization ends the session while the SDK reads a response as an SSE
 # stream: the SDK leaves that stream's async generators to be collected unexhausted on
 # trio (ResourceWarnings; the same as tests/backends.py's TRANSPORTS_WITH_PROGRESS).
@@ -230,7 +228,7 @@ async def test_a_login_that_expires_while_the_host_runs_fails_fast_and_says_to_l
     assert kinds(short_lived).count("authorize") == 1
 
 
-@TRIO
+@pytest.mark.trio
 async def test_an_error_answer_from_the_authorization_server_fails_with_its_reason(
     served: Served,
 ) -> None:
@@ -244,7 +242,7 @@ async def test_an_error_answer_from_the_authorization_server_fails_with_its_reas
     assert "the authorization server answered access_denied" in str(caught.value)
 
 
-@TRIO
+@pytest.mark.trio
 async def test_a_server_with_a_bearer_token_header_is_not_authorized_by_oauth(
     served: Served,
 ) -> None:
@@ -408,7 +406,7 @@ def test_login_refuses_a_server_it_cannot_log_in_to(tmp_path: pathlib.Path) -> N
     assert "No MCP server named 'nope' found." in missing.stderr
 
 
-@TRIO
+@pytest.mark.trio
 async def test_tokens_never_reach_logs_or_errors(
     short_lived: Served, tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -429,7 +427,7 @@ async def test_tokens_never_reach_logs_or_errors(
         assert secret not in text
 
 
-@TRIO
+@pytest.mark.trio
 async def test_a_server_that_keeps_refusing_is_not_authorized_forever() -> None:
     """SPEC §11.15: after MAX_AUTHORIZATIONS refusals with no answer in between, the
     connection fails with AuthorizationFailed instead of authorizing again (the suite's

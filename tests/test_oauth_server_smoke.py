@@ -4,8 +4,8 @@ registration, an authorization code with PKCE, refresh after expiry, and a new l
 the refresh token stops working.
 
 The server is a real process, so its tokens expire in wall-clock time: the expiry tests
-sleep for real (a MockClock cannot move another process's clock). They run on trio only:
-what is checked is the server, not mcpbind's backend independence.
+sleep for real (a MockClock cannot move another process's clock). They run on trio only,
+under pytest-trio: what is checked is the server, not mcpbind's backend independence.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl
 from testservers.oauth_server import Served, revoke_refresh, serving
 
-pytestmark = pytest.mark.parametrize("anyio_backend", ["trio"], indirect=True)
+pytestmark = pytest.mark.trio
 
 REDIRECT = "http://127.0.0.1:9/callback"
 """Never served: the browser stand-in reads the code from the 302 and goes no further."""

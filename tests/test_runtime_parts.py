@@ -8,7 +8,7 @@ from typing import get_args
 
 import anyio
 import pytest
-from backends import ON_TRIO_MOCK_CLOCK
+import trio.testing
 from mcp import StdioServerParameters
 from testservers.inproc import fs_server
 
@@ -141,8 +141,10 @@ async def test_the_call_table_accepts_a_call_id_once_and_fails_only_the_lost_ser
     assert table.statistics().accepted == 3
 
 
-@ON_TRIO_MOCK_CLOCK
-async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_back_the_rest():
+@pytest.mark.trio
+async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_back_the_rest(
+    autojump_clock: trio.testing.MockClock,
+):
     """SPEC §11.10: the tool timeout waits while the server asks the user for input."""
     table = CallTable()
     call = table.open("c")
