@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Literal
 
 import attrs
 
@@ -27,8 +28,10 @@ from .values import (
     Deny,
     Disconnect,
     Event,
+    EventKind,
     ListDone,
     ListFailed,
+    OutputKind,
     Published,
     RefreshOutcome,
     Refused,
@@ -45,6 +48,9 @@ __all__ = ["INVARIANTS", "Invariant", "check_state", "check_transition"]
 
 StatePredicate = Callable[[State], str | None]
 TransitionPredicate = Callable[[State, Event, Transition], str | None]
+Trigger = OutputKind | EventKind | Literal["registry", "steps"]
+"""What a transition touches: an output of that kind, an event of that kind, the registry
+or the step snapshots (changed)."""
 
 
 @attrs.frozen
@@ -53,7 +59,7 @@ class Invariant:
     title: str
     state: StatePredicate | None = None
     transition: TransitionPredicate | None = None
-    triggers: frozenset[str] = frozenset()
+    triggers: frozenset[Trigger] = frozenset()
     """What a transition must touch for ``transition`` to be able to fail: output kinds,
     ``registry``/``steps`` (changed), ``call``/``disconnect`` (event kinds)."""
 
@@ -754,9 +760,9 @@ def check_state(state: State) -> list[tuple[str, str]]:
     return failures
 
 
-def triggers_of(before: State, event: Event, t: Transition) -> set[str]:
+def triggers_of(before: State, event: Event, t: Transition) -> set[Trigger]:
     """What a transition touched; a transition predicate can only fail if it is triggered."""
-    found = {out.kind for out in t.outputs}
+    found: set[Trigger] = {out.kind for out in t.outputs}
     if t.state.registry is not before.registry:
         found.add("registry")
     if t.state.steps is not before.steps:

@@ -79,6 +79,7 @@ from .values import (
     Deny,
     Disconnect,
     Event,
+    EventKind,
     Exclusion,
     LateDropped,
     ListChanged,
@@ -1134,7 +1135,7 @@ def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
 STANDARD = Rules()
 
 #: The guard of every event kind, in words: what ``Rules.enabled`` encodes (SPEC §3.3).
-EVENT_GUARDS: dict[str, str] = {
+EVENT_GUARDS: dict[EventKind, str] = {
     "refresh_requested": (
         "always (wakes a dormant server; rejected at once while the server is disconnected)"
     ),

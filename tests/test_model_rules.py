@@ -45,7 +45,15 @@ from mcpbind.model import (
     step,
     texts,
 )
-from mcpbind.model.values import Event, Exclusion, Output
+from mcpbind.model.values import (
+    EVENT_KINDS,
+    EVENT_TYPES,
+    OUTPUT_KINDS,
+    OUTPUT_TYPES,
+    Event,
+    Exclusion,
+    Output,
+)
 
 SEARCH = ToolDef("search")
 READ = ToolDef("read", read_only=True)
@@ -577,3 +585,17 @@ def test_an_idle_timeout_says_no_progress_came_and_a_plain_server_has_no_progres
     assert outputs[0] == Result("c1", "timed_out", texts.TIMED_OUT_IDLE.format(seconds="60"))
     state, _ = run(bound(WRITER), *IN_FLIGHT)
     assert CallProgress("c1") not in enabled(state)
+
+
+# --- one vocabulary: the kinds of events and outputs ---------------------------------------
+
+
+def test_every_event_type_has_its_own_kind_in_the_order_of_event_kinds():
+    assert tuple(t.kind for t in EVENT_TYPES) == EVENT_KINDS
+    assert len(set(EVENT_KINDS)) == len(EVENT_KINDS)
+
+
+def test_every_output_type_has_its_own_kind_in_the_order_of_output_kinds():
+    assert tuple(t.kind for t in OUTPUT_TYPES) == OUTPUT_KINDS
+    assert len(set(OUTPUT_KINDS)) == len(OUTPUT_KINDS)
+    assert not set(OUTPUT_KINDS) & set(EVENT_KINDS)
