@@ -42,14 +42,15 @@ what the host would send or report is returned as outputs of the transition.
   dispatches them in order under the usual checks, a ``disconnect`` before that fails
   them ``NOT_CONNECTED``; each may still be cancelled or time out, with nothing sent.
 
-Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods. Each effect is
-split into small hooks so that :mod:`mcpbind.model.mutants` can break exactly one rule.
+Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods, which
+:attr:`Rules.handlers` maps the event types to. Each effect is split into small hooks so
+that :mod:`mcpbind.model.mutants` can break exactly one rule.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -133,6 +134,10 @@ def left_out(spec: ServerSpec, tool: ToolDef) -> bool:
     """SPEC §5.4: the host leaves out a valid tool it cannot call: one that must run as a
     task, when its server runs none; one whose x-mcp-header is invalid (on HTTP)."""
     return tool.excluded is not None and not (tool.excluded == "task_required" and spec.tasks)
+
+
+Handler = Callable[[State, Event], Transition]
+"""The effect of one event type (:attr:`Rules.handlers`)."""
 
 
 def call_id_for(index: int) -> str:
@@ -362,13 +367,7 @@ class Rules:
 
     def apply(self, state: State, event: Event) -> Transition:
         """Apply an event known to be enabled (the explorer's fast path)."""
-        handlers = self._handlers
-        if handlers is None:
-            handlers = self._handlers = {}
-        handler = handlers.get(event.kind)
-        if handler is None:
-            handler = handlers[event.kind] = getattr(self, "_on_" + event.kind)
-        t = handler(state, event)
+        t = self.handlers[type(event)](state, event)
         if t.state.calls is state.calls and t.state.steps is state.steps:
             return t
         steps = collect_steps(t.state)
@@ -376,7 +375,32 @@ class Rules:
             return t
         return Transition(_evolve(t.state, steps=steps), t.outputs)
 
-    _handlers: dict[str, Callable[[State, Event], Transition]] | None = None
+    @functools.cached_property
+    def handlers(self) -> Mapping[type[Event], Handler]:
+        """The effect of each event type: this instance's method, so a mutant's override
+        is the one applied. Built once per instance (``apply`` runs millions of times)."""
+        return {
+            RefreshRequested: self._on_refresh_requested,
+            ListPage: self._on_list_page,
+            ListDone: self._on_list_done,
+            ListFailed: self._on_list_failed,
+            ListChanged: self._on_list_changed,
+            Sample: self._on_sample,
+            Call: self._on_call,
+            CallResponded: self._on_call_responded,
+            CallRejected: self._on_call_rejected,
+            CallFailed: self._on_call_failed,
+            Cancel: self._on_cancel,
+            Approve: self._on_approve,
+            Deny: self._on_deny,
+            Timeout: self._on_timeout,
+            CallProgress: self._on_progress,
+            TaskCreated: self._on_task_created,
+            TaskStatus: self._on_task_status,
+            Disconnect: self._on_disconnect,
+            Reconnect: self._on_reconnect,
+            Close: self._on_close,
+        }
 
     # --- refresh ---------------------------------------------------------------------
 

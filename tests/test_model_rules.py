@@ -45,6 +45,8 @@ from mcpbind.model import (
     step,
     texts,
 )
+from mcpbind.model.mutants import mutant
+from mcpbind.model.rules import STANDARD
 from mcpbind.model.values import (
     EVENT_KINDS,
     EVENT_TYPES,
@@ -599,3 +601,14 @@ def test_every_output_type_has_its_own_kind_in_the_order_of_output_kinds():
     assert tuple(t.kind for t in OUTPUT_TYPES) == OUTPUT_KINDS
     assert len(set(OUTPUT_KINDS)) == len(OUTPUT_KINDS)
     assert not set(OUTPUT_KINDS) & set(EVENT_KINDS)
+
+
+def test_every_event_type_has_one_effect_and_a_mutant_that_overrides_it_is_applied():
+    assert set(STANDARD.handlers) == set(EVENT_TYPES)
+    plain, prefix = installed()
+    b = attrs.evolve(plain, approval=True)
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__fs__search"))
+    denied = STANDARD.apply(state, Deny("c1"))
+    assert [type(o) for o in denied.outputs] == [Result]
+    sent = mutant("deny_sends").apply(state, Deny("c1"))
+    assert sent.outputs == (Sent("fs", "tools/call", "search"),)
