@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import attrs
 
@@ -61,6 +61,7 @@ __all__ = [
     "explore",
     "format_event",
     "liveness_failures",
+    "reachable",
     "replay",
 ]
 
@@ -337,3 +338,20 @@ def replay(bound: Bound, events: Iterable[Event], rules: Rules = STANDARD) -> li
         failures.extend(check_state(t.state))
         state = t.state
     return failures
+
+
+def reachable(bound: Bound, rules: Rules = STANDARD) -> Iterator[State]:
+    """Every state reachable on ``bound``, each once, breadth-first; nothing is checked
+    (for a test that needs the states themselves, such as the guards' against
+    ``enabled``)."""
+    first = rules.initial(bound).state
+    seen = {first}
+    queue = deque([first])
+    while queue:
+        state = queue.popleft()
+        yield state
+        for event in rules.enabled(state):
+            target = rules.apply(state, event).state
+            if target not in seen:
+                seen.add(target)
+                queue.append(target)

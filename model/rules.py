@@ -79,6 +79,7 @@ from .values import (
     Close,
     Deny,
     Disconnect,
+    Environment,
     Event,
     EventKind,
     Exclusion,
@@ -88,6 +89,7 @@ from .values import (
     ListFailed,
     ListPage,
     Output,
+    Phase,
     Published,
     Reconnect,
     RefreshOutcome,
@@ -110,7 +112,7 @@ from .values import (
     evolve,
 )
 
-__all__ = ["EventNotEnabled", "Rules", "enabled", "initial", "left_out", "step"]
+__all__ = ["GUARDS", "EventNotEnabled", "Guard", "Rules", "enabled", "initial", "left_out", "step"]
 
 
 class EventNotEnabled(Exception):
@@ -1158,46 +1160,186 @@ def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
 
 STANDARD = Rules()
 
-#: The guard of every event kind, in words: what ``Rules.enabled`` encodes (SPEC §3.3).
-EVENT_GUARDS: dict[EventKind, str] = {
-    "refresh_requested": (
-        "always (wakes a dormant server; rejected at once while the server is disconnected)"
+# --- guards, event kind by event kind (SPEC §3.3) ------------------------------------
+
+
+@attrs.frozen
+class Guard:
+    """When an event kind is enabled, in words and as a predicate.
+
+    ``text`` is the guard as SPEC §3.3's transition table states it; ``holds(state)`` says
+    whether some event of the kind is in ``STANDARD.enabled(state)``, decided apart from
+    ``enabled``, so that a test can check one against the other on every reachable state
+    of a bound. Both take the bound's ``environment`` into account: a kind it leaves out
+    is never enabled."""
+
+    text: str
+    holds: Callable[[State], bool]
+
+
+def _allows(state: State, *what: Environment) -> bool:
+    """The bound lets the environment do one of ``what``."""
+    allowed = state.bound.environment
+    return allowed is None or any(w in allowed for w in what)
+
+
+def _some_server(
+    state: State, kind: EventKind, test: Callable[[ServerSpec, ServerState], bool]
+) -> bool:
+    """The host is open, the environment may do ``kind`` and some server passes ``test``."""
+    servers = zip(state.bound.servers, state.servers, strict=True)
+    return not state.closed and _allows(state, kind) and any(test(*each) for each in servers)
+
+
+def _some_call(state: State, test: Callable[[CallRecord], bool]) -> bool:
+    """The host is open and some accepted call passes ``test``."""
+    return not state.closed and any(test(record) for record in state.calls)
+
+
+def _listing(server: ServerState) -> bool:
+    """A refresh is in flight and the server is connected: pages can arrive."""
+    return server.refresh is not None and server.connected
+
+
+def _last_page(spec: ServerSpec, server: ServerState) -> bool:
+    """The next page of the listing in flight is its last."""
+    refresh = server.refresh
+    assert refresh is not None
+    return refresh.pages + 1 >= len(spec.versions[refresh.version])
+
+
+def _late(record: CallRecord) -> bool:
+    """The call ended while its server still had it: an answer may still come."""
+    return record.phase == "done" and record.late
+
+
+def _server_of(record: CallRecord) -> str | None:
+    return None if record.binding is None else record.binding.server
+
+
+def _answerable(state: State, record: CallRecord) -> bool:
+    sent = record.phase == "sent" and _allows(state, "call_responded", "call_error")
+    late = _late(record) and not record.task and _allows(state, "late_answer")
+    return sent or late
+
+
+def _task_answerable(state: State, record: CallRecord) -> bool:
+    polled = record.phase == "task" and _allows(state, "task_status")
+    late = _late(record) and record.task and _allows(state, "late_answer")
+    return polled or late
+
+
+def _progressing(state: State, record: CallRecord) -> bool:
+    return (
+        record.phase in ("sent", "task")
+        and _server_of(record) in _idle_servers(state.bound)
+        and record.progressed < state.bound.rearms
+        and _allows(state, "progress")
+    )
+
+
+def _in_phase(state: State, kind: EventKind, *phases: Phase) -> bool:
+    """Some call is in one of ``phases`` and the environment may do ``kind``."""
+    return _allows(state, kind) and _some_call(state, lambda r: r.phase in phases)
+
+
+#: The guard of every event type: what ``Rules.enabled`` encodes, in words beside a
+#: predicate (SPEC §3.3; ``tests/test_guards.py`` checks the two agree).
+GUARDS: dict[type[Event], Guard] = {
+    RefreshRequested: Guard(
+        "always (wakes a dormant server; rejected at once while the server is disconnected)",
+        lambda s: _some_server(s, "refresh_requested", lambda spec, server: True),
     ),
-    "list_page": "a refresh is in flight, the server is connected, pages remain after this one",
-    "list_done": "a refresh is in flight, the server is connected, this is its last page",
-    "list_failed": "a refresh is in flight and the server is connected",
-    "list_changed": "the server has a next scripted catalog version",
-    "sample": "fewer steps than the bound's",
-    "call": (
+    ListPage: Guard(
+        "a refresh is in flight, the server is connected, pages remain after this one",
+        lambda s: _some_server(
+            s, "list_page", lambda spec, server: _listing(server) and not _last_page(spec, server)
+        ),
+    ),
+    ListDone: Guard(
+        "a refresh is in flight, the server is connected, this is its last page",
+        lambda s: _some_server(
+            s, "list_done", lambda spec, server: _listing(server) and _last_page(spec, server)
+        ),
+    ),
+    ListFailed: Guard(
+        "a refresh is in flight and the server is connected",
+        lambda s: _some_server(s, "list_failed", lambda spec, server: _listing(server)),
+    ),
+    ListChanged: Guard(
+        "the server has a next scripted catalog version",
+        lambda s: _some_server(
+            s, "list_changed", lambda spec, server: server.version + 1 < len(spec.versions)
+        ),
+    ),
+    Sample: Guard(
+        "fewer steps than the bound's",
+        lambda s: not s.closed and len(s.steps) < s.bound.max_steps,
+    ),
+    Call: Guard(
         "a step exists and fewer calls than the bound's (or: a reused call_id; or, once the "
-        "host closed, a new call, refused)"
+        "host closed, a new call, refused)",
+        lambda s: bool(s.steps) and (s.closed or len(s.calls) < s.bound.max_calls or bool(s.calls)),
     ),
-    "call_responded": (
-        "the call is in flight (not as a task), or ended with a late answer still possible"
+    CallResponded: Guard(
+        "the call is in flight (not as a task), or ended with a late answer still possible",
+        lambda s: _some_call(s, lambda r: _answerable(s, r)),
     ),
-    "call_failed": "the call is in flight (as a task: a poll failed)",
-    "call_rejected": "the call is in flight",
-    "cancel": (
+    CallRejected: Guard("the call is in flight", lambda s: _in_phase(s, "call_rejected", "sent")),
+    CallFailed: Guard(
+        "the call is in flight (as a task: a poll failed)",
+        lambda s: _in_phase(s, "call_failed", "sent", "task"),
+    ),
+    Cancel: Guard(
         "the call waits for approval, a lazy start or its retry, is queued, is in flight or "
-        "runs as a task"
+        "runs as a task",
+        lambda s: _in_phase(
+            s, "cancel", "approval", "starting", "retrying", "queued", "sent", "task"
+        ),
     ),
-    "task_created": "the call is in flight to a server that runs tasks",
-    "task_status": ("the call runs as a task, or ended as one with a late status still possible"),
-    "progress": (
+    Approve: Guard("the call waits for approval", lambda s: _in_phase(s, "approve", "approval")),
+    Deny: Guard("the call waits for approval", lambda s: _in_phase(s, "deny", "approval")),
+    Timeout: Guard(
+        "the call waits for a lazy start or its retry, is queued, is in flight or runs as a "
+        "task (not while it waits for approval)",
+        lambda s: _in_phase(s, "timeout", "starting", "retrying", "queued", "sent", "task"),
+    ),
+    CallProgress: Guard(
         "the call is in flight (or runs as a task) to a server with an idle timeout and "
         "fewer progress notifications re-armed it than the cap's idle periods (then a cap "
-        "timeout is enabled instead)"
+        "timeout is enabled instead)",
+        lambda s: _some_call(s, lambda r: _progressing(s, r)),
     ),
-    "timeout": (
-        "the call waits for a lazy start or its retry, is queued, is in flight or runs as a "
-        "task (not while it waits for approval)"
+    TaskCreated: Guard(
+        "the call is in flight to a server that runs tasks",
+        lambda s: (
+            _allows(s, "task_created")
+            and _some_call(
+                s, lambda r: r.phase == "sent" and _server_of(r) in _task_servers(s.bound)
+            )
+        ),
     ),
-    "approve": "the call waits for approval",
-    "deny": "the call waits for approval",
-    "disconnect": "the server is connected",
-    "reconnect": "the server is disconnected (a dormant server is woken instead)",
-    "close": (
-        "the host is open (afterwards no other event is enabled but a call, which is refused)"
+    TaskStatus: Guard(
+        "the call runs as a task, or ended as one with a late status still possible",
+        lambda s: _some_call(s, lambda r: _task_answerable(s, r)),
+    ),
+    Disconnect: Guard(
+        "the server is connected",
+        lambda s: _some_server(
+            s, "disconnect", lambda spec, server: server.connected and server.start != "dormant"
+        ),
+    ),
+    Reconnect: Guard(
+        "the server is disconnected (a dormant server is woken instead)",
+        lambda s: _some_server(
+            s,
+            "reconnect",
+            lambda spec, server: not server.connected and server.start != "dormant",
+        ),
+    ),
+    Close: Guard(
+        "the host is open (afterwards no other event is enabled but a call, which is refused)",
+        lambda s: not s.closed,
     ),
 }
 
