@@ -130,7 +130,7 @@ def effect_of(outputs: Iterable[Output]) -> str:
     parts: list[str] = []
     for out in outputs:
         if isinstance(out, RefreshOutcome):
-            parts.append(f"refresh {out.status}" + (f" ({out.reject})" if out.reject else ""))
+            parts.append(f"refresh {out.status}" + (f" ({out.kind})" if out.kind else ""))
         elif isinstance(out, Result):
             parts.append(f"result {out.status}")
         elif isinstance(out, Sent):

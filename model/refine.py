@@ -192,7 +192,7 @@ def expected(output: Output) -> Normal:
             output.server,
             output.status,
             output.generation,
-            output.reject,
+            output.kind,
             output.reason,
             excluded,
         )

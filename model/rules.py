@@ -71,6 +71,7 @@ from .values import (
     Bound,
     Call,
     CallFailed,
+    CallPhase,
     CallProgress,
     CallRecord,
     CallRejected,
@@ -89,7 +90,6 @@ from .values import (
     ListFailed,
     ListPage,
     Output,
-    Phase,
     Published,
     Reconnect,
     RefreshOutcome,
@@ -333,10 +333,10 @@ class Rules:
         assert binding is not None
         if event.status == "failed":
             text = texts.TASK_FAILED.format(
-                tool=binding.remote, server=binding.server, why=event.why
+                tool=binding.remote_name, server=binding.server, why=event.why
             )
         else:
-            text = texts.TASK_CANCELLED.format(server=binding.server, tool=binding.remote)
+            text = texts.TASK_CANCELLED.format(server=binding.server, tool=binding.remote_name)
         return self.end_call(state, record, "failed", text)
 
     def late_task_status(self, state: State, record: CallRecord) -> Transition:
@@ -557,13 +557,15 @@ class Rules:
     def partition(self, registry: Registry, spec: ServerSpec) -> NamePartition:
         """The installed names as a new listing of ``spec`` sees them (SPEC §6.4-6.6)."""
         return partition_names(
-            spec.name, ((c.source, b.name, b.remote) for c in registry.catalogs for b in c.bindings)
+            spec.name,
+            ((c.source, b.name, b.remote_name) for c in registry.catalogs for b in c.bindings),
         )
 
     def unchanged(self, old: SourceCatalog, bindings: tuple[Binding, ...]) -> bool:
         """Equal names, remote tools and specs (generations aside): publish nothing."""
         return len(old.bindings) == len(bindings) and all(
-            (a.name, a.remote, a.read_only, a.spec) == (b.name, b.remote, b.read_only, b.spec)
+            (a.name, a.remote_name, a.read_only, a.spec)
+            == (b.name, b.remote_name, b.read_only, b.spec)
             for a, b in zip(old.bindings, bindings, strict=True)
         )
 
@@ -581,7 +583,7 @@ class Rules:
         remembered = dict(registry.remembered)
         for b in catalog.bindings:
             assert b.server is not None
-            remembered[(b.server, b.remote)] = b.name
+            remembered[(b.server, b.remote_name)] = b.name
         new = Registry(generation, catalogs, tuple(sorted(remembered.items())))
         server = source_owner(catalog.source)
         outputs.append(
@@ -633,13 +635,13 @@ class Rules:
         assert binding is not None
         assert binding.server is not None
         live = state.registry.catalog(binding.source)
-        if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
+        if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
             text = texts.UNAVAILABLE.format(
-                name=record.name, server=binding.server, tool=binding.remote
+                name=record.name, server=binding.server, tool=binding.remote_name
             )
             return self.end_call(state, record, "unavailable", text)
         state = _replace_call(state, evolve(record, phase="sent"))
-        return Transition(state, (Sent(binding.server, "tools/call", binding.remote),))
+        return Transition(state, (Sent(binding.server, "tools/call", binding.remote_name),))
 
     def settle_start(self, state: State, server: str, outputs: list[Output]) -> State:
         """INV-11: the first refresh of a lazy start ended (installed, unchanged or
@@ -783,8 +785,10 @@ class Rules:
         assert server is not None
         i = state.bound.index(server)
         live = state.registry.catalog(binding.source)
-        if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
-            text = texts.UNAVAILABLE.format(name=record.name, server=server, tool=binding.remote)
+        if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
+            text = texts.UNAVAILABLE.format(
+                name=record.name, server=server, tool=binding.remote_name
+            )
             return self.finish_new(state, record, "unavailable", text)
         if self.waits_for_start(state, i):
             state = _replace_call(state, evolve(record, phase="starting"))
@@ -801,7 +805,7 @@ class Rules:
             return Transition(_replace_call(state, record))
         record = evolve(record, phase="sent")
         return Transition(
-            _replace_call(state, record), (Sent(server, "tools/call", binding.remote),)
+            _replace_call(state, record), (Sent(server, "tools/call", binding.remote_name),)
         )
 
     def waits_for_start(self, state: State, i: int) -> bool:
@@ -825,7 +829,7 @@ class Rules:
         assert record.binding is not None
         template = texts.DENIED_CANCELLED if event.answer == "cancel" else texts.DENIED_DECLINED
         text = template.format(
-            name=record.name, server=record.binding.server, tool=record.binding.remote
+            name=record.name, server=record.binding.server, tool=record.binding.remote_name
         )
         return self.end_call(state, record, "denied", text)
 
@@ -873,7 +877,7 @@ class Rules:
         assert binding is not None
         assert binding.server is not None
         if record.retried:
-            text = texts.REJECTED_AGAIN.format(server=binding.server, tool=binding.remote)
+            text = texts.REJECTED_AGAIN.format(server=binding.server, tool=binding.remote_name)
             return self.end_call(state, record, "failed", text)
         i = state.bound.index(binding.server)
         server = state.servers[i]
@@ -899,7 +903,7 @@ class Rules:
         assert record is not None
         assert record.binding is not None
         text = texts.TRANSPORT.format(
-            tool=record.binding.remote, server=record.binding.server, why=event.why
+            tool=record.binding.remote_name, server=record.binding.server, why=event.why
         )
         # SPEC §8.12: a poll that failed gives the task up; the server is told (INV-7).
         return self.end_call(state, record, "failed", text, given_up=record.phase == "task")
@@ -996,7 +1000,9 @@ class Rules:
             if record.step == step and record.phase == "queued":
                 assert record.binding is not None
                 assert record.binding.server is not None
-                outputs.append(Sent(record.binding.server, "tools/call", record.binding.remote))
+                outputs.append(
+                    Sent(record.binding.server, "tools/call", record.binding.remote_name)
+                )
                 return _replace_call(state, evolve(record, phase="sent"))
         return state
 
@@ -1238,7 +1244,7 @@ def _progressing(state: State, record: CallRecord) -> bool:
     )
 
 
-def _in_phase(state: State, kind: EventKind, *phases: Phase) -> bool:
+def _in_phase(state: State, kind: EventKind, *phases: CallPhase) -> bool:
     """Some call is in one of ``phases`` and the environment may do ``kind``."""
     return _allows(state, kind) and _some_call(state, lambda r: r.phase in phases)
 

@@ -6,6 +6,8 @@ explorer can hash, and "changing" anything means building a new value.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeVar, get_args
 
 import attrs
@@ -16,6 +18,7 @@ from .texts import CallStatus, ExclusionKind, OutcomeStatus, RejectKind
 __all__ = [
     "EVENT_KINDS",
     "EVENT_TYPES",
+    "OUTPUT_KIND",
     "OUTPUT_KINDS",
     "OUTPUT_TYPES",
     "UNKNOWN_TOOL",
@@ -186,7 +189,8 @@ class Binding:
     name: str
     source: str
     server: str | None
-    remote: str
+    remote_name: str
+    """What is sent to the server: the tool's raw name (a builtin's: its own name)."""
     read_only: bool
     source_generation: int
     spec: str = ""
@@ -205,8 +209,8 @@ class SourceCatalog:
     generation: int
     bindings: tuple[Binding, ...]
 
-    def remotes(self) -> frozenset[str]:
-        return frozenset(b.remote for b in self.bindings)
+    def remote_names(self) -> frozenset[str]:
+        return frozenset(b.remote_name for b in self.bindings)
 
 
 @attrs.frozen(cache_hash=True)
@@ -264,7 +268,7 @@ class ServerState:
     ``starting`` (woken: connected, its first refresh in flight); None once settled."""
 
 
-Phase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
+CallPhase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
 """``retrying``: the server rejected the call unrun (-32020, SPEC §8.9); it waits for a
 refresh of that server, then is sent once more. ``task``: the server answered the call
 with a task (SPEC §8.12); the host polls it until its terminal status."""
@@ -279,7 +283,7 @@ class CallRecord:
     name: str
     binding: Binding | None
     exclusive: bool
-    phase: Phase
+    phase: CallPhase
     status: CallStatus | None = None
     results: int = 0
     """Terminal results delivered for this call_id (INV-4: exactly one once done)."""
@@ -561,7 +565,8 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 # --- outputs (SPEC §3.2) ----------------------------------------------------------------
 
 OutputKind = Literal["published", "refresh_outcome", "result", "sent", "refused", "late_dropped"]
-"""The kind of an output (SPEC §3.2): an output's ``kind``, a trace record's ``kind``."""
+"""The kind of an output (SPEC §3.2): :data:`OUTPUT_KIND` of its type, a trace record's
+``kind``."""
 OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
 
 
@@ -569,7 +574,6 @@ OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
 class Published:
     """A new registry state became visible."""
 
-    kind: ClassVar[OutputKind] = "published"
     generation: int
     source: str
     names: tuple[str, ...]
@@ -586,11 +590,11 @@ class Exclusion:
 
 @attrs.frozen
 class RefreshOutcome:
-    kind: ClassVar[OutputKind] = "refresh_outcome"
     server: str
     status: OutcomeStatus
     generation: int
-    reject: RejectKind | None = None
+    kind: RejectKind | None = None
+    """``rejected``: why (the runtime's ``RefreshOutcome.kind``; a trace's ``reject``)."""
     reason: str | None = None
     excluded: tuple[Exclusion, ...] = ()
     """``installed`` and ``unchanged``: the tools of the listing left out, in listing order."""
@@ -600,7 +604,6 @@ class RefreshOutcome:
 class Result:
     """A terminal result. ``text`` is None when the server supplies the content."""
 
-    kind: ClassVar[OutputKind] = "result"
     call_id: str
     status: CallStatus
     text: str | None = None
@@ -615,7 +618,6 @@ Method = Literal["tools/list", "tools/call", "notifications/cancelled", "tasks/c
 class Sent:
     """A message sent to a server: the raw tool name for calls, the call_id for cancels."""
 
-    kind: ClassVar[OutputKind] = "sent"
     server: str
     method: Method
     detail: str = ""
@@ -625,7 +627,6 @@ class Sent:
 class Refused:
     """A misuse refused with a typed error; no state changes and no result is produced."""
 
-    kind: ClassVar[OutputKind] = "refused"
     call_id: str
     text: str
 
@@ -634,19 +635,23 @@ class Refused:
 class LateDropped:
     """A response for a call that already ended: dropped and counted (INV-4)."""
 
-    kind: ClassVar[OutputKind] = "late_dropped"
     call_id: str
 
 
 Output = Published | RefreshOutcome | Result | Sent | Refused | LateDropped
-OUTPUT_TYPES: tuple[type[Output], ...] = (
-    Published,
-    RefreshOutcome,
-    Result,
-    Sent,
-    Refused,
-    LateDropped,
+OUTPUT_KIND: Mapping[type[Output], OutputKind] = MappingProxyType(
+    {
+        Published: "published",
+        RefreshOutcome: "refresh_outcome",
+        Result: "result",
+        Sent: "sent",
+        Refused: "refused",
+        LateDropped: "late_dropped",
+    }
 )
+"""The kind of each output type. Not a class attribute, as an event's ``kind`` is: a
+refresh outcome's ``kind`` is why it was rejected, as in the runtime."""
+OUTPUT_TYPES: tuple[type[Output], ...] = tuple(OUTPUT_KIND)
 
 
 @attrs.frozen

@@ -223,7 +223,7 @@ def normal(output: Output) -> Normal:
             output.server,
             output.status,
             output.generation,
-            output.reject,
+            output.kind,
             output.reason,
             output.excluded,
         )
@@ -619,7 +619,7 @@ class _Run:
         assert state is not None
         assert host is not None
         model_names = {
-            b.name: (b.server, b.remote) for c in state.registry.catalogs for b in c.bindings
+            b.name: (b.server, b.remote_name) for c in state.registry.catalogs for b in c.bindings
         }
         impl_state = host.registry.state
         impl_names = {n: (b.server, b.remote_name) for n, b in impl_state.by_name.items()}
