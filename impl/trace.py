@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from mcpbind.model.trace import FORMAT, SIGNALS
+from mcpbind.model.values import EventKind
 
 from .config.contributors import ToolContributor
 from .config.host import HostConfig
@@ -136,5 +137,5 @@ class TraceRecorder:
 
     # --- inputs (SPEC §3.1) -----------------------------------------------------------
 
-    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+    def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         self._write({"kind": kind, **fields})

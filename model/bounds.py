@@ -17,7 +17,7 @@ import attrs
 
 from .naming import natural_name
 from .rules import STANDARD
-from .values import EVENT_TYPES, Bound, ServerSpec, ToolDef
+from .values import EVENT_KINDS, Bound, Environment, ServerSpec, ToolDef
 
 __all__ = [
     "LAZY_SERVERS",
@@ -66,42 +66,43 @@ RESERVED = BUILTINS + tuple(name for _, names in EXTENSIONS for name in names)
 #: What the environment may do in the ``calls`` part: the catalog machinery reduced to
 #: the events that change what calls observe (installs, connection), and servers that
 #: answer, or are cancelled or time out, but never answer late (SPEC §10.2).
-CALLS_ENVIRONMENT = frozenset(
+CALLS_ENVIRONMENT: frozenset[Environment] = frozenset(
     {"list_done", "list_changed", "disconnect", "reconnect", "call_responded", "cancel", "timeout"}
 )
 
+#: All the environment can do (what ``environment=None`` means).
+_EVERYTHING: frozenset[Environment] = frozenset({*EVENT_KINDS, "call_error", "late_answer"})
 
 #: The ``catalogs`` part: everything but a rejection (-32020), which the ``retry`` part
 #: explores (SPEC §10.2): both in one part double it.
-CATALOGS_ENVIRONMENT = frozenset({t.kind for t in EVENT_TYPES} | {"call_error", "late_answer"}) - {
-    "call_rejected"
-}
+CATALOGS_ENVIRONMENT = frozenset(k for k in _EVERYTHING if k != "call_rejected")
 
 #: The ``retry`` part (SPEC §8.9): the calls environment plus rejections unrun and failed
 #: listings (a refresh that fails still answers a waiting retry).
-RETRY_ENVIRONMENT = CALLS_ENVIRONMENT | {"call_rejected", "list_failed"}
+RETRY_ENVIRONMENT: frozenset[Environment] = frozenset(
+    {*CALLS_ENVIRONMENT, "call_rejected", "list_failed"}
+)
 
 #: The ``progress`` part (SPEC §8.11): the calls environment plus progress notifications,
 #: against ``git_hub`` with an idle timeout.
-PROGRESS_ENVIRONMENT = CALLS_ENVIRONMENT | {"progress"}
+PROGRESS_ENVIRONMENT: frozenset[Environment] = frozenset({*CALLS_ENVIRONMENT, "progress"})
 IDLE_SERVERS = (SERVER_B,)
 
 #: The ``tasks`` part (SPEC §8.12): the calls environment plus tasks (created, polled to
 #: a terminal status, late statuses) and failed polls, against ``git.hub`` running tasks.
-TASKS_ENVIRONMENT = CALLS_ENVIRONMENT | {
-    "task_created",
-    "task_status",
-    "late_answer",
-    "call_failed",
-}
+TASKS_ENVIRONMENT: frozenset[Environment] = frozenset(
+    {*CALLS_ENVIRONMENT, "task_created", "task_status", "late_answer", "call_failed"}
+)
 TASK_SERVERS = (SERVER_A,)
 
 #: The ``approval`` part: the calls environment plus the approver's answers (SPEC §10.2).
-APPROVAL_ENVIRONMENT = CALLS_ENVIRONMENT | {"approve", "deny"}
+APPROVAL_ENVIRONMENT: frozenset[Environment] = frozenset({*CALLS_ENVIRONMENT, "approve", "deny"})
 
 #: The ``lazy`` part: the calls environment plus a host refresh (which wakes a dormant
 #: server) and a failed listing (a first refresh that fails still settles the start).
-LAZY_ENVIRONMENT = CALLS_ENVIRONMENT | {"refresh_requested", "list_failed"}
+LAZY_ENVIRONMENT: frozenset[Environment] = frozenset(
+    {*CALLS_ENVIRONMENT, "refresh_requested", "list_failed"}
+)
 
 #: The server the ``lazy`` part starts ``lazy_when_cached`` with a cached catalog.
 LAZY_SERVERS = (SERVER_A,)

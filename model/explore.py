@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import attrs
 
@@ -61,6 +61,7 @@ __all__ = [
     "explore",
     "format_event",
     "liveness_failures",
+    "reachable",
     "replay",
 ]
 
@@ -129,7 +130,7 @@ def effect_of(outputs: Iterable[Output]) -> str:
     parts: list[str] = []
     for out in outputs:
         if isinstance(out, RefreshOutcome):
-            parts.append(f"refresh {out.status}" + (f" ({out.reject})" if out.reject else ""))
+            parts.append(f"refresh {out.status}" + (f" ({out.kind})" if out.kind else ""))
         elif isinstance(out, Result):
             parts.append(f"result {out.status}")
         elif isinstance(out, Sent):
@@ -337,3 +338,20 @@ def replay(bound: Bound, events: Iterable[Event], rules: Rules = STANDARD) -> li
         failures.extend(check_state(t.state))
         state = t.state
     return failures
+
+
+def reachable(bound: Bound, rules: Rules = STANDARD) -> Iterator[State]:
+    """Every state reachable on ``bound``, each once, breadth-first; nothing is checked
+    (for a test that needs the states themselves, such as the guards' against
+    ``enabled``)."""
+    first = rules.initial(bound).state
+    seen = {first}
+    queue = deque([first])
+    while queue:
+        state = queue.popleft()
+        yield state
+        for event in rules.enabled(state):
+            target = rules.apply(state, event).state
+            if target not in seen:
+                seen.add(target)
+                queue.append(target)

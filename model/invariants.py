@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Literal
 
 import attrs
 
@@ -17,6 +18,7 @@ from . import texts
 from .naming import is_mcp_source, source_owner
 from .rules import STANDARD, left_out
 from .values import (
+    OUTPUT_KIND,
     Approve,
     Bound,
     Call,
@@ -27,8 +29,10 @@ from .values import (
     Deny,
     Disconnect,
     Event,
+    EventKind,
     ListDone,
     ListFailed,
+    OutputKind,
     Published,
     RefreshOutcome,
     Refused,
@@ -45,6 +49,9 @@ __all__ = ["INVARIANTS", "Invariant", "check_state", "check_transition"]
 
 StatePredicate = Callable[[State], str | None]
 TransitionPredicate = Callable[[State, Event, Transition], str | None]
+Trigger = OutputKind | EventKind | Literal["registry", "steps"]
+"""What a transition touches: an output of that kind, an event of that kind, the registry
+or the step snapshots (changed)."""
 
 
 @attrs.frozen
@@ -53,7 +60,7 @@ class Invariant:
     title: str
     state: StatePredicate | None = None
     transition: TransitionPredicate | None = None
-    triggers: frozenset[str] = frozenset()
+    triggers: frozenset[Trigger] = frozenset()
     """What a transition must touch for ``transition`` to be able to fail: output kinds,
     ``registry``/``steps`` (changed), ``call``/``disconnect`` (event kinds)."""
 
@@ -137,7 +144,7 @@ def inv_2_transition(before: State, event: Event, t: Transition) -> str | None:
             )
         if not (isinstance(out, Sent) and out.method == "tools/call"):
             continue
-        if captured is None or (out.server, out.detail) != (captured.server, captured.remote):
+        if captured is None or (out.server, out.detail) != (captured.server, captured.remote_name):
             return (
                 f"{event.call_id}: sent {out.detail!r} to {out.server}, but step "
                 f"{event.step} bound {event.name} to {captured}"
@@ -174,7 +181,7 @@ def inv_3_state(state: State) -> str | None:
     for catalog in state.registry.catalogs:
         if not is_mcp_source(catalog.source):
             continue
-        remotes = catalog.remotes()
+        remotes = catalog.remote_names()
         if remotes not in allowed[catalog.source]:
             return f"{catalog.source} installed {sorted(remotes)}, which no whole listing yields"
         if catalog.generation == 0 and remotes:
@@ -207,7 +214,7 @@ def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
         if not all(tool.valid for tool in tools):
             return f"{out.source} published from a listing with an invalid tool"
         expected = offered(spec, tools)
-        installed = t.state.registry.catalog(out.source).remotes()
+        installed = t.state.registry.catalog(out.source).remote_names()
         if installed != expected:
             return f"{out.source} installed {sorted(installed)}, the listing had {sorted(expected)}"
     return None
@@ -229,7 +236,7 @@ def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | Non
     for out in t.outputs:
         if not isinstance(out, RefreshOutcome) or out.server != event.server:
             continue
-        if out.status == "rejected" and out.reject == "invalid" and valid:
+        if out.status == "rejected" and out.kind == "invalid" and valid:
             return f"{event.server}: a listing whose tools are all valid was rejected: {out.reason}"
         if out.status != "rejected" and tuple(e.tool for e in out.excluded) != excluded:
             reported = [e.tool for e in out.excluded]
@@ -307,12 +314,12 @@ def inv_6_transition(before: State, event: Event, t: Transition) -> str | None:
     """INV-6: while (server, tool) stays listed, its public name does not change."""
     if t.state.registry is before.registry:
         return None
-    old = {(b.server, b.remote): b.name for c in before.registry.catalogs for b in c.bindings}
+    old = {(b.server, b.remote_name): b.name for c in before.registry.catalogs for b in c.bindings}
     for catalog in t.state.registry.catalogs:
         for b in catalog.bindings:
-            name = old.get((b.server, b.remote))
+            name = old.get((b.server, b.remote_name))
             if name is not None and name != b.name:
-                return f"{b.server}/{b.remote} was renamed from {name} to {b.name}"
+                return f"{b.server}/{b.remote_name} was renamed from {name} to {b.name}"
     return None
 
 
@@ -555,7 +562,7 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
         if t.state != before:
             return f"{event.kind} after close changed the state"
         if any(not isinstance(o, Refused) for o in t.outputs):
-            return f"{event.kind} after close produced {[o.kind for o in t.outputs]}"
+            return f"{event.kind} after close produced {[OUTPUT_KIND[type(o)] for o in t.outputs]}"
         return None
     if not isinstance(event, Close):
         return None
@@ -598,7 +605,7 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
             return f"close sent {[o.method for o in mine]} to {spec.name}"
         outcomes = [o for o in t.outputs if isinstance(o, RefreshOutcome) and o.server == spec.name]
         flying = server.refresh is not None and server.connected
-        if [(o.status, o.reject) for o in outcomes] != ([("rejected", "closed")] if flying else []):
+        if [(o.status, o.kind) for o in outcomes] != ([("rejected", "closed")] if flying else []):
             return f"{spec.name}'s refresh ended {[o.status for o in outcomes]} at close"
     return None
 
@@ -754,9 +761,9 @@ def check_state(state: State) -> list[tuple[str, str]]:
     return failures
 
 
-def triggers_of(before: State, event: Event, t: Transition) -> set[str]:
+def triggers_of(before: State, event: Event, t: Transition) -> set[Trigger]:
     """What a transition touched; a transition predicate can only fail if it is triggered."""
-    found = {out.kind for out in t.outputs}
+    found: set[Trigger] = {OUTPUT_KIND[type(out)] for out in t.outputs}
     if t.state.registry is not before.registry:
         found.add("registry")
     if t.state.steps is not before.steps:

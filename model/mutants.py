@@ -339,7 +339,7 @@ class ResendAtOnce(Mutant):
         assert record.binding.server is not None
         state = _replace_call(state, evolve(record, retried=True))
         return Transition(
-            state, (Sent(record.binding.server, "tools/call", record.binding.remote),)
+            state, (Sent(record.binding.server, "tools/call", record.binding.remote_name),)
         )
 
 

@@ -38,8 +38,9 @@ from typing import Any
 import attrs
 
 from .rules import STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for
-from .trace import OUTPUT_KINDS, TraceError, TraceRecord, TraceViolation, listed_tool
+from .trace import TraceError, TraceRecord, TraceViolation, listed_tool
 from .values import (
+    OUTPUT_KINDS,
     UNKNOWN_TOOL,
     Approve,
     Bound,
@@ -191,7 +192,7 @@ def expected(output: Output) -> Normal:
             output.server,
             output.status,
             output.generation,
-            output.reject,
+            output.kind,
             output.reason,
             excluded,
         )

@@ -42,14 +42,15 @@ what the host would send or report is returned as outputs of the transition.
   dispatches them in order under the usual checks, a ``disconnect`` before that fails
   them ``NOT_CONNECTED``; each may still be cancelled or time out, with nothing sent.
 
-Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods. Each effect is
-split into small hooks so that :mod:`mcpbind.model.mutants` can break exactly one rule.
+Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods, which
+:attr:`Rules.handlers` maps the event types to. Each effect is split into small hooks so
+that :mod:`mcpbind.model.mutants` can break exactly one rule.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -70,6 +71,7 @@ from .values import (
     Bound,
     Call,
     CallFailed,
+    CallPhase,
     CallProgress,
     CallRecord,
     CallRejected,
@@ -78,7 +80,9 @@ from .values import (
     Close,
     Deny,
     Disconnect,
+    Environment,
     Event,
+    EventKind,
     Exclusion,
     LateDropped,
     ListChanged,
@@ -108,7 +112,7 @@ from .values import (
     evolve,
 )
 
-__all__ = ["EventNotEnabled", "Rules", "enabled", "initial", "left_out", "step"]
+__all__ = ["GUARDS", "EventNotEnabled", "Guard", "Rules", "enabled", "initial", "left_out", "step"]
 
 
 class EventNotEnabled(Exception):
@@ -132,6 +136,10 @@ def left_out(spec: ServerSpec, tool: ToolDef) -> bool:
     """SPEC §5.4: the host leaves out a valid tool it cannot call: one that must run as a
     task, when its server runs none; one whose x-mcp-header is invalid (on HTTP)."""
     return tool.excluded is not None and not (tool.excluded == "task_required" and spec.tasks)
+
+
+Handler = Callable[[State, Event], Transition]
+"""The effect of one event type (:attr:`Rules.handlers`)."""
 
 
 def call_id_for(index: int) -> str:
@@ -325,10 +333,10 @@ class Rules:
         assert binding is not None
         if event.status == "failed":
             text = texts.TASK_FAILED.format(
-                tool=binding.remote, server=binding.server, why=event.why
+                tool=binding.remote_name, server=binding.server, why=event.why
             )
         else:
-            text = texts.TASK_CANCELLED.format(server=binding.server, tool=binding.remote)
+            text = texts.TASK_CANCELLED.format(server=binding.server, tool=binding.remote_name)
         return self.end_call(state, record, "failed", text)
 
     def late_task_status(self, state: State, record: CallRecord) -> Transition:
@@ -361,13 +369,7 @@ class Rules:
 
     def apply(self, state: State, event: Event) -> Transition:
         """Apply an event known to be enabled (the explorer's fast path)."""
-        handlers = self._handlers
-        if handlers is None:
-            handlers = self._handlers = {}
-        handler = handlers.get(event.kind)
-        if handler is None:
-            handler = handlers[event.kind] = getattr(self, "_on_" + event.kind)
-        t = handler(state, event)
+        t = self.handlers[type(event)](state, event)
         if t.state.calls is state.calls and t.state.steps is state.steps:
             return t
         steps = collect_steps(t.state)
@@ -375,7 +377,32 @@ class Rules:
             return t
         return Transition(_evolve(t.state, steps=steps), t.outputs)
 
-    _handlers: dict[str, Callable[[State, Event], Transition]] | None = None
+    @functools.cached_property
+    def handlers(self) -> Mapping[type[Event], Handler]:
+        """The effect of each event type: this instance's method, so a mutant's override
+        is the one applied. Built once per instance (``apply`` runs millions of times)."""
+        return {
+            RefreshRequested: self._on_refresh_requested,
+            ListPage: self._on_list_page,
+            ListDone: self._on_list_done,
+            ListFailed: self._on_list_failed,
+            ListChanged: self._on_list_changed,
+            Sample: self._on_sample,
+            Call: self._on_call,
+            CallResponded: self._on_call_responded,
+            CallRejected: self._on_call_rejected,
+            CallFailed: self._on_call_failed,
+            Cancel: self._on_cancel,
+            Approve: self._on_approve,
+            Deny: self._on_deny,
+            Timeout: self._on_timeout,
+            CallProgress: self._on_progress,
+            TaskCreated: self._on_task_created,
+            TaskStatus: self._on_task_status,
+            Disconnect: self._on_disconnect,
+            Reconnect: self._on_reconnect,
+            Close: self._on_close,
+        }
 
     # --- refresh ---------------------------------------------------------------------
 
@@ -530,13 +557,15 @@ class Rules:
     def partition(self, registry: Registry, spec: ServerSpec) -> NamePartition:
         """The installed names as a new listing of ``spec`` sees them (SPEC §6.4-6.6)."""
         return partition_names(
-            spec.name, ((c.source, b.name, b.remote) for c in registry.catalogs for b in c.bindings)
+            spec.name,
+            ((c.source, b.name, b.remote_name) for c in registry.catalogs for b in c.bindings),
         )
 
     def unchanged(self, old: SourceCatalog, bindings: tuple[Binding, ...]) -> bool:
         """Equal names, remote tools and specs (generations aside): publish nothing."""
         return len(old.bindings) == len(bindings) and all(
-            (a.name, a.remote, a.read_only, a.spec) == (b.name, b.remote, b.read_only, b.spec)
+            (a.name, a.remote_name, a.read_only, a.spec)
+            == (b.name, b.remote_name, b.read_only, b.spec)
             for a, b in zip(old.bindings, bindings, strict=True)
         )
 
@@ -554,7 +583,7 @@ class Rules:
         remembered = dict(registry.remembered)
         for b in catalog.bindings:
             assert b.server is not None
-            remembered[(b.server, b.remote)] = b.name
+            remembered[(b.server, b.remote_name)] = b.name
         new = Registry(generation, catalogs, tuple(sorted(remembered.items())))
         server = source_owner(catalog.source)
         outputs.append(
@@ -606,13 +635,13 @@ class Rules:
         assert binding is not None
         assert binding.server is not None
         live = state.registry.catalog(binding.source)
-        if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
+        if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
             text = texts.UNAVAILABLE.format(
-                name=record.name, server=binding.server, tool=binding.remote
+                name=record.name, server=binding.server, tool=binding.remote_name
             )
             return self.end_call(state, record, "unavailable", text)
         state = _replace_call(state, evolve(record, phase="sent"))
-        return Transition(state, (Sent(binding.server, "tools/call", binding.remote),))
+        return Transition(state, (Sent(binding.server, "tools/call", binding.remote_name),))
 
     def settle_start(self, state: State, server: str, outputs: list[Output]) -> State:
         """INV-11: the first refresh of a lazy start ended (installed, unchanged or
@@ -756,8 +785,10 @@ class Rules:
         assert server is not None
         i = state.bound.index(server)
         live = state.registry.catalog(binding.source)
-        if state.bound.policy == "revalidate" and binding.remote not in live.remotes():
-            text = texts.UNAVAILABLE.format(name=record.name, server=server, tool=binding.remote)
+        if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
+            text = texts.UNAVAILABLE.format(
+                name=record.name, server=server, tool=binding.remote_name
+            )
             return self.finish_new(state, record, "unavailable", text)
         if self.waits_for_start(state, i):
             state = _replace_call(state, evolve(record, phase="starting"))
@@ -774,7 +805,7 @@ class Rules:
             return Transition(_replace_call(state, record))
         record = evolve(record, phase="sent")
         return Transition(
-            _replace_call(state, record), (Sent(server, "tools/call", binding.remote),)
+            _replace_call(state, record), (Sent(server, "tools/call", binding.remote_name),)
         )
 
     def waits_for_start(self, state: State, i: int) -> bool:
@@ -798,7 +829,7 @@ class Rules:
         assert record.binding is not None
         template = texts.DENIED_CANCELLED if event.answer == "cancel" else texts.DENIED_DECLINED
         text = template.format(
-            name=record.name, server=record.binding.server, tool=record.binding.remote
+            name=record.name, server=record.binding.server, tool=record.binding.remote_name
         )
         return self.end_call(state, record, "denied", text)
 
@@ -846,7 +877,7 @@ class Rules:
         assert binding is not None
         assert binding.server is not None
         if record.retried:
-            text = texts.REJECTED_AGAIN.format(server=binding.server, tool=binding.remote)
+            text = texts.REJECTED_AGAIN.format(server=binding.server, tool=binding.remote_name)
             return self.end_call(state, record, "failed", text)
         i = state.bound.index(binding.server)
         server = state.servers[i]
@@ -872,7 +903,7 @@ class Rules:
         assert record is not None
         assert record.binding is not None
         text = texts.TRANSPORT.format(
-            tool=record.binding.remote, server=record.binding.server, why=event.why
+            tool=record.binding.remote_name, server=record.binding.server, why=event.why
         )
         # SPEC §8.12: a poll that failed gives the task up; the server is told (INV-7).
         return self.end_call(state, record, "failed", text, given_up=record.phase == "task")
@@ -969,7 +1000,9 @@ class Rules:
             if record.step == step and record.phase == "queued":
                 assert record.binding is not None
                 assert record.binding.server is not None
-                outputs.append(Sent(record.binding.server, "tools/call", record.binding.remote))
+                outputs.append(
+                    Sent(record.binding.server, "tools/call", record.binding.remote_name)
+                )
                 return _replace_call(state, evolve(record, phase="sent"))
         return state
 
@@ -1133,46 +1166,186 @@ def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
 
 STANDARD = Rules()
 
-#: The guard of every event kind, in words: what ``Rules.enabled`` encodes (SPEC §3.3).
-EVENT_GUARDS: dict[str, str] = {
-    "refresh_requested": (
-        "always (wakes a dormant server; rejected at once while the server is disconnected)"
+# --- guards, event kind by event kind (SPEC §3.3) ------------------------------------
+
+
+@attrs.frozen
+class Guard:
+    """When an event kind is enabled, in words and as a predicate.
+
+    ``text`` is the guard as SPEC §3.3's transition table states it; ``holds(state)`` says
+    whether some event of the kind is in ``STANDARD.enabled(state)``, decided apart from
+    ``enabled``, so that a test can check one against the other on every reachable state
+    of a bound. Both take the bound's ``environment`` into account: a kind it leaves out
+    is never enabled."""
+
+    text: str
+    holds: Callable[[State], bool]
+
+
+def _allows(state: State, *what: Environment) -> bool:
+    """The bound lets the environment do one of ``what``."""
+    allowed = state.bound.environment
+    return allowed is None or any(w in allowed for w in what)
+
+
+def _some_server(
+    state: State, kind: EventKind, test: Callable[[ServerSpec, ServerState], bool]
+) -> bool:
+    """The host is open, the environment may do ``kind`` and some server passes ``test``."""
+    servers = zip(state.bound.servers, state.servers, strict=True)
+    return not state.closed and _allows(state, kind) and any(test(*each) for each in servers)
+
+
+def _some_call(state: State, test: Callable[[CallRecord], bool]) -> bool:
+    """The host is open and some accepted call passes ``test``."""
+    return not state.closed and any(test(record) for record in state.calls)
+
+
+def _listing(server: ServerState) -> bool:
+    """A refresh is in flight and the server is connected: pages can arrive."""
+    return server.refresh is not None and server.connected
+
+
+def _last_page(spec: ServerSpec, server: ServerState) -> bool:
+    """The next page of the listing in flight is its last."""
+    refresh = server.refresh
+    assert refresh is not None
+    return refresh.pages + 1 >= len(spec.versions[refresh.version])
+
+
+def _late(record: CallRecord) -> bool:
+    """The call ended while its server still had it: an answer may still come."""
+    return record.phase == "done" and record.late
+
+
+def _server_of(record: CallRecord) -> str | None:
+    return None if record.binding is None else record.binding.server
+
+
+def _answerable(state: State, record: CallRecord) -> bool:
+    sent = record.phase == "sent" and _allows(state, "call_responded", "call_error")
+    late = _late(record) and not record.task and _allows(state, "late_answer")
+    return sent or late
+
+
+def _task_answerable(state: State, record: CallRecord) -> bool:
+    polled = record.phase == "task" and _allows(state, "task_status")
+    late = _late(record) and record.task and _allows(state, "late_answer")
+    return polled or late
+
+
+def _progressing(state: State, record: CallRecord) -> bool:
+    return (
+        record.phase in ("sent", "task")
+        and _server_of(record) in _idle_servers(state.bound)
+        and record.progressed < state.bound.rearms
+        and _allows(state, "progress")
+    )
+
+
+def _in_phase(state: State, kind: EventKind, *phases: CallPhase) -> bool:
+    """Some call is in one of ``phases`` and the environment may do ``kind``."""
+    return _allows(state, kind) and _some_call(state, lambda r: r.phase in phases)
+
+
+#: The guard of every event type: what ``Rules.enabled`` encodes, in words beside a
+#: predicate (SPEC §3.3; ``tests/test_guards.py`` checks the two agree).
+GUARDS: dict[type[Event], Guard] = {
+    RefreshRequested: Guard(
+        "always (wakes a dormant server; rejected at once while the server is disconnected)",
+        lambda s: _some_server(s, "refresh_requested", lambda spec, server: True),
     ),
-    "list_page": "a refresh is in flight, the server is connected, pages remain after this one",
-    "list_done": "a refresh is in flight, the server is connected, this is its last page",
-    "list_failed": "a refresh is in flight and the server is connected",
-    "list_changed": "the server has a next scripted catalog version",
-    "sample": "fewer steps than the bound's",
-    "call": (
+    ListPage: Guard(
+        "a refresh is in flight, the server is connected, pages remain after this one",
+        lambda s: _some_server(
+            s, "list_page", lambda spec, server: _listing(server) and not _last_page(spec, server)
+        ),
+    ),
+    ListDone: Guard(
+        "a refresh is in flight, the server is connected, this is its last page",
+        lambda s: _some_server(
+            s, "list_done", lambda spec, server: _listing(server) and _last_page(spec, server)
+        ),
+    ),
+    ListFailed: Guard(
+        "a refresh is in flight and the server is connected",
+        lambda s: _some_server(s, "list_failed", lambda spec, server: _listing(server)),
+    ),
+    ListChanged: Guard(
+        "the server has a next scripted catalog version",
+        lambda s: _some_server(
+            s, "list_changed", lambda spec, server: server.version + 1 < len(spec.versions)
+        ),
+    ),
+    Sample: Guard(
+        "fewer steps than the bound's",
+        lambda s: not s.closed and len(s.steps) < s.bound.max_steps,
+    ),
+    Call: Guard(
         "a step exists and fewer calls than the bound's (or: a reused call_id; or, once the "
-        "host closed, a new call, refused)"
+        "host closed, a new call, refused)",
+        lambda s: bool(s.steps) and (s.closed or len(s.calls) < s.bound.max_calls or bool(s.calls)),
     ),
-    "call_responded": (
-        "the call is in flight (not as a task), or ended with a late answer still possible"
+    CallResponded: Guard(
+        "the call is in flight (not as a task), or ended with a late answer still possible",
+        lambda s: _some_call(s, lambda r: _answerable(s, r)),
     ),
-    "call_failed": "the call is in flight (as a task: a poll failed)",
-    "call_rejected": "the call is in flight",
-    "cancel": (
+    CallRejected: Guard("the call is in flight", lambda s: _in_phase(s, "call_rejected", "sent")),
+    CallFailed: Guard(
+        "the call is in flight (as a task: a poll failed)",
+        lambda s: _in_phase(s, "call_failed", "sent", "task"),
+    ),
+    Cancel: Guard(
         "the call waits for approval, a lazy start or its retry, is queued, is in flight or "
-        "runs as a task"
+        "runs as a task",
+        lambda s: _in_phase(
+            s, "cancel", "approval", "starting", "retrying", "queued", "sent", "task"
+        ),
     ),
-    "task_created": "the call is in flight to a server that runs tasks",
-    "task_status": ("the call runs as a task, or ended as one with a late status still possible"),
-    "progress": (
+    Approve: Guard("the call waits for approval", lambda s: _in_phase(s, "approve", "approval")),
+    Deny: Guard("the call waits for approval", lambda s: _in_phase(s, "deny", "approval")),
+    Timeout: Guard(
+        "the call waits for a lazy start or its retry, is queued, is in flight or runs as a "
+        "task (not while it waits for approval)",
+        lambda s: _in_phase(s, "timeout", "starting", "retrying", "queued", "sent", "task"),
+    ),
+    CallProgress: Guard(
         "the call is in flight (or runs as a task) to a server with an idle timeout and "
         "fewer progress notifications re-armed it than the cap's idle periods (then a cap "
-        "timeout is enabled instead)"
+        "timeout is enabled instead)",
+        lambda s: _some_call(s, lambda r: _progressing(s, r)),
     ),
-    "timeout": (
-        "the call waits for a lazy start or its retry, is queued, is in flight or runs as a "
-        "task (not while it waits for approval)"
+    TaskCreated: Guard(
+        "the call is in flight to a server that runs tasks",
+        lambda s: (
+            _allows(s, "task_created")
+            and _some_call(
+                s, lambda r: r.phase == "sent" and _server_of(r) in _task_servers(s.bound)
+            )
+        ),
     ),
-    "approve": "the call waits for approval",
-    "deny": "the call waits for approval",
-    "disconnect": "the server is connected",
-    "reconnect": "the server is disconnected (a dormant server is woken instead)",
-    "close": (
-        "the host is open (afterwards no other event is enabled but a call, which is refused)"
+    TaskStatus: Guard(
+        "the call runs as a task, or ended as one with a late status still possible",
+        lambda s: _some_call(s, lambda r: _task_answerable(s, r)),
+    ),
+    Disconnect: Guard(
+        "the server is connected",
+        lambda s: _some_server(
+            s, "disconnect", lambda spec, server: server.connected and server.start != "dormant"
+        ),
+    ),
+    Reconnect: Guard(
+        "the server is disconnected (a dormant server is woken instead)",
+        lambda s: _some_server(
+            s,
+            "reconnect",
+            lambda spec, server: not server.connected and server.start != "dormant",
+        ),
+    ),
+    Close: Guard(
+        "the host is open (afterwards no other event is enabled but a call, which is refused)",
+        lambda s: not s.closed,
     ),
 }
 

@@ -1,6 +1,6 @@
 """The transition table of SPEC §3.3, rendered from the model and an exploration.
 
-Guards come from :data:`~mcpbind.model.rules.EVENT_GUARDS`; effects are what the
+Guards come from :data:`~mcpbind.model.rules.GUARDS` (their text); effects are what the
 explorer saw each event kind do on the standard suite. A test re-renders the table and
 compares it with SPEC.md, so the two cannot drift apart.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .rules import EVENT_GUARDS
+from .rules import GUARDS
 from .values import EVENT_TYPES
 
 __all__ = ["BEGIN", "END", "render"]
@@ -31,6 +31,6 @@ def render(effects: Iterable[tuple[str, str]]) -> str:
     for event_type in EVENT_TYPES:
         kind = event_type.kind
         observed = "<br>".join(sorted(seen.get(kind, {"(never seen)"})))
-        lines.append(f"| `{kind}` | {EVENT_GUARDS[kind]} | {observed} |")
+        lines.append(f"| `{kind}` | {GUARDS[event_type].text} | {observed} |")
     lines.append(END)
     return "\n".join(lines)

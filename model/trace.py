@@ -45,16 +45,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
-from .values import ToolDef
+from .values import EVENT_KINDS, OUTPUT_KINDS, EventKind, OutputKind, ToolDef
 
 __all__ = [
     "FORMAT",
     "REQUIRED",
     "TraceError",
+    "TraceKind",
     "TraceRecord",
     "TraceViolation",
     "check_trace",
@@ -63,33 +64,9 @@ __all__ = [
 ]
 
 FORMAT = "mcpbind-trace/1"
-INPUT_KINDS = frozenset(
-    {
-        "sample",
-        "call",
-        "cancel",
-        "refresh_requested",
-        "list_page",
-        "list_done",
-        "list_failed",
-        "list_changed",
-        "call_responded",
-        "call_failed",
-        "call_rejected",
-        "progress",
-        "task_created",
-        "task_status",
-        "timeout",
-        "approve",
-        "deny",
-        "disconnect",
-        "reconnect",
-        "close",
-    }
-)
-OUTPUT_KINDS = frozenset(
-    {"published", "refresh_outcome", "sent", "result", "refused", "late_dropped"}
-)
+TraceKind = Literal["header", "end"] | EventKind | OutputKind
+"""A record's ``kind``: the header, the end, an input (SPEC §3.1) or an output (§3.2)."""
+_KINDS = frozenset(("header", "end", *EVENT_KINDS, *OUTPUT_KINDS))
 SIGNALS = frozenset({"notifications/cancelled", "tasks/cancel"})
 """The two cancellation signals of INV-7 (SPEC §8.12)."""
 
@@ -107,7 +84,7 @@ class TraceError(Exception):
 class TraceRecord:
     line: int
     """1-based line number in the file."""
-    kind: str
+    kind: TraceKind
     fields: Mapping[str, Any]
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -129,7 +106,7 @@ class TraceViolation:
 
 
 #: The fields each kind must carry (the JSON Schema ``trace-schema.json`` says the same).
-REQUIRED: dict[str, tuple[str, ...]] = {
+REQUIRED: dict[TraceKind, tuple[str, ...]] = {
     "header": (
         "format",
         "policy",
@@ -176,7 +153,7 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRecord]:
                 raise TraceError(number, "a second header")
             if value.get("format") != FORMAT:
                 raise TraceError(number, f'the header\'s "format" is not {FORMAT!r}')
-        elif kind != "end" and kind not in INPUT_KINDS and kind not in OUTPUT_KINDS:
+        elif kind not in _KINDS:
             raise TraceError(number, f"unknown kind {kind!r}")
         missing = [name for name in REQUIRED.get(kind, ()) if name not in value]
         if missing:

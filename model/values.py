@@ -6,7 +6,9 @@ explorer can hash, and "changing" anything means building a new value.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal, TypeVar, get_args
 
 import attrs
 
@@ -14,6 +16,11 @@ from .naming import mcp_source
 from .texts import CallStatus, ExclusionKind, OutcomeStatus, RejectKind
 
 __all__ = [
+    "EVENT_KINDS",
+    "EVENT_TYPES",
+    "OUTPUT_KIND",
+    "OUTPUT_KINDS",
+    "OUTPUT_TYPES",
     "UNKNOWN_TOOL",
     "Approve",
     "Binding",
@@ -28,7 +35,9 @@ __all__ = [
     "Close",
     "Deny",
     "Disconnect",
+    "Environment",
     "Event",
+    "EventKind",
     "Exclusion",
     "LateDropped",
     "ListChanged",
@@ -36,6 +45,7 @@ __all__ = [
     "ListFailed",
     "ListPage",
     "Output",
+    "OutputKind",
     "Published",
     "Reconnect",
     "RefreshOutcome",
@@ -142,7 +152,7 @@ class Bound:
     max_name_length: int = 64
     bad_arguments: bool = True
     """Whether ``call`` may carry arguments that are not a JSON object."""
-    environment: frozenset[str] | None = None
+    environment: frozenset[Environment] | None = None
     """What the environment may do (None: everything): event kinds, plus ``call_error``
     (an ``isError`` answer) and ``late_answer`` (an answer after the call ended)."""
     approval: bool = False
@@ -179,7 +189,8 @@ class Binding:
     name: str
     source: str
     server: str | None
-    remote: str
+    remote_name: str
+    """What is sent to the server: the tool's raw name (a builtin's: its own name)."""
     read_only: bool
     source_generation: int
     spec: str = ""
@@ -198,8 +209,8 @@ class SourceCatalog:
     generation: int
     bindings: tuple[Binding, ...]
 
-    def remotes(self) -> frozenset[str]:
-        return frozenset(b.remote for b in self.bindings)
+    def remote_names(self) -> frozenset[str]:
+        return frozenset(b.remote_name for b in self.bindings)
 
 
 @attrs.frozen(cache_hash=True)
@@ -257,7 +268,7 @@ class ServerState:
     ``starting`` (woken: connected, its first refresh in flight); None once settled."""
 
 
-Phase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
+CallPhase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
 """``retrying``: the server rejected the call unrun (-32020, SPEC §8.9); it waits for a
 refresh of that server, then is sent once more. ``task``: the server answered the call
 with a task (SPEC §8.12); the host polls it until its terminal status."""
@@ -272,7 +283,7 @@ class CallRecord:
     name: str
     binding: Binding | None
     exclusive: bool
-    phase: Phase
+    phase: CallPhase
     status: CallStatus | None = None
     results: int = 0
     """Terminal results delivered for this call_id (INV-4: exactly one once done)."""
@@ -312,10 +323,41 @@ class State:
 
 # --- events (SPEC §3) -------------------------------------------------------------------
 
+EventKind = Literal[
+    "refresh_requested",
+    "list_page",
+    "list_done",
+    "list_failed",
+    "list_changed",
+    "sample",
+    "call",
+    "call_responded",
+    "call_rejected",
+    "call_failed",
+    "cancel",
+    "approve",
+    "deny",
+    "timeout",
+    "progress",
+    "task_created",
+    "task_status",
+    "disconnect",
+    "reconnect",
+    "close",
+]
+"""The kind of an input (SPEC §3.1): an event's ``kind``, a trace record's ``kind`` (SPEC
+§14.1), what the runtime reports through ``Recorder.event``. The one list of them."""
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
+"""Every :data:`EventKind`, in the order of the SPEC's transition table (§3.3)."""
+Environment = EventKind | Literal["call_error", "late_answer"]
+"""What a bound lets the environment do (:attr:`Bound.environment`): the events of a kind,
+an ``isError`` answer (``call_error``), an answer or task status after the call ended
+(``late_answer``)."""
+
 
 @attrs.frozen
 class RefreshRequested:
-    kind: ClassVar[str] = "refresh_requested"
+    kind: ClassVar[EventKind] = "refresh_requested"
     server: str
 
 
@@ -323,7 +365,7 @@ class RefreshRequested:
 class ListPage:
     """A non-final ``tools/list`` page arrives (it carries ``nextCursor``)."""
 
-    kind: ClassVar[str] = "list_page"
+    kind: ClassVar[EventKind] = "list_page"
     server: str
 
 
@@ -331,13 +373,13 @@ class ListPage:
 class ListDone:
     """The final page arrives; the host validates, names and installs (or rejects)."""
 
-    kind: ClassVar[str] = "list_done"
+    kind: ClassVar[EventKind] = "list_done"
     server: str
 
 
 @attrs.frozen
 class ListFailed:
-    kind: ClassVar[str] = "list_failed"
+    kind: ClassVar[EventKind] = "list_failed"
     server: str
     why: str = "server error"
 
@@ -346,18 +388,18 @@ class ListFailed:
 class ListChanged:
     """The server's catalog moves to its next version and it announces ``list_changed``."""
 
-    kind: ClassVar[str] = "list_changed"
+    kind: ClassVar[EventKind] = "list_changed"
     server: str
 
 
 @attrs.frozen
 class Sample:
-    kind: ClassVar[str] = "sample"
+    kind: ClassVar[EventKind] = "sample"
 
 
 @attrs.frozen
 class Call:
-    kind: ClassVar[str] = "call"
+    kind: ClassVar[EventKind] = "call"
     step: int
     call_id: str
     name: str
@@ -366,7 +408,7 @@ class Call:
 
 @attrs.frozen
 class CallResponded:
-    kind: ClassVar[str] = "call_responded"
+    kind: ClassVar[EventKind] = "call_responded"
     call_id: str
     is_error: bool = False
 
@@ -376,26 +418,26 @@ class CallRejected:
     """The server answered the call with -32020 (its ``Mcp-Param-*`` headers do not match
     the arguments): it refused the call before running it (SPEC §8.9)."""
 
-    kind: ClassVar[str] = "call_rejected"
+    kind: ClassVar[EventKind] = "call_rejected"
     call_id: str
 
 
 @attrs.frozen
 class CallFailed:
-    kind: ClassVar[str] = "call_failed"
+    kind: ClassVar[EventKind] = "call_failed"
     call_id: str
     why: str = "connection reset"
 
 
 @attrs.frozen
 class Cancel:
-    kind: ClassVar[str] = "cancel"
+    kind: ClassVar[EventKind] = "cancel"
     call_id: str
 
 
 @attrs.frozen
 class Timeout:
-    kind: ClassVar[str] = "timeout"
+    kind: ClassVar[EventKind] = "timeout"
     call_id: str
     cap: bool = False
     """A server with an idle timeout (SPEC §8.11): the cap on the call's whole time
@@ -407,7 +449,7 @@ class CallProgress:
     """The server reported progress on a call in flight. On a server with an idle timeout
     it re-arms the call's deadline, up to the cap (SPEC §8.11)."""
 
-    kind: ClassVar[str] = "progress"
+    kind: ClassVar[EventKind] = "progress"
     call_id: str
 
 
@@ -416,7 +458,7 @@ class TaskCreated:
     """The server answered an in-flight call with a task handle (SPEC §8.12): the call
     stays pending, in phase ``task``, and the host polls the task."""
 
-    kind: ClassVar[str] = "task_created"
+    kind: ClassVar[EventKind] = "task_created"
     call_id: str
 
 
@@ -429,7 +471,7 @@ class TaskStatus:
     tool's result (``is_error`` its ``isError``), or ``failed``/``cancelled`` by the server.
     After the call ended, a late status: dropped and counted (INV-4)."""
 
-    kind: ClassVar[str] = "task_status"
+    kind: ClassVar[EventKind] = "task_status"
     call_id: str
     status: TaskEnd = "completed"
     is_error: bool = False
@@ -442,7 +484,7 @@ class Approve:
     """The approver allows a call waiting for approval (once, for the session or always:
     the same for this call)."""
 
-    kind: ClassVar[str] = "approve"
+    kind: ClassVar[EventKind] = "approve"
     call_id: str
 
 
@@ -450,7 +492,7 @@ class Approve:
 class Deny:
     """The approver declines or cancels a call waiting for approval, or none can answer."""
 
-    kind: ClassVar[str] = "deny"
+    kind: ClassVar[EventKind] = "deny"
     call_id: str
     answer: Literal["decline", "cancel"] = "decline"
     """What the approver said (the runtime also denies when no approver can answer)."""
@@ -458,7 +500,7 @@ class Deny:
 
 @attrs.frozen
 class Disconnect:
-    kind: ClassVar[str] = "disconnect"
+    kind: ClassVar[EventKind] = "disconnect"
     server: str
 
 
@@ -466,12 +508,12 @@ class Disconnect:
 class Close:
     """The host shuts down (SPEC §3.6): its ``async with Host.open(...)`` block ends."""
 
-    kind: ClassVar[str] = "close"
+    kind: ClassVar[EventKind] = "close"
 
 
 @attrs.frozen
 class Reconnect:
-    kind: ClassVar[str] = "reconnect"
+    kind: ClassVar[EventKind] = "reconnect"
     server: str
 
 
@@ -522,12 +564,16 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 
 # --- outputs (SPEC §3.2) ----------------------------------------------------------------
 
+OutputKind = Literal["published", "refresh_outcome", "result", "sent", "refused", "late_dropped"]
+"""The kind of an output (SPEC §3.2): :data:`OUTPUT_KIND` of its type, a trace record's
+``kind``."""
+OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
+
 
 @attrs.frozen
 class Published:
     """A new registry state became visible."""
 
-    kind: ClassVar[str] = "published"
     generation: int
     source: str
     names: tuple[str, ...]
@@ -544,11 +590,11 @@ class Exclusion:
 
 @attrs.frozen
 class RefreshOutcome:
-    kind: ClassVar[str] = "refresh_outcome"
     server: str
     status: OutcomeStatus
     generation: int
-    reject: RejectKind | None = None
+    kind: RejectKind | None = None
+    """``rejected``: why (the runtime's ``RefreshOutcome.kind``; a trace's ``reject``)."""
     reason: str | None = None
     excluded: tuple[Exclusion, ...] = ()
     """``installed`` and ``unchanged``: the tools of the listing left out, in listing order."""
@@ -558,7 +604,6 @@ class RefreshOutcome:
 class Result:
     """A terminal result. ``text`` is None when the server supplies the content."""
 
-    kind: ClassVar[str] = "result"
     call_id: str
     status: CallStatus
     text: str | None = None
@@ -573,7 +618,6 @@ Method = Literal["tools/list", "tools/call", "notifications/cancelled", "tasks/c
 class Sent:
     """A message sent to a server: the raw tool name for calls, the call_id for cancels."""
 
-    kind: ClassVar[str] = "sent"
     server: str
     method: Method
     detail: str = ""
@@ -583,7 +627,6 @@ class Sent:
 class Refused:
     """A misuse refused with a typed error; no state changes and no result is produced."""
 
-    kind: ClassVar[str] = "refused"
     call_id: str
     text: str
 
@@ -592,19 +635,23 @@ class Refused:
 class LateDropped:
     """A response for a call that already ended: dropped and counted (INV-4)."""
 
-    kind: ClassVar[str] = "late_dropped"
     call_id: str
 
 
 Output = Published | RefreshOutcome | Result | Sent | Refused | LateDropped
-OUTPUT_TYPES: tuple[type[Output], ...] = (
-    Published,
-    RefreshOutcome,
-    Result,
-    Sent,
-    Refused,
-    LateDropped,
+OUTPUT_KIND: Mapping[type[Output], OutputKind] = MappingProxyType(
+    {
+        Published: "published",
+        RefreshOutcome: "refresh_outcome",
+        Result: "result",
+        Sent: "sent",
+        Refused: "refused",
+        LateDropped: "late_dropped",
+    }
 )
+"""The kind of each output type. Not a class attribute, as an event's ``kind`` is: a
+refresh outcome's ``kind`` is why it was rejected, as in the runtime."""
+OUTPUT_TYPES: tuple[type[Output], ...] = tuple(OUTPUT_KIND)
 
 
 @attrs.frozen

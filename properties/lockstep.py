@@ -73,6 +73,7 @@ from mcpbind.model.values import (
     Deny,
     Disconnect,
     Event,
+    EventKind,
     LateDropped,
     ListChanged,
     ListDone,
@@ -101,7 +102,7 @@ from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
 
 __all__ = ["MachineFailure", "Observation", "run_machine"]
 
-KIND_ORDER = (
+KIND_ORDER: tuple[EventKind, ...] = (
     "sample",
     "call",
     "list_done",
@@ -200,7 +201,7 @@ class Observation:
         self.tracer.late_dropped(call_id)
         self._add(("late", call_id))
 
-    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+    def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         self.tracer.event(kind, fields)  # the machine chose its inputs; the trace has them
 
     def _add(self, item: Normal) -> None:
@@ -222,7 +223,7 @@ def normal(output: Output) -> Normal:
             output.server,
             output.status,
             output.generation,
-            output.reject,
+            output.kind,
             output.reason,
             output.excluded,
         )
@@ -618,7 +619,7 @@ class _Run:
         assert state is not None
         assert host is not None
         model_names = {
-            b.name: (b.server, b.remote) for c in state.registry.catalogs for b in c.bindings
+            b.name: (b.server, b.remote_name) for c in state.registry.catalogs for b in c.bindings
         }
         impl_state = host.registry.state
         impl_names = {n: (b.server, b.remote_name) for n, b in impl_state.by_name.items()}

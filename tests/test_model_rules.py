@@ -45,7 +45,18 @@ from mcpbind.model import (
     step,
     texts,
 )
-from mcpbind.model.values import Event, Exclusion, Output
+from mcpbind.model.mutants import mutant
+from mcpbind.model.rules import STANDARD
+from mcpbind.model.values import (
+    EVENT_KINDS,
+    EVENT_TYPES,
+    OUTPUT_KIND,
+    OUTPUT_KINDS,
+    OUTPUT_TYPES,
+    Event,
+    Exclusion,
+    Output,
+)
 
 SEARCH = ToolDef("search")
 READ = ToolDef("read", read_only=True)
@@ -125,11 +136,11 @@ def test_one_invalid_tool_rejects_the_whole_listing_and_keeps_the_previous_catal
     )
     (outcome,) = outputs
     assert isinstance(outcome, RefreshOutcome)
-    assert (outcome.status, outcome.reject, outcome.generation) == ("rejected", "invalid", 1)
+    assert (outcome.status, outcome.kind, outcome.generation) == ("rejected", "invalid", 1)
     assert outcome.reason == texts.REJECT_INVALID.format(
         server="fs", tool="broken", problem="inputSchema is not a JSON object"
     )
-    assert state.registry.catalog("mcp:fs").remotes() == {"search", "read"}
+    assert state.registry.catalog("mcp:fs").remote_names() == {"search", "read"}
 
 
 def test_a_tool_to_leave_out_is_reported_and_the_rest_of_its_listing_installs():
@@ -160,7 +171,7 @@ def test_a_tool_to_leave_out_is_reported_and_the_rest_of_its_listing_installs():
             ),
         ),
     ]
-    assert state.registry.catalog("mcp:fs").remotes() == {"search"}
+    assert state.registry.catalog("mcp:fs").remote_names() == {"search"}
 
 
 def test_a_disabled_tool_to_leave_out_is_not_reported():
@@ -178,7 +189,7 @@ def test_an_invalid_tool_rejects_its_listing_even_beside_a_tool_to_leave_out():
     _, outputs = run(bound(spec), ListDone("fs"))
     (outcome,) = outputs
     assert isinstance(outcome, RefreshOutcome)
-    assert (outcome.status, outcome.reject) == ("rejected", "invalid")
+    assert (outcome.status, outcome.kind) == ("rejected", "invalid")
 
 
 def test_a_name_owned_by_a_builtin_rejects_the_refresh_naming_both():
@@ -188,7 +199,7 @@ def test_a_name_owned_by_a_builtin_rejects_the_refresh_naming_both():
     state, outputs = run(b, ListDone("fs"))
     (outcome,) = outputs
     assert isinstance(outcome, RefreshOutcome)
-    assert outcome.reject == "collision"
+    assert outcome.kind == "collision"
     assert "mcp__fs__shell_x" in (outcome.reason or "")
     assert "'builtin'" in (outcome.reason or "")
     assert state.registry.generation == 0
@@ -220,7 +231,7 @@ def test_list_changed_during_a_refresh_queues_exactly_one_more():
         b, ListChanged("fs"), ListChanged("fs"), ListPage("fs"), ListDone("fs"), ListDone("fs")
     )
     assert not state.servers[0].owed
-    assert state.registry.catalog("mcp:fs").remotes() == {"read", "write"}
+    assert state.registry.catalog("mcp:fs").remote_names() == {"read", "write"}
 
 
 def test_list_failed_rejects_and_keeps_the_registry():
@@ -374,7 +385,7 @@ def test_disconnect_fails_every_call_rejects_the_refresh_and_keeps_the_catalog()
         Result("c1", "failed", texts.DISCONNECTED.format(server="fs")),
         Result("c2", "failed", texts.NOT_CONNECTED.format(server="fs")),
     ]
-    assert state.registry.catalog("mcp:fs").remotes() == {"search", "read"}
+    assert state.registry.catalog("mcp:fs").remote_names() == {"search", "read"}
     _, outputs = run(b, *prefix, Disconnect("fs"), Call(0, "c1", "mcp__fs__read"))
     assert outputs == [Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs"))]
 
@@ -577,3 +588,28 @@ def test_an_idle_timeout_says_no_progress_came_and_a_plain_server_has_no_progres
     assert outputs[0] == Result("c1", "timed_out", texts.TIMED_OUT_IDLE.format(seconds="60"))
     state, _ = run(bound(WRITER), *IN_FLIGHT)
     assert CallProgress("c1") not in enabled(state)
+
+
+# --- one vocabulary: the kinds of events and outputs ---------------------------------------
+
+
+def test_every_event_type_has_its_own_kind_in_the_order_of_event_kinds():
+    assert tuple(t.kind for t in EVENT_TYPES) == EVENT_KINDS
+    assert len(set(EVENT_KINDS)) == len(EVENT_KINDS)
+
+
+def test_every_output_type_has_its_own_kind_in_the_order_of_output_kinds():
+    assert tuple(OUTPUT_KIND[t] for t in OUTPUT_TYPES) == OUTPUT_KINDS
+    assert len(set(OUTPUT_KINDS)) == len(OUTPUT_KINDS)
+    assert not set(OUTPUT_KINDS) & set(EVENT_KINDS)
+
+
+def test_every_event_type_has_one_effect_and_a_mutant_that_overrides_it_is_applied():
+    assert set(STANDARD.handlers) == set(EVENT_TYPES)
+    plain, prefix = installed()
+    b = attrs.evolve(plain, approval=True)
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__fs__search"))
+    denied = STANDARD.apply(state, Deny("c1"))
+    assert [type(o) for o in denied.outputs] == [Result]
+    sent = mutant("deny_sends").apply(state, Deny("c1"))
+    assert sent.outputs == (Sent("fs", "tools/call", "search"),)

@@ -10,10 +10,11 @@ from cli_runner import mcpbind
 from hypothesis import settings
 
 from mcpbind.cli.check import LOCKSTEP_VARIANTS
+from mcpbind.model.values import EVENT_KINDS
 from mcpbind.properties import profiles
 from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
 from mcpbind.properties.impl_mutants import IMPL_MUTANTS, ImplMutant
-from mcpbind.properties.lockstep import MachineFailure, replay_file, run_machine
+from mcpbind.properties.lockstep import KIND_ORDER, MachineFailure, replay_file, run_machine
 from mcpbind.properties.machines import (
     kill_impl_mutant,
     lockstep_bound,
@@ -91,6 +92,11 @@ def test_replay_corpus_passes_on_asyncio_and_each_mutant_replay_still_kills_it(p
 def test_real_servers_keep_the_invariants_and_end_every_call_once():
     """INV-1..INV-5 and one result per call_id over real in-process MCPServers."""
     real_servers_property()()
+
+
+def test_the_machine_orders_every_event_kind_once():
+    assert sorted(KIND_ORDER) == sorted(EVENT_KINDS)
+    assert len(set(KIND_ORDER)) == len(KIND_ORDER)
 
 
 def test_replay_corpus_is_not_empty():

@@ -21,6 +21,7 @@ from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.model.refine import refine
 from mcpbind.model.trace import REQUIRED, TraceError, check_trace, parse_trace
+from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS
 
 
 def schema() -> dict[str, Any]:
@@ -76,6 +77,12 @@ def test_the_schema_requires_what_the_checker_requires():
         for rule in schema()["allOf"]
     }
     assert required == {kind: list(fields) for kind, fields in REQUIRED.items()}
+
+
+def test_the_schema_knows_every_kind_the_model_has_and_no_other():
+    kinds = schema()["properties"]["kind"]["enum"]
+    assert len(kinds) == len(set(kinds))
+    assert set(kinds) == {"header", "end", *EVENT_KINDS, *OUTPUT_KINDS}
 
 
 def spec_required_fields() -> dict[str, set[str]]:

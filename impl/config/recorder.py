@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
+from mcpbind.model.values import EventKind
+
 from ..values import RefreshOutcome, ToolResult
 
 __all__ = ["LazyFields", "NullRecorder", "Recorder"]
@@ -30,7 +32,7 @@ class Recorder(Protocol):
 
     def late_dropped(self, call_id: str) -> None: ...
 
-    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+    def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         """An input of SPEC §3.1 (``call``, ``cancel``, ``disconnect``, ...) as the host met
         it, with the fields the trace format gives it (SPEC §14.1)."""
 
@@ -56,7 +58,7 @@ class NullRecorder:
     def late_dropped(self, call_id: str) -> None:
         pass
 
-    def event(self, kind: str, fields: Mapping[str, Any]) -> None:
+    def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         pass
 
 
