@@ -20,8 +20,7 @@ from typing import Any
 
 from mcpbind.model.bounds import standard_suite
 from mcpbind.model.explore import explore
-
-from .explore import run_suite
+from mcpbind.model.suite import run_suite
 
 __all__ = ["add_parser", "main"]
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio.testing
 
-from mcpbind.cli.explore import Run, run_suite
+from mcpbind.model.suite import Run, run_suite
 
 #: Backend parameters with a fresh trio MockClock per test (see backends.py).
 MOCK_CLOCKS = {
