@@ -111,6 +111,7 @@ from .run_view import (
 )
 from .schedulers import Scheduler, scheduler
 from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
+from .variants import PLAIN, LockstepVariant
 
 __all__ = ["MachineFailure", "Observation", "run_machine"]
 
@@ -799,21 +800,11 @@ def replay_file(
     *,
     policy: str,
     seed: object = None,
-    approval: bool = False,
-    lazy: bool = False,
-    progress: bool = False,
-    tasks: bool = False,
+    variant: LockstepVariant = PLAIN,
 ) -> str:
-    """A replay file: JSON with the policy and the event trace (SPEC §12.3),
-    ``"approval": true`` for a run with approval gating, ``"lazy": true`` for a run with a
-    lazily started server, ``"progress"``/``"tasks"`` for those variants."""
+    """A replay file: JSON with the policy and the event trace (SPEC §12.3), then the
+    variant's flags (``"approval": true`` for a run with approval gating, ``"lazy": true``
+    for a run with a lazily started server, ``"progress"``/``"tasks"`` for those)."""
     data: dict[str, Any] = {"policy": policy, "events": list(trace), "seed": seed}
-    if approval:
-        data["approval"] = True
-    if lazy:
-        data["lazy"] = True
-    if progress:
-        data["progress"] = True
-    if tasks:
-        data["tasks"] = True
+    data.update(variant.to_json())
     return json.dumps(data, indent=2) + "\n"
