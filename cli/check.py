@@ -20,19 +20,11 @@ from typing import Any
 
 from mcpbind.model.bounds import standard_suite
 from mcpbind.model.explore import explore
-
-from .explore import run_suite
+from mcpbind.model.suite import run_suite
+from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVariant
 
 __all__ = ["add_parser", "main"]
 
-#: The lockstep machine's variants in the machine stage: stage name -> options.
-LOCKSTEP_VARIANTS: dict[str, dict[str, Any]] = {
-    "lockstep": {},
-    "lockstep-approval": {"approval": True},
-    "lockstep-lazy": {"lazy": True},
-    "lockstep-progress": {"progress": True},
-    "lockstep-tasks": {"tasks": True},
-}
 DEPTHS = {"ci": {"revalidate": 4, "frozen": 3}, "nightly": {"revalidate": 5, "frozen": 5}}
 
 
@@ -63,8 +55,8 @@ def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{stage}-{policy}-{int(time.time())}.json"
-    variant = LOCKSTEP_VARIANTS.get(stage, {})
-    path.write_text(replay_file(trace, policy=policy, **variant), encoding="utf-8")
+    variant = LOCKSTEP_VARIANTS.get(stage, PLAIN)
+    path.write_text(replay_file(trace, policy=policy, variant=variant), encoding="utf-8")
     return str(path)
 
 
@@ -227,9 +219,11 @@ def _machine_stage(
         for policy in ("revalidate", "frozen"):
 
             def lockstep(
-                hook: Callable[[], None], policy: str = policy, variant: Any = variant
+                hook: Callable[[], None], policy: str = policy, variant: LockstepVariant = variant
             ) -> Callable[[], None]:
-                test: Callable[[], None] = lockstep_property(policy, on_example=hook, **variant)
+                test: Callable[[], None] = lockstep_property(
+                    policy, on_example=hook, variant=variant
+                )
                 return test
 
             machines.append((name, policy, lockstep))

@@ -4,98 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
-import os
-import signal
 import sys
 import time
-from typing import Any, Literal
-
-import attrs
+from typing import Any
 
 from mcpbind.model.bounds import describe, standard_suite
-from mcpbind.model.explore import Report, explore
-from mcpbind.model.rules import STANDARD, Rules
+from mcpbind.model.suite import Run, run_suite
+from mcpbind.model.values import Policy
 
-Policy = Literal["frozen", "revalidate"]
-
-__all__ = ["Run", "add_parser", "run_suite"]
-
-
-@attrs.frozen
-class Job:
-    part: str
-    policy: Policy
-    servers: int
-    steps: int | None
-    calls: int | None
-    depth: int | None
-    mutant: str | None
-    effects: bool = False
-
-
-@attrs.frozen
-class Run:
-    part: str
-    policy: Policy
-    report: Report
-
-
-def _rules(mutant_name: str | None) -> Rules:
-    if mutant_name is None:
-        return STANDARD
-    from mcpbind.model.mutants import mutant  # noqa: PLC0415 - mutants load only on request
-
-    return mutant(mutant_name)
-
-
-def _run_job(job: Job) -> Run:
-    parts = standard_suite(job.policy, servers=job.servers, steps=job.steps, calls=job.calls)
-    part = next(p for p in parts if p.name == job.part)
-    rules = _rules(job.mutant)
-    stop_on = getattr(rules, "target", None) or None
-    report = explore(part.bound, rules, max_depth=job.depth, stop_on=stop_on, effects=job.effects)
-    return Run(job.part, job.policy, report)
-
-
-def run_suite(
-    *,
-    policies: tuple[Policy, ...] = ("frozen", "revalidate"),
-    servers: int = 2,
-    steps: int | None = None,
-    calls: int | None = None,
-    depth: int | None = None,
-    mutant: str | None = None,
-    workers: int | None = None,
-    effects: bool = False,
-) -> list[Run]:
-    """Explore every part of the standard suite under every policy, in parallel."""
-    _rules(mutant)  # unknown names fail here, before any process starts
-    jobs = [
-        Job(part.name, policy, servers, steps, calls, depth, mutant, effects)
-        for policy in policies
-        for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
-    ]
-    count = min(len(jobs), workers or os.cpu_count() or 1)
-    if count <= 1:
-        return [_run_job(job) for job in jobs]
-    # A multiprocessing pool, not concurrent.futures: leaving it terminates the workers,
-    # so Ctrl-C stops at once; the workers ignore SIGINT (one line from the parent).
-    # Largest first, one job at a time (the parts come largest first in the suite): with
-    # the default chunks of two, both big parts of one policy could share a worker.
-    names = [part.name for part in standard_suite(policies[0], servers=servers)]
-    order = sorted(range(len(jobs)), key=lambda i: (names.index(jobs[i].part), i))
-    with multiprocessing.get_context().Pool(count, initializer=ignore_sigint) as pool:
-        done = pool.map(_run_job, [jobs[i] for i in order], chunksize=1)
-    runs: list[Run | None] = [None] * len(jobs)
-    for i, run in zip(order, done, strict=True):
-        runs[i] = run
-    return [run for run in runs if run is not None]
-
-
-def ignore_sigint() -> None:
-    """In a worker process: Ctrl-C is the parent's to report."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+__all__ = ["add_parser", "main"]
 
 
 def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from .check import LOCKSTEP_VARIANTS
+from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN
 
 __all__ = ["add_parser", "main"]
 
@@ -75,7 +75,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
         for name in MACHINES:
             if round_ > 0 and time.time() >= deadline:
                 break
-            variant: dict[str, Any] = {}
+            variant = PLAIN
             if name == "real-servers":
                 test = real_servers_property(seams=seams)
             else:
@@ -85,7 +85,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                     policy,  # type: ignore[arg-type]
                     seams=seams,
                     on_example=hook,
-                    **variant,
+                    variant=variant,
                 )
             budget = settings(max_examples=50, print_blob=True)
             try:
@@ -103,7 +103,7 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                 if name != "real-servers":
                     path = pathlib.Path(out) / f"fuzz-{name}-w{index}-{int(time.time())}.json"
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    text = replay_file(error.trace, policy=policy, **variant)
+                    text = replay_file(error.trace, policy=policy, variant=variant)
                     path.write_text(text, encoding="utf-8")
                     entry["replay_file"] = str(path)
                 failures.append(entry)

@@ -3,30 +3,31 @@
 Trace refinement against the model already implies them (the model satisfies them on
 every state, §10); these checks say the same thing in terms of the runtime's own
 observations, so that a failure names the broken property rather than a diverging output.
-Each takes the machine's run and returns None, or why the invariant fails.
+Each takes the machine's run as a :class:`~.run_view.RunView` and returns None, or why the
+invariant fails; none changes the run.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from mcpbind.model import texts
 from mcpbind.model.invariants import complete_catalogs
 
-if TYPE_CHECKING:
-    from .lockstep import _Run
+from .run_view import RunView, SeenOutcome, SeenPublished, SeenResult, SeenSent, mcp_names
 
 __all__ = ["CHECKS"]
 
 
-def inv_1_one_generation_per_install(run: _Run) -> str | None:
+def inv_1_one_generation_per_install(run: RunView) -> str | None:
     """INV-1: publications are numbered 1, 2, ... with one per installed refresh (or
     cached catalog installed at the start, SPEC §11.12), and the registry's generation is
     the last one published."""
-    history = run.observation.history
-    published = [item[1] for item in history if item[0] == "published"]
-    installed = [item for item in history if item[0] == "outcome" and item[2] == "installed"]
+    history = run.history
+    published = [item.generation for item in history if isinstance(item, SeenPublished)]
+    installed = [
+        item for item in history if isinstance(item, SeenOutcome) and item.status == "installed"
+    ]
     if published != list(range(1, len(published) + 1)):
         return f"publications numbered {published}"
     if len(installed) + run.cached_installs != len(published):
@@ -34,15 +35,12 @@ def inv_1_one_generation_per_install(run: _Run) -> str | None:
             f"{len(published)} publications for {len(installed)} installed refreshes and "
             f"{run.cached_installs} cached catalog(s)"
         )
-    assert run.host is not None
-    if run.host.registry.state.generation != len(published):
-        return (
-            f"generation {run.host.registry.state.generation} after {len(published)} publications"
-        )
+    if run.registry.generation != len(published):
+        return f"generation {run.registry.generation} after {len(published)} publications"
     return None
 
 
-def inv_2_steps_never_change(run: _Run) -> str | None:
+def inv_2_steps_never_change(run: RunView) -> str | None:
     """INV-2: every sampled step still has exactly the names and bindings it had."""
     for index, (snapshot, names) in enumerate(zip(run.snapshots, run.sampled, strict=True)):
         now = {n: (b.server, b.remote_name) for n, b in snapshot.names.items()}
@@ -53,11 +51,10 @@ def inv_2_steps_never_change(run: _Run) -> str | None:
     return None
 
 
-def inv_3_catalogs_are_whole_listings(run: _Run) -> str | None:
+def inv_3_catalogs_are_whole_listings(run: RunView) -> str | None:
     """INV-3: each server's installed tools are one whole validated listing."""
-    assert run.host is not None
     allowed = complete_catalogs(run.bound)
-    state = run.host.registry.state
+    state = run.registry
     for spec in run.bound.servers:
         remotes = state.live_remotes.get(spec.source, frozenset())
         if remotes not in allowed[spec.source]:
@@ -65,20 +62,19 @@ def inv_3_catalogs_are_whole_listings(run: _Run) -> str | None:
     return None
 
 
-def inv_4_one_result_per_call(run: _Run) -> str | None:
+def inv_4_one_result_per_call(run: RunView) -> str | None:
     """INV-4: no call_id has two results; a reused call_id got none."""
     for call_id, results in run.results.items():
         if len(results) > 1:
             return f"{call_id} has {len(results)} results"
-    counts = Counter(item[1] for item in run.observation.history if item[0] == "result")
+    counts = Counter(item.call_id for item in run.history if isinstance(item, SeenResult))
     twice = sorted(call_id for call_id, n in counts.items() if n > 1)
     return f"results reported twice for {twice}" if twice else None
 
 
-def inv_5_names_unique_and_builtins_kept(run: _Run) -> str | None:
+def inv_5_names_unique_and_builtins_kept(run: RunView) -> str | None:
     """INV-5: names are unique and every builtin and extension tool still owns its name."""
-    assert run.host is not None
-    state = run.host.registry.state
+    state = run.registry
     names = [b.name for c in state.catalogs.values() for b in c.bindings]
     if len(names) != len(set(names)):
         return "a public name is held twice"
@@ -90,29 +86,28 @@ def inv_5_names_unique_and_builtins_kept(run: _Run) -> str | None:
     return None
 
 
-def inv_6_names_stable(run: _Run) -> str | None:
-    """INV-6: an identity listed in two consecutive publications keeps its name."""
-    assert run.host is not None
-    current = {b.identity: b.name for b in run.host.registry.state.by_name.values() if b.server}
+def inv_6_names_stable(run: RunView) -> str | None:
+    """INV-6: an identity listed in two consecutive publications keeps its name (the
+    machine keeps the names of each check for the next: ``run.previous_names``)."""
+    current = mcp_names(run.registry)
     previous = run.previous_names if run.previous_names is not None else current
     for identity, name in current.items():
         if identity in previous and previous[identity] != name:
             return f"{identity} renamed from {previous[identity]} to {name}"
-    run.previous_names = current
     return None
 
 
 _SIGNALS = ("notifications/cancelled", "tasks/cancel")
 
 
-def inv_7_cancellation_once(run: _Run) -> str | None:
+def inv_7_cancellation_once(run: RunView) -> str | None:
     """INV-7: no call got two cancellation signals (a notification or a task cancel); each
     named a call that ended early (or a task given up after a failed poll); a call that
     ran as a task was never cancelled with ``notifications/cancelled`` (SPEC §8.12)."""
     signals: dict[str, list[str]] = {}
-    for item in run.observation.history:
-        if item[0] == "sent" and item[2] in _SIGNALS:
-            signals.setdefault(item[3], []).append(item[2])
+    for item in run.history:
+        if isinstance(item, SeenSent) and item.method in _SIGNALS:
+            signals.setdefault(item.detail, []).append(item.method)
     tasks = {c for s in run.servers.values() for c in s.ran_tasks}
     for call_id, sent in signals.items():
         if len(sent) > 1:
@@ -129,25 +124,21 @@ def inv_7_cancellation_once(run: _Run) -> str | None:
     return None
 
 
-def inv_8_nothing_in_flight_to_a_disconnected_server(run: _Run) -> str | None:
+def inv_8_nothing_in_flight_to_a_disconnected_server(run: RunView) -> str | None:
     """INV-8: a disconnected server has no parked listing or call."""
-    assert run.host is not None
-    connected = run.host.statistics().connected
+    connected = run.connected
     for name, server in run.servers.items():
         if not connected[name] and (server.lists or server.calls or server.polls):
             return f"{name} is disconnected with requests in flight"
     return None
 
 
-def inv_9_one_exclusive_call_per_step(run: _Run) -> str | None:
+def inv_9_one_exclusive_call_per_step(run: RunView) -> str | None:
     """INV-9: at most one exclusive call of a step is out at the servers."""
-    assert run.state is not None
-    steps = {c.call_id: c.step for c in run.state.calls}
+    steps = run.call_steps
     exclusive: Counter[int] = Counter()
     for name, server in run.servers.items():
-        parallel = (
-            run.host is not None and run.host.config.servers[name].supports_parallel_tool_calls
-        )
+        parallel = run.config.servers[name].supports_parallel_tool_calls
         out = {**server.calls, **server.tasks}
         for call_id, pending in out.items():
             read_only = any(
@@ -162,7 +153,7 @@ def inv_9_one_exclusive_call_per_step(run: _Run) -> str | None:
     return f"steps {crowded} have two exclusive calls out" if crowded else None
 
 
-def inv_10_nothing_sent_before_approval(run: _Run) -> str | None:
+def inv_10_nothing_sent_before_approval(run: RunView) -> str | None:
     """INV-10: a call waiting for its approval is at no server and has no result."""
     for call_id in run.approvals:
         if call_id in run.results:
@@ -173,36 +164,38 @@ def inv_10_nothing_sent_before_approval(run: _Run) -> str | None:
     return None
 
 
-def inv_11_lazy_server_waited_for(run: _Run) -> str | None:
+def inv_11_lazy_server_waited_for(run: RunView) -> str | None:
     """INV-11: until a lazily started server's first refresh has ended (its first refresh
     outcome), no ``tools/call`` reaches it and no call to it fails for want of a
     connection: its calls wait."""
-    history = run.observation.history
     for name in run.bound.lazy:
         not_connected = texts.NOT_CONNECTED.format(server=name)
-        for item in history:
-            if item[0] == "outcome" and item[1] == name:
+        for item in run.history:
+            if isinstance(item, SeenOutcome) and item.server == name:
                 break
-            if item[:3] == ("sent", name, "tools/call"):
+            if isinstance(item, SeenSent) and (item.server, item.method) == (name, "tools/call"):
                 return f"tools/call sent to {name} before its first refresh ended"
-            if item[0] == "result" and item[2] == "failed" and item[3] == not_connected:
-                return f"{item[1]} to {name} failed fast before its start settled"
+            if (
+                isinstance(item, SeenResult)
+                and item.status == "failed"
+                and item.text == not_connected
+            ):
+                return f"{item.call_id} to {name} failed fast before its start settled"
     return None
 
 
-def inv_12_close_loses_nothing(run: _Run) -> str | None:
+def inv_12_close_loses_nothing(run: RunView) -> str | None:
     """INV-12: every cancellation the runtime reported reached its server's wire (the
     machine writes what transports were handed when it settles; a session that closes
     writes it first); no session is ever torn down; once the host closed, leaving
     ``Host.open`` has finished and each session it had open ended ``close``."""
     if run.closing and not run.closed:
         return "leaving Host.open did not finish"
-    history = run.observation.history
     for name, server in run.servers.items():
         reported = Counter(
-            (item[2], item[3])
-            for item in history
-            if item[0] == "sent" and item[1] == name and item[2] in _SIGNALS
+            (item.method, item.detail)
+            for item in run.history
+            if isinstance(item, SeenSent) and item.server == name and item.method in _SIGNALS
         )
         written = Counter((what, detail) for what, detail in server.wire if what in _SIGNALS)
         if reported != written:

@@ -36,6 +36,8 @@ from mcpbind.impl.wire.seam import Connection, TaskHandle
 from mcpbind.model import texts
 from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 
+from .variants import PLAIN, LockstepVariant
+
 __all__ = ["IMPL_MUTANTS", "ImplMutant", "impl_mutant"]
 
 
@@ -45,14 +47,10 @@ class ImplMutant:
     target: str
     description: str
     seams: Seams
-    approval: bool = False
-    """Killed by the machine with approval gating on (SPEC §3.4)."""
-    lazy: bool = False
-    """Killed by the machine with a lazily started server (SPEC §3.5)."""
-    progress: bool = False
-    """Killed by the machine with an idle timeout that progress re-arms (SPEC §8.11)."""
-    tasks: bool = False
-    """Killed by the machine whose ``git.hub`` answers calls with tasks (SPEC §8.12)."""
+    variant: LockstepVariant = PLAIN
+    """The variant of the machine that kills it: with approval gating on (SPEC §3.4), a
+    lazily started server (§3.5), an idle timeout that progress re-arms (§8.11), or a
+    ``git.hub`` that answers calls with tasks (§8.12)."""
 
 
 # --- INV-1 ----------------------------------------------------------------------------
@@ -477,7 +475,7 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "INV-10",
         "the approval gate lets every call through without asking the approver",
         _with(approvals=_AllowWithoutAsking),
-        approval=True,
+        variant=LockstepVariant(approval=True),
     ),
     ImplMutant(
         "tear_down_sessions_at_close",
@@ -508,42 +506,42 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "LIVE-1",
         "with an idle timeout, progress leaves the call's deadline where it was",
         _with(calls=_ProgressDoesNotRearm),
-        progress=True,
+        variant=LockstepVariant(progress=True),
     ),
     ImplMutant(
         "idle_timeout_without_a_cap",
         "LIVE-1",
         "with an idle timeout, progress re-arms the deadline with no cap on the call's time",
         _with(calls=_NoCap),
-        progress=True,
+        variant=LockstepVariant(progress=True),
     ),
     ImplMutant(
         "cancel_a_task_with_notifications_cancelled",
         "INV-7",
         "a call that runs as a task is cancelled with notifications/cancelled, not tasks/cancel",
         _with(router=_NotifyTaskRouter),
-        tasks=True,
+        variant=LockstepVariant(tasks=True),
     ),
     ImplMutant(
         "result_from_a_late_task_status",
         "INV-4",
         "the end of a task the host had given up becomes a second result",
         _with(router=_LateTaskResultRouter),
-        tasks=True,
+        variant=LockstepVariant(tasks=True),
     ),
     ImplMutant(
         "send_once_connected",
         "INV-11",
         "a call to a lazily started server is sent once connected, before its first refresh ended",
         _with(runtime=_SendOnceConnected),
-        lazy=True,
+        variant=LockstepVariant(lazy=True),
     ),
     ImplMutant(
         "fail_fast_when_dormant",
         "INV-11",
         "a call to a dormant server fails NOT_CONNECTED instead of waking it and waiting",
         _with(runtime=_FailFastWhenDormant),
-        lazy=True,
+        variant=LockstepVariant(lazy=True),
     ),
 )
 

@@ -47,6 +47,7 @@ from mcpbind.impl import (
     Host,
     HostClosed,
     HostConfig,
+    RegistryState,
     ServerConfig,
 )
 from mcpbind.impl.catalog.planner import StepSnapshot
@@ -97,8 +98,21 @@ from mcpbind.model.values import (
 
 from . import impl_invariants
 from .chooser import Chooser, DrawChooser, ReplayMismatch
+from .run_view import (
+    RunView,
+    Seen,
+    SeenLate,
+    SeenOutcome,
+    SeenPublished,
+    SeenRefused,
+    SeenResult,
+    SeenSent,
+    mcp_names,
+    tagged,
+)
 from .schedulers import Scheduler, scheduler
 from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
+from .variants import PLAIN, LockstepVariant
 
 __all__ = ["MachineFailure", "Observation", "run_machine"]
 
@@ -141,7 +155,6 @@ CLOSE_TIMEOUT = 5.0
 # warnings in the log for whoever configures one, and off a bare terminal (``mcpbind
 # check``, ``mcpbind fuzz``), where Python would print them through its last resort.
 logging.getLogger("mcpbind").addHandler(logging.NullHandler())
-Normal = tuple[Any, ...]
 
 
 class MachineFailure(AssertionError):
@@ -161,20 +174,19 @@ class MachineFailure(AssertionError):
 class Observation:
     """What the runtime reported (the recorder) and what the machine saw it do."""
 
-    outputs: list[Normal] = attrs.field(factory=list)
-    history: list[Normal] = attrs.field(factory=list)
+    outputs: list[Seen] = attrs.field(factory=list)
+    history: list[Seen] = attrs.field(factory=list)
     tracer: Recorder = attrs.field(factory=NullRecorder)
     """Also gets every report: the run's TraceRecorder (SPEC §14), checked at the end."""
 
     def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
         self.tracer.published(generation, source, names)
-        self._add(("published", generation, source, tuple(names)))
+        self._add(SeenPublished(generation, source, tuple(names)))
 
     def refresh_outcome(self, outcome: ImplOutcome) -> None:
         self.tracer.refresh_outcome(outcome)
         self._add(
-            (
-                "outcome",
+            SeenOutcome(
                 outcome.server,
                 outcome.status,
                 outcome.generation,
@@ -187,39 +199,38 @@ class Observation:
     def result(self, result: ToolResult) -> None:
         self.tracer.result(result)
         text = result_text(result.status, result.output)
-        self._add(("result", result.call_id, result.status, text))
+        self._add(SeenResult(result.call_id, result.status, text))
 
     def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
         self.tracer.sent(server, method, detail, call_id)
-        self._add(("sent", server, method, detail))
+        self._add(SeenSent(server, method, detail))
 
     def refused(self, call_id: str, text: str) -> None:
         self.tracer.refused(call_id, text)
-        self._add(("refused", call_id, text))
+        self._add(SeenRefused(call_id, text))
 
     def late_dropped(self, call_id: str) -> None:
         self.tracer.late_dropped(call_id)
-        self._add(("late", call_id))
+        self._add(SeenLate(call_id))
 
     def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         self.tracer.event(kind, fields)  # the machine chose its inputs; the trace has them
 
-    def _add(self, item: Normal) -> None:
+    def _add(self, item: Seen) -> None:
         self.outputs.append(item)
         self.history.append(item)
 
-    def drain(self) -> list[Normal]:
+    def drain(self) -> list[Seen]:
         outputs, self.outputs = self.outputs, []
         return outputs
 
 
-def normal(output: Output) -> Normal:
+def normal(output: Output) -> Seen:
     """A model output in the form the recorder reports it."""
     if isinstance(output, Published):
-        return ("published", output.generation, output.source, tuple(output.names))
+        return SeenPublished(output.generation, output.source, tuple(output.names))
     if isinstance(output, RefreshOutcome):
-        return (
-            "outcome",
+        return SeenOutcome(
             output.server,
             output.status,
             output.generation,
@@ -228,13 +239,13 @@ def normal(output: Output) -> Normal:
             output.excluded,
         )
     if isinstance(output, Result):
-        return ("result", output.call_id, output.status, result_text(output.status, output.text))
+        return SeenResult(output.call_id, output.status, result_text(output.status, output.text))
     if isinstance(output, Sent):
-        return ("sent", output.server, output.method, output.detail)
+        return SeenSent(output.server, output.method, output.detail)
     if isinstance(output, Refused):
-        return ("refused", output.call_id, output.text)
+        return SeenRefused(output.call_id, output.text)
     assert isinstance(output, LateDropped)
-    return ("late", output.call_id)
+    return SeenLate(output.call_id)
 
 
 async def _builtin(arguments: dict[str, Any]) -> str:
@@ -322,6 +333,7 @@ class _Run:
     outcomes: list[ImplOutcome] = attrs.field(factory=list)
     nursery: TaskGroup | None = None
     previous_names: dict[tuple[str, str], str] | None = None
+    """The MCP tools' names at the previous invariant check (INV-6)."""
     call_events: int = 0
     cached_installs: int = 0
     """Publications of cached catalogs at the start (lazy servers, SPEC §11.12)."""
@@ -338,6 +350,32 @@ class _Run:
     """The run's trace (SPEC §14), as the observation writes it."""
     approvals: dict[str, tuple[anyio.Event, list[str]]] = attrs.field(factory=dict)
     """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
+
+    # --- the run as the invariant checks see it (run_view.RunView) ----------------------
+
+    @property
+    def history(self) -> list[Seen]:
+        return self.observation.history
+
+    @property
+    def registry(self) -> RegistryState:
+        assert self.host is not None
+        return self.host.registry.state
+
+    @property
+    def config(self) -> HostConfig:
+        assert self.host is not None
+        return self.host.config
+
+    @property
+    def connected(self) -> Mapping[str, bool]:
+        assert self.host is not None
+        return self.host.statistics().connected
+
+    @property
+    def call_steps(self) -> dict[str, int]:
+        assert self.state is not None
+        return {c.call_id: c.step for c in self.state.calls}
 
     async def approver(self, request: ApprovalRequest) -> str:
         """The approver of a gated run: parks each request until a rule answers it."""
@@ -606,8 +644,8 @@ class _Run:
         want = Counter(normal(o) for o in expected)
         got = Counter(self.observation.drain())
         if want != got:
-            missing = sorted(map(repr, (want - got).elements()))
-            extra = sorted(map(repr, (got - want).elements()))
+            missing = sorted(repr(tagged(o)) for o in (want - got).elements())
+            extra = sorted(repr(tagged(o)) for o in (got - want).elements())
             raise self.fail(
                 "trace refinement",
                 f"after {label}: the model predicts {missing or 'nothing more'}; "
@@ -670,10 +708,12 @@ class _Run:
 
     def check_invariants(self, before: State) -> None:
         assert self.host is not None
+        view: RunView = self
         for check in impl_invariants.CHECKS:
-            why = check(self)
+            why = check(view)
             if why is not None:
                 raise self.fail(check.__name__, why)
+        self.previous_names = mcp_names(self.registry)
 
     async def teardown(self) -> None:
         """LIVE-1: heal every fault, answer every parked request; each call ends once."""
@@ -761,21 +801,11 @@ def replay_file(
     *,
     policy: str,
     seed: object = None,
-    approval: bool = False,
-    lazy: bool = False,
-    progress: bool = False,
-    tasks: bool = False,
+    variant: LockstepVariant = PLAIN,
 ) -> str:
-    """A replay file: JSON with the policy and the event trace (SPEC §12.3),
-    ``"approval": true`` for a run with approval gating, ``"lazy": true`` for a run with a
-    lazily started server, ``"progress"``/``"tasks"`` for those variants."""
+    """A replay file: JSON with the policy and the event trace (SPEC §12.3), then the
+    variant's flags (``"approval": true`` for a run with approval gating, ``"lazy": true``
+    for a run with a lazily started server, ``"progress"``/``"tasks"`` for those)."""
     data: dict[str, Any] = {"policy": policy, "events": list(trace), "seed": seed}
-    if approval:
-        data["approval"] = True
-    if lazy:
-        data["lazy"] = True
-    if progress:
-        data["progress"] = True
-    if tasks:
-        data["tasks"] = True
+    data.update(variant.to_json())
     return json.dumps(data, indent=2) + "\n"

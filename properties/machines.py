@@ -27,6 +27,7 @@ from mcpbind.model.values import Bound
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
 from .lockstep import IDLE_CAP, IDLE_TIMEOUT, run_machine
+from .variants import PLAIN, LockstepVariant
 
 __all__ = [
     "KillReport",
@@ -41,38 +42,30 @@ Policy = Literal["frozen", "revalidate"]
 STEPS = 30
 
 
-def lockstep_bound(
-    policy: Policy,
-    *,
-    calls: int = 3,
-    approval: bool = False,
-    lazy: bool = False,
-    progress: bool = False,
-    tasks: bool = False,
-) -> Bound:
+def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant = PLAIN) -> Bound:
     """The machine's bound: every scripted version, page and event (rejections unrun too,
-    which the explorer leaves to its ``retry`` part); 2 steps, 3 calls; with
-    ``approval``, every MCP call also waits for the machine's approver (SPEC §3.4); with
-    ``lazy``, ``git.hub`` starts dormant from its cached catalog (SPEC §3.5); with
-    ``progress``, only ``git_hub``, with an idle timeout that progress re-arms once before
-    the cap (SPEC §8.11), and one step with one call: the machine moves the clock to just
-    before that call's deadline for each notification, which must pass no other call's
-    deadline; with ``tasks``, the explorer's ``tasks`` part (installable listings, the
-    calls environment with tasks, late statuses and failed polls) for ``git.hub`` only,
-    which may answer calls with tasks (SPEC §8.12), 2 steps and 2 calls: most runs reach
-    a task."""
+    which the explorer leaves to its ``retry`` part); 2 steps, 3 calls. The variant's
+    flags change it: with ``approval``, every MCP call also waits for the machine's
+    approver (SPEC §3.4); with ``lazy``, ``git.hub`` starts dormant from its cached
+    catalog (SPEC §3.5); with ``progress``, only ``git_hub``, with an idle timeout that
+    progress re-arms once before the cap (SPEC §8.11), and one step with one call: the
+    machine moves the clock to just before that call's deadline for each notification,
+    which must pass no other call's deadline; with ``tasks``, the explorer's ``tasks``
+    part (installable listings, the calls environment with tasks, late statuses and
+    failed polls) for ``git.hub`` only, which may answer calls with tasks (SPEC §8.12),
+    2 steps and 2 calls: most runs reach a task."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
         max_calls=calls,
-        approval=approval,
-        lazy=LAZY_SERVERS if lazy else (),
+        approval=variant.approval,
+        lazy=LAZY_SERVERS if variant.lazy else (),
     )
-    if tasks:
+    if variant.tasks:
         part = next(p for p in standard_suite(policy) if p.name == "tasks").bound
         servers = tuple(s for s in part.servers if s.name in TASK_SERVERS)
         return attrs.evolve(part, servers=servers, max_steps=2, max_calls=2)
-    if not progress:
+    if not variant.progress:
         return bound
     servers = tuple(
         attrs.evolve(s, idle_timeout=True, tool_timeout_sec=IDLE_TIMEOUT, tool_max_sec=IDLE_CAP)
@@ -88,15 +81,13 @@ def lockstep_property(
     steps: int = STEPS,
     seams: Seams = PRODUCTION,
     on_example: Callable[[], None] | None = None,
-    approval: bool = False,
-    lazy: bool = False,
-    progress: bool = False,
-    tasks: bool = False,
+    variant: LockstepVariant = PLAIN,
     backend: str = "trio",
 ) -> Callable[[], None]:
-    """A Hypothesis test: random interleavings, model and runtime in lockstep, the
-    runtime on ``backend`` (trio, the machines' scheduler, or asyncio)."""
-    bound = lockstep_bound(policy, approval=approval, lazy=lazy, progress=progress, tasks=tasks)
+    """A Hypothesis test: random interleavings, model and runtime in lockstep on the
+    bound of ``variant``, the runtime on ``backend`` (trio, the machines' scheduler, or
+    asyncio)."""
+    bound = lockstep_bound(policy, variant=variant)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
@@ -107,10 +98,7 @@ def lockstep_property(
 
     lockstep.__name__ = (
         f"lockstep_{policy}"
-        + ("_approval" if approval else "")
-        + ("_lazy" if lazy else "")
-        + ("_progress" if progress else "")
-        + ("_tasks" if tasks else "")
+        + "".join(f"_{flag}" for flag in variant.flags)
         + ("" if backend == "trio" else f"_{backend}")
     )
     return lockstep
@@ -152,10 +140,7 @@ def run_replay(
     bound = lockstep_bound(
         data.get("policy", "revalidate"),
         calls=int(data.get("calls", 3)),
-        approval=bool(data.get("approval", False)),
-        lazy=bool(data.get("lazy", False)),
-        progress=bool(data.get("progress", False)),
-        tasks=bool(data.get("tasks", False)),
+        variant=LockstepVariant.from_json(data),
     )
     return run_machine(
         bound, ReplayChooser(events), steps=len(events), seams=seams, backend=backend
@@ -204,15 +189,11 @@ def kill_impl_mutant(name: str, corpus: pathlib.Path | None = None) -> KillRepor
                     policy,
                     seams=mutant.seams,
                     on_example=hook,
-                    approval=mutant.approval,
-                    lazy=mutant.lazy,
-                    progress=mutant.progress,
-                    tasks=mutant.tasks,
+                    variant=mutant.variant,
                 )
             )()
         except MachineFailure as error:
-            flags = ("approval", "lazy", "progress", "tasks")
-            variant = next((f", {flag}" for flag in flags if getattr(mutant, flag)), "")
+            variant = next((f", {flag}" for flag in mutant.variant.flags), "")
             return KillReport(True, error.check, f"hypothesis ({policy}{variant})", count[0])
     try:
         report = run_odometer("revalidate", 4, seams=mutant.seams)

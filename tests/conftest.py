@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpbind.cli.explore import Run, run_suite
+from mcpbind.model.suite import Run, run_suite
 
 pytest_plugins = ["backends"]
 

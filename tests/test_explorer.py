@@ -8,11 +8,11 @@ import pathlib
 import pytest
 from cli_runner import mcpbind
 
-from mcpbind.cli.explore import Run
 from mcpbind.model import explore
 from mcpbind.model.bounds import standard_suite
 from mcpbind.model.explore import liveness_failures, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
+from mcpbind.model.suite import Run
 from mcpbind.model.table import BEGIN, END, render
 
 SPEC = pathlib.Path(__file__).resolve().parent.parent / "SPEC.md"

@@ -3,6 +3,7 @@ pyproject.toml) hold, and each of them fails on a planted violation."""
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
 import subprocess
@@ -45,6 +46,26 @@ def lint(top: pathlib.Path) -> subprocess.CompletedProcess[str]:
     return run(command, cwd=top, path=top)
 
 
+def private_imports(folder: pathlib.Path, package: str) -> list[str]:
+    """Each ``from <a module of package> import _name`` in the modules of ``folder``."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level == 0 and not (node.module or "").startswith(package):
+                continue
+            where = "." * node.level + (node.module or "")
+            found += [f"{path.name}: {where} {a.name}" for a in node.names if a.name[0] == "_"]
+    return found
+
+
+def test_no_module_of_properties_imports_a_private_name_of_another():
+    """The machines, their checks and their mutants meet through public names: the checks
+    read a run through ``run_view.RunView``, not the lockstep machine's own run."""
+    assert private_imports(ROOT / "properties", "mcpbind.properties") == []
+
+
 def test_every_layer_contract_is_kept():
     done = run([str(ROOT / "scripts" / "lint-imports"), "--no-cache"], cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -57,6 +78,8 @@ CONTRACTS = {
     "wings": "impl's wings, each importing only the ones below it",
     "sdk": "only the wire wing talks to the SDK",
     "cycles": "no import cycle between the modules of impl",
+    "properties-cycles": "no import cycle between the modules of properties",
+    "no-cli": "properties and demo import no CLI",
 }
 TYPE_CHECKING = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
 
@@ -147,6 +170,20 @@ TYPE_CHECKING = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
             "import trio",
             {"impl"},
             id="impl-imports-trio",
+        ),
+        pytest.param(
+            "properties",
+            "impl_invariants.py",
+            TYPE_CHECKING + "from .lockstep import MachineFailure",
+            {"properties-cycles"},
+            id="type-checking-cycle-between-the-property-machines",
+        ),
+        pytest.param(
+            "properties",
+            "machines.py",
+            "def _planted() -> None:\n    from mcpbind.cli.check import DEPTHS",
+            {"no-cli"},
+            id="properties-import-the-cli",
         ),
     ],
 )

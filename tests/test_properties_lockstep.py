@@ -9,7 +9,6 @@ import pytest
 from cli_runner import mcpbind
 from hypothesis import settings
 
-from mcpbind.cli.check import LOCKSTEP_VARIANTS
 from mcpbind.model.values import EVENT_KINDS
 from mcpbind.properties import profiles
 from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
@@ -23,6 +22,7 @@ from mcpbind.properties.machines import (
     run_replay,
 )
 from mcpbind.properties.realservers import real_servers_property
+from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVariant
 
 REPLAYS = sorted((pathlib.Path(__file__).parent / "replays").glob("*.json"))
 
@@ -41,21 +41,21 @@ def test_runtime_refines_the_model_on_random_interleavings(policy):
 def test_runtime_refines_the_model_with_approval_gating(policy):
     """INV-10 on the runtime: every MCP call waits for the machine's approver; approve,
     deny (decline or cancel), cancel and disconnect interleave with everything else."""
-    lockstep_property(policy, approval=True)()
+    lockstep_property(policy, variant=LockstepVariant(approval=True))()
 
 
 @pytest.mark.parametrize("policy", ["revalidate", "frozen"])
 def test_runtime_refines_the_model_with_a_lazily_started_server(policy):
     """INV-11 on the runtime: git.hub opens dormant from a cached catalog; calls wake it
     and wait for its first refresh, in acceptance order, through failures and timeouts."""
-    lockstep_property(policy, lazy=True)()
+    lockstep_property(policy, variant=LockstepVariant(lazy=True))()
 
 
 @pytest.mark.parametrize("policy", ["revalidate", "frozen"])
 def test_runtime_refines_the_model_with_an_idle_timeout(policy):
     """SPEC §8.11 on the runtime: git_hub's tool timeout is an idle timeout; progress,
     which the machine sends just before the deadline, re-arms it until the cap."""
-    lockstep_property(policy, progress=True)()
+    lockstep_property(policy, variant=LockstepVariant(progress=True))()
 
 
 @pytest.mark.parametrize("policy", ["revalidate", "frozen"])
@@ -63,7 +63,7 @@ def test_runtime_refines_the_model_with_calls_that_run_as_tasks(policy):
     """SPEC §8.12 on the runtime: git.hub may answer a call with a task, which the runtime
     polls to its end; a cancel, a timeout, a failed poll or close sends tasks/cancel, and
     a task status that comes after the end is dropped (INV-4, INV-7, INV-12)."""
-    lockstep_property(policy, tasks=True)()
+    lockstep_property(policy, variant=LockstepVariant(tasks=True))()
 
 
 @pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
@@ -72,11 +72,11 @@ def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth
     assert report.runs > 1000
 
 
-@pytest.mark.parametrize("variant", [{}, {"lazy": True}], ids=["plain", "lazy"])
+@pytest.mark.parametrize("variant", [PLAIN, LockstepVariant(lazy=True)], ids=["plain", "lazy"])
 def test_runtime_on_asyncio_refines_the_model_on_random_interleavings(variant):
     """The same runtime on asyncio (SPEC §11.13): a small budget in CI, the machine on a
     virtual-time event loop (``properties/schedulers.py``)."""
-    settings(max_examples=40)(lockstep_property("revalidate", backend="asyncio", **variant))()
+    settings(max_examples=40)(lockstep_property("revalidate", backend="asyncio", variant=variant))()
 
 
 @pytest.mark.parametrize("path", REPLAYS, ids=lambda p: p.stem)
@@ -178,18 +178,19 @@ def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path
     """SPEC §12.3: a replay file carries the variant of the machine that failed, so it
     replays the same bound: before any call, git.hub is listing in the plain bound and
     dormant in the lazy one."""
-    assert LOCKSTEP_VARIANTS == {
-        "lockstep": {},
-        "lockstep-approval": {"approval": True},
-        "lockstep-lazy": {"lazy": True},
-        "lockstep-progress": {"progress": True},
-        "lockstep-tasks": {"tasks": True},
+    assert dict(LOCKSTEP_VARIANTS) == {
+        "lockstep": LockstepVariant(),
+        "lockstep-approval": LockstepVariant(approval=True),
+        "lockstep-lazy": LockstepVariant(lazy=True),
+        "lockstep-progress": LockstepVariant(progress=True),
+        "lockstep-tasks": LockstepVariant(tasks=True),
     }
     events = ["list_page(server='git.hub')"]
     for stage, variant in LOCKSTEP_VARIANTS.items():
         path = tmp_path / f"{stage}.json"
-        path.write_text(replay_file(events, policy="frozen", **variant))
-        if variant.keys() & {"lazy", "progress", "tasks"}:  # dormant; one page; one server
+        path.write_text(replay_file(events, policy="frozen", variant=variant))
+        assert LockstepVariant.from_json(json.loads(path.read_text())) == variant
+        if variant.lazy or variant.progress or variant.tasks:  # dormant; one page; one server
             with pytest.raises(ReplayMismatch, match="list_page is not allowed here"):
                 run_replay(path)
         else:
