@@ -42,6 +42,7 @@ from mcpbind.impl import (
 from mcpbind.impl.config.host import load_toml, parse_toml
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.wire.oauth import Authorizer
+from mcpbind.model import texts
 
 __all__ = ["ProgressLine", "add_config_option", "add_parsers", "load_config", "terminal_approver"]
 
@@ -127,6 +128,7 @@ async def _catalog(
                 "excluded": [
                     {"tool": e.tool, "kind": e.kind, "reason": e.reason} for e in s.excluded
                 ],
+                "hears_list_changed": s.hears_list_changed,
             }
             for s in statuses
         ],
@@ -205,6 +207,9 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
         print(f"{row}  {s['error'] or ''}")
     for s in report["servers"]:
         _print_stderr(s["name"], s["stderr"])
+    for s in report["servers"]:
+        if not s["hears_list_changed"]:
+            print(f"  {s['name']}: {texts.UNHEARD}")
     left_out = [(s["name"], e) for s in report["servers"] for e in s["excluded"]]
     if left_out:
         print()

@@ -96,6 +96,9 @@ class ServerStatus:
     """Why its last connection attempt or refresh failed, if it did."""
     excluded: tuple[Exclusion, ...] = ()
     """The tools its catalog leaves out, with why (SPEC §5.4)."""
+    hears_list_changed: bool = True
+    """Its session delivers ``list_changed``; False: the server said it will not, so its
+    catalog changes only on ``Host.refresh`` (SPEC §5.1)."""
 
 
 class Host:
@@ -298,7 +301,12 @@ class Host:
         state = self.registry.state
         return [
             ServerStatus(
-                name, r.connected, len(state.catalog(r.source).bindings), r.last_error, r.excluded
+                name,
+                r.connected,
+                len(state.catalog(r.source).bindings),
+                r.last_error,
+                r.excluded,
+                r.hears_list_changed,
             )
             for name, r in self.servers.items()
         ]

@@ -253,3 +253,7 @@ CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "
     "env_http_headers"
 )
+UNHEARD: Final = (
+    "the server delivers no list_changed on this session (it left it out of its "
+    "subscriptions/listen answer, or serves none): its catalog is read again only on a refresh"
+)

@@ -35,6 +35,7 @@ from mcpbind.impl.wire.seam import (
     ConnectionLost,
     Elicit,
     OnStderr,
+    OnStream,
     OnWireProgress,
     RequestFailed,
     ServerError,
@@ -118,6 +119,9 @@ class ScriptedServer:
         self._up_event.set()
         self.lost: anyio.Event | None = None
         self.on_list_changed: Callable[[], None] | None = None
+        self.on_stream: OnStream | None = None
+        self.listening = True
+        """Its ``list_changed`` stream is open: a change is announced (SPEC §5.1)."""
         self.lists: list[PendingList] = []
         self.calls: dict[str, PendingCall] = {}
         self.polls: dict[str, PendingPoll] = {}
@@ -200,8 +204,20 @@ class ScriptedServer:
 
     def change_catalog(self) -> None:
         self.version += 1
-        if self.up and self.on_list_changed is not None:
-            self.on_list_changed()
+        if self.up and self.listening and self.on_list_changed is not None:
+            self.on_list_changed()  # with the stream ended, nobody hears it
+
+    def end_stream(self) -> None:
+        """The server ends its ``list_changed`` stream gracefully."""
+        self.listening = False
+        if self.on_stream is not None:
+            self.on_stream("ended")
+
+    def relisten(self) -> None:
+        """The host's new ``list_changed`` stream is acknowledged."""
+        self.listening = True
+        if self.on_stream is not None:
+            self.on_stream("relistened")
 
     def disconnect(self) -> None:
         self.up = False
@@ -324,18 +340,24 @@ class ScriptedConnector:
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
         url_elicitation: bool = False,
+        on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         # Scripted servers never elicit and write no stderr.
-        return self._connect(self.servers[server], on_list_changed)
+        return self._connect(self.servers[server], on_list_changed, on_stream)
 
     @asynccontextmanager
     async def _connect(
-        self, server: ScriptedServer, on_list_changed: Callable[[], None]
+        self,
+        server: ScriptedServer,
+        on_list_changed: Callable[[], None],
+        on_stream: OnStream | None,
     ) -> AsyncIterator[Connection]:
         await server.wait_up()
         lost = anyio.Event()
         server.lost = lost
         server.on_list_changed = on_list_changed
+        server.on_stream = on_stream
+        server.listening = True  # a new session listens anew
         server.connections += 1
         server.wire.append(("open", ""))
         try:
@@ -356,3 +378,4 @@ class ScriptedConnector:
         finally:
             if server.lost is lost:
                 server.on_list_changed = None
+                server.on_stream = None

@@ -36,7 +36,7 @@ from ..calls.elicitation import answer
 from ..config.server import ServerConfig
 from ..errors import ServerStartupError
 from ..values import RefreshOutcome
-from ..wire.seam import Connection, ConnectionLost
+from ..wire.seam import Connection, ConnectionLost, StreamEvent
 from .attempt import Failed, connect_and_serve
 from .context import RuntimeContext, Session
 from .install import Installer
@@ -68,6 +68,10 @@ class ServerStatistics:
     """Refresh outcomes so far, by status."""
     last_error: str | None
     stderr: tuple[str, ...] = ()
+    hears_list_changed: bool = True
+    """The current session delivers ``list_changed`` (False: on 2026-07-28 the server
+    left it out of its acknowledged ``subscriptions/listen`` filter, or does not serve
+    ``subscriptions/listen``: its catalog is read only on a refresh)."""
     """The last lines a stdio server wrote to its stderr (logged on
     ``mcpbind.server.<name>``)."""
 
@@ -98,6 +102,8 @@ class ServerRuntime:
             name, context.publisher, context.recorder, on_outcome=self._on_outcome
         )
         self._sessions = 0
+        self._hears = True
+        """The session delivers ``list_changed`` (False: the server said it will not)."""
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._server_log = logging.getLogger(f"mcpbind.server.{name}")
         self._closing = False
@@ -129,6 +135,11 @@ class ServerRuntime:
         return self._closing
 
     @property
+    def hears_list_changed(self) -> bool:
+        """The current session delivers ``list_changed`` (see :class:`ServerStatistics`)."""
+        return self._hears
+
+    @property
     def refreshing(self) -> bool:
         return self._refreshes.current is not None
 
@@ -149,6 +160,7 @@ class ServerRuntime:
             outcomes=dict(self._refreshes.outcomes),
             last_error=self.last_error,
             stderr=tuple(self._stderr),
+            hears_list_changed=self._hears,
         )
 
     # --- lifecycle -------------------------------------------------------------------
@@ -290,6 +302,7 @@ class ServerRuntime:
                 on_elicit=self._elicit,
                 on_stderr=self._on_stderr,
                 url_elicitation=self._context.config.elicitation_url,
+                on_stream=self.on_stream,
             ),
             self.config.startup_timeout_sec,
             self._serve,
@@ -300,6 +313,7 @@ class ServerRuntime:
         async with anyio.create_task_group() as group:
             session = self._session = Session(connection, group)
             self._sessions += 1
+            self._hears = True
             if self._sessions > 1:  # a session again after a lost one (SPEC §3.1)
                 self._context.recorder.event("reconnect", {"server": self.name})
             first = self._start_refresh(self._refreshes.first)
@@ -340,6 +354,26 @@ class ServerRuntime:
         if self.connected and not self._closing:
             self._context.recorder.event("list_changed", {"server": self.name})
             self.request_refresh()
+
+    def on_stream(self, event: StreamEvent) -> None:
+        """SPEC §5.1 (LIVE-3): what became of the session's ``list_changed`` stream. An
+        end is recorded; a new stream acknowledged after one starts a refresh (or joins
+        the queued one), as a notification does: what was announced while no stream was
+        open is lost, so the catalog is read again."""
+        if event == "unheard":
+            self._hears = False
+            return
+        if not self.connected or self._closing:
+            return
+        if event == "ended":
+            self._context.recorder.event("stream_ended", {"server": self.name})
+            return
+        self._context.recorder.event("relisten", {"server": self.name})
+        self.after_relisten()
+
+    def after_relisten(self) -> None:
+        """LIVE-3: a new stream after an end: the catalog is read again (a seam, §12.7)."""
+        self.request_refresh()
 
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""

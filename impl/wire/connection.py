@@ -40,6 +40,7 @@ from .seam import (
     Connection,
     ConnectionLost,
     Elicit,
+    OnStream,
     OnWireProgress,
     RequestFailed,
     ServerError,
@@ -48,7 +49,7 @@ from .seam import (
 )
 from .tasks import RELATED_TASK, TASK_TTL_MS, TaskWire, runs_tasks, task_handle
 
-__all__ = ["McpConnection", "answer_elicitation"]
+__all__ = ["McpConnection", "answer_elicitation", "relisten_delay"]
 
 logger = logging.getLogger("mcpbind.connection")
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
@@ -246,17 +247,51 @@ class McpConnection(Connection):
             update={"input_responses": responses or None, "request_state": needed.request_state}
         )
 
-    async def listen(self, on_list_changed: Callable[[], None]) -> None:
-        """Deliver ``list_changed`` from a ``subscriptions/listen`` stream (2026-07-28)."""
-        try:
-            async with self._client.listen(tools_list_changed=True) as subscription:
-                async for _ in subscription:
-                    on_list_changed()
-        except ListenNotSupportedError:
-            return  # handshake era: notifications come through the message handler
-        except MCPError as error:
-            if error.code == types.CONNECTION_CLOSED:
-                self._lost.set()
-            # otherwise the server does not serve subscriptions/listen: no notifications
-        except (SubscriptionLost, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._lost.set()  # an abrupt drop: the session is gone
+    async def listen(self, on_list_changed: Callable[[], None], on_stream: OnStream) -> None:
+        """Deliver ``list_changed`` from ``subscriptions/listen`` streams (2026-07-28), and
+        listen again each time the server ends one gracefully (SPEC §5.1, LIVE-3): the SDK
+        neither re-listens nor replays. ``on_stream`` hears each end (``ended``) and each
+        new stream acknowledged after one (``relistened``: what was announced meanwhile is
+        lost, so the host refreshes), and ``unheard`` when the server will not deliver
+        ``list_changed``. Consecutive ends wait :func:`relisten_delay` before the next."""
+        ended = 0
+        while True:
+            try:
+                async with self._client.listen(tools_list_changed=True) as subscription:
+                    if not subscription.honored.tools_list_changed:
+                        on_stream("unheard")  # acknowledged, without the notification asked
+                        return
+                    if ended:
+                        on_stream("relistened")
+                    async for _ in subscription:
+                        ended = 0  # a stream that delivers is a healthy one
+                        on_list_changed()
+            except ListenNotSupportedError:
+                return  # handshake era: notifications come through the message handler
+            except MCPError as error:
+                if error.code == types.CONNECTION_CLOSED:
+                    self._lost.set()
+                else:  # the server does not serve subscriptions/listen: no notifications
+                    on_stream("unheard")
+                return
+            except (SubscriptionLost, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._lost.set()  # an abrupt drop: the session is gone
+                return
+            ended += 1
+            on_stream("ended")
+            await anyio.sleep(relisten_delay(ended))
+
+
+RELISTEN_FIRST = 0.0
+"""The first listen after a graceful end goes at once (a server that ended a slow
+client's backlog wants it back at once)."""
+RELISTEN_MAX = 30.0
+
+
+def relisten_delay(ends: int) -> float:
+    """The wait before listening again after ``ends`` graceful ends in a row with no
+    notification between them: none after the first, then 0.5 s doubling up to 30 s, so
+    that a server that keeps ending its streams (it is draining) is not asked in a loop."""
+    if ends <= 1:
+        return RELISTEN_FIRST
+    return min(0.5 * 2.0 ** (ends - 2), RELISTEN_MAX)

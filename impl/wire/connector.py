@@ -27,7 +27,7 @@ from .connection import McpConnection, answer_elicitation
 from .http import HttpStatus, failed_at_connect, http_transport
 from .oauth import Authorizer
 from .sdk import ElicitationModesClient
-from .seam import Connection, Connector, Elicit, OnStderr
+from .seam import Connection, Connector, Elicit, OnStderr, OnStream
 from .stderr import StderrPipe
 from .tasks import TasksExtension
 
@@ -56,9 +56,16 @@ class McpConnector(Connector):
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
         url_elicitation: bool = False,
+        on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         return self._connect(
-            server, config, on_list_changed, on_elicit, on_stderr, url_elicitation=url_elicitation
+            server,
+            config,
+            on_list_changed,
+            on_elicit,
+            on_stderr,
+            url_elicitation=url_elicitation,
+            on_stream=on_stream or (lambda event: None),
         )
 
     @asynccontextmanager
@@ -71,6 +78,7 @@ class McpConnector(Connector):
         on_stderr: OnStderr | None,
         *,
         url_elicitation: bool,
+        on_stream: OnStream,
     ) -> AsyncIterator[Connection]:
         holder: list[McpConnection] = []
 
@@ -118,7 +126,7 @@ class McpConnector(Connector):
                         connection = McpConnection(client, on_elicit, http, server)
                         holder.append(connection)
                         async with anyio.create_task_group() as group:
-                            group.start_soon(connection.listen, on_list_changed)
+                            group.start_soon(connection.listen, on_list_changed, on_stream)
                             try:
                                 yield connection
                             finally:

@@ -26,9 +26,11 @@ __all__ = [
     "Connector",
     "Elicit",
     "OnStderr",
+    "OnStream",
     "OnWireProgress",
     "RequestFailed",
     "ServerError",
+    "StreamEvent",
     "TaskHandle",
     "TaskPoll",
     "TaskState",
@@ -46,6 +48,15 @@ class OnWireProgress(Protocol):
 
 OnStderr = Callable[[str], None]
 """Receives each line a stdio server writes to its stderr."""
+
+StreamEvent = Literal["ended", "relistened", "unheard"]
+"""What became of a session's ``list_changed`` stream (2026-07-28 ``subscriptions/listen``,
+SPEC §5.1): ``ended`` — the server ended it gracefully, the connection listens again;
+``relistened`` — a new stream was acknowledged after an end (what it missed must be
+read again); ``unheard`` — the server will deliver no ``list_changed`` on this session
+(its acknowledged filter leaves it out, or it does not serve ``subscriptions/listen``)."""
+OnStream = Callable[[StreamEvent], None]
+"""Receives each :data:`StreamEvent` of a session, synchronously."""
 
 
 class ConnectionLost(RemoteError):
@@ -157,12 +168,15 @@ class Connector(Protocol):
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
         url_elicitation: bool = False,
+        on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         """Open a session; ``on_list_changed`` is called (synchronously) on every
         ``list_changed`` the server announces while it is open; ``on_elicit`` answers
         the server's elicitation requests (None: decline them all); ``on_stderr`` gets
         each line a stdio server writes to its stderr (None: they are dropped);
-        ``url_elicitation``: the client offers URL-mode elicitation besides forms.
+        ``url_elicitation``: the client offers URL-mode elicitation besides forms;
+        ``on_stream`` is told what becomes of the ``list_changed`` stream (ended,
+        listened to again, unheard).
 
         Leaving the context normally closes the session as the SDK does, after what it
         was handed (SPEC §11.14); leaving it cancelled tears it down."""

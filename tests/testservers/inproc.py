@@ -10,6 +10,7 @@ import attrs
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 
@@ -131,3 +132,59 @@ def tool(name: str, **extra: Any) -> dict[str, Any]:
 async def announce(server: MCPServer) -> None:
     """Publish list_changed from outside a request (the server's subscription bus)."""
     await server._subscriptions.publish(ToolsListChanged())
+
+
+@attrs.define(eq=False)
+class Streams:
+    """A lowlevel server whose ``list_changed`` streams a test ends gracefully, as the
+    SDK's own server does when it drains or a slow client's backlog fills (SPEC §5.1)."""
+
+    server: Server[Any]
+    bus: InMemorySubscriptionBus
+    handler: ListenHandler
+    tools: list[str]
+
+    async def add(self, name: str) -> None:
+        """Add a tool and announce it on the open streams (none hear it if none is open)."""
+        self.tools.append(name)
+        await self.bus.publish(ToolsListChanged())
+
+    def end_streams(self) -> None:
+        """End every open listen stream gracefully (the SDK's ``ListenHandler.close``)."""
+        self.handler.close()
+
+
+def streams_server(*tools: str) -> Streams:
+    bus = InMemorySubscriptionBus()
+    handler = ListenHandler(bus)
+    listed = list(tools)
+
+    async def on_list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool(n)) for n in listed])
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=params.name)])
+
+    server = Server(
+        "streams",
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_subscriptions_listen=handler,
+    )
+    return Streams(server, bus, handler, listed)
+
+
+def deaf_server(*tools: str) -> Server[Any]:
+    """A lowlevel server that refuses ``subscriptions/listen``: no ``list_changed`` ever."""
+
+    async def on_list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool(n)) for n in tools])
+
+    async def refuse(ctx: Any, params: Any) -> Any:
+        raise MCPError(types.METHOD_NOT_FOUND, "subscriptions/listen is not served here")
+
+    return Server("deaf", on_list_tools=on_list_tools, on_subscriptions_listen=refuse)

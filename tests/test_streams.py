@@ -1,0 +1,77 @@
+"""A ``list_changed`` stream that the server ends is listened to again, and what it missed
+is read (SPEC §5.1, LIVE-3); a server that serves none says so (issue 27)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from testservers.inproc import deaf_server, streams_server
+
+from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl.wire.connection import relisten_delay
+
+
+class Inputs(NullRecorder):
+    """The inputs the host records (SPEC §3.1), and the listings it sends."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def event(self, kind: Any, fields: Mapping[str, Any]) -> None:
+        self.seen.append(kind)
+
+    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
+        self.seen.append(method)
+
+
+async def wait_for(host: Host, name: str) -> None:
+    with anyio.fail_after(5):
+        while host.sample().binding(name) is None:
+            await anyio.sleep(0.01)
+
+
+async def test_an_ended_stream_is_listened_to_again_and_a_change_it_missed_reaches_the_catalog():
+    """LIVE-3: the change announced while no stream was open is lost as a notification,
+    and read by the refresh that follows the new stream."""
+    streams = streams_server("a")
+    inputs = Inputs()
+    config = HostConfig(servers={"s": ServerConfig(target=streams.server)})
+    async with Host.open(config, recorder=inputs) as host:
+        await streams.add("b")  # heard while the stream is open
+        await wait_for(host, "mcp__s__b")
+        streams.end_streams()
+        await streams.add("c")  # no stream is open: nobody hears it
+        await wait_for(host, "mcp__s__c")
+        after = inputs.seen[inputs.seen.index("stream_ended") :]
+        assert after[:3] == ["stream_ended", "relisten", "tools/list"]
+        assert host.server_status()[0].hears_list_changed
+        await streams.add("d")  # the new stream delivers again
+        await wait_for(host, "mcp__s__d")
+
+
+async def test_a_stream_ended_again_and_again_is_listened_to_again_each_time():
+    streams = streams_server("a")
+    config = HostConfig(servers={"s": ServerConfig(target=streams.server)})
+    async with Host.open(config) as host:
+        for name in ("b", "c", "d"):
+            streams.end_streams()
+            await streams.add(name)
+            await wait_for(host, f"mcp__s__{name}")
+
+
+async def test_a_server_that_serves_no_list_changed_stream_says_so_in_its_status():
+    config = HostConfig(servers={"s": ServerConfig(target=deaf_server("a"))})
+    async with Host.open(config) as host:
+        with anyio.fail_after(5):
+            while host.server_status()[0].hears_list_changed:
+                await anyio.sleep(0.01)
+        status = host.server_status()[0]
+        assert (status.connected, status.tools) == (True, 1)
+        assert not host.servers["s"].statistics().hears_list_changed
+
+
+def test_listening_again_waits_longer_only_when_streams_keep_ending():
+    assert [relisten_delay(n) for n in (1, 2, 3, 4)] == [0.0, 0.5, 1.0, 2.0]
+    assert relisten_delay(30) == 30.0
