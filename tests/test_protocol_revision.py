@@ -21,7 +21,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 from testservers.common import make_server
-from testservers.processes import SERVER, http_server
+from testservers.processes import RAW_WIRE, SERVER, http_server
 
 from mcpbind.impl import (
     CredentialsRequired,
@@ -124,6 +124,9 @@ def answering(result: dict[str, object], output_schema: dict[str, Any] | None = 
     ids=["absent", "complete", "unknown"],
 )
 async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(extra, status):
+    """The encoding's reading of ``resultType`` (SPEC §8.8). In process the SDK's server
+    stamps ``complete`` on a result that has none, so ``absent`` never reaches the wire
+    here: ``test_a_result_without_result_type_over_the_wire_is_complete`` sends one."""
     result = {"content": [{"type": "text", "text": "done"}], **extra}
     config = HostConfig(servers={"s": ServerConfig(target=answering(result), required=True)})
     async with Host.open(config) as host:
@@ -135,6 +138,54 @@ async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(ext
         )
     else:
         assert ended.output.endswith("\ndone")
+
+
+def raw_wire_target(transport: str, port: int | None = None) -> object:
+    if transport == "stdio":
+        return StdioServerParameters(command=sys.executable, args=[str(RAW_WIRE)])
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@asynccontextmanager
+async def raw_wire(
+    transport: str, state: pathlib.Path, **host_settings: Any
+) -> AsyncIterator[Host]:
+    """A host on ``testservers/raw_wire.py``, a 2026-07-28 server whose results carry no
+    ``resultType``, over stdio or streamable HTTP."""
+    if transport == "stdio":
+        config = ServerConfig(target=raw_wire_target("stdio"), required=True)  # type: ignore[arg-type]
+        async with Host.open(HostConfig(servers={"s": config}, **host_settings)) as host:
+            yield host
+        return
+    async with http_server(state, listening=True, script=RAW_WIRE) as port:
+        config = ServerConfig(target=raw_wire_target("http", port), required=True)  # type: ignore[arg-type]
+        async with Host.open(HostConfig(servers={"s": config}, **host_settings)) as host:
+            yield host
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_result_without_result_type_over_the_wire_is_complete(transport, tmp_path):
+    """SPEC §8.8 (MCP 2026-07-28 basic/index, "ResultType": clients MUST treat an absent
+    ``resultType`` as ``complete``). The SDK's own check of a 2026-07-28 result requires
+    the field and failed such a call with "malformed reply: 2 validation error(s)"; the
+    listing, the answer and the answer after an input round all come without it."""
+    confirmed: list[ElicitationRequest] = []
+
+    async def accept(request: ElicitationRequest) -> ElicitationAnswer:
+        confirmed.append(request)
+        return ElicitationAnswer("accept", {"ok": True})
+
+    async with raw_wire(transport, tmp_path, elicitation="ask", elicitation_handler=accept) as host:
+        step = host.sample()
+        assert sorted(step.names) == ["mcp__s__confirm", "mcp__s__plain"]
+        plain = await host.call(step, "c1", "mcp__s__plain", {})
+        confirm = await host.call(step, "c2", "mcp__s__confirm", {})
+    assert (plain.status, plain.output.splitlines()[1:]) == ("ok", ["plain-ok"]), plain.output
+    assert confirm.status == "ok", confirm.output
+    assert confirm.output.splitlines()[1:] == [
+        'confirmed {"action": "accept", "content": {"ok": true}} with state opaque-state-1'
+    ]
+    assert [r.message for r in confirmed] == ["Please confirm"]
 
 
 async def test_a_task_handle_without_a_task_id_fails_the_call_as_malformed():
