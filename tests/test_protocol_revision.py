@@ -5,6 +5,7 @@ in-process, over stdio and over streamable HTTP (2026-07-28) where the transport
 
 from __future__ import annotations
 
+import json
 import pathlib
 import socket
 import sys
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 import mcp_types as types
 import pytest
+from cli_runner import mcpbind
 from mcp import StdioServerParameters
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.lowlevel import Server
@@ -586,3 +588,112 @@ async def test_a_url_request_is_declined_without_asking_unless_the_handler_takes
 def test_elicitation_url_needs_the_ask_policy_and_a_boolean(settings):
     with pytest.raises(ConfigError, match="elicitation_url"):
         HostConfig(servers={}, **settings)
+
+
+# --- -32042, URL elicitation required (SPEC §11.10) ---------------------------------------
+
+URL_TRANSPORTS = [
+    "inproc",
+    "stdio",
+    "http",
+    pytest.param(  # the SDK's SSE generator at close, as in tests/test_close.py
+        "http-2025",
+        marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    ),
+]
+"""``http-2025``: a handshake-era session (2025-11-25), the revision that defines -32042
+(2026-07-28 retires the code, but a server that still sends it means the same)."""
+CONNECT_URLS = (
+    "https://example.com/connect?elicitationId=e1 (Connect your Example account 1) and "
+    "https://example.com/connect?elicitationId=e2 (Connect your Example account 2)"
+)
+
+
+@asynccontextmanager
+async def url_serving(transport: str, state: pathlib.Path, **host_settings: Any):
+    if transport != "http-2025":
+        async with serving_with(transport, state, **host_settings) as host:
+            yield host
+        return
+    async with http_server(state, listening=True, MCPBIND_TEST_HTTP_LEGACY="1") as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": config}, **host_settings)) as host:
+            yield host
+
+
+async def connect_twice(
+    transport: str, state: pathlib.Path, answers: list[str] | None = None, **settings: Any
+) -> tuple[Any, list[ElicitationRequest]]:
+    """``connect`` with two URLs; what the user (answering ``answers`` in turn) was asked."""
+    asked: list[ElicitationRequest] = []
+
+    async def user(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer((answers or ["accept", "accept"])[len(asked) - 1])  # type: ignore[arg-type]
+
+    if settings.get("elicitation") == "ask":
+        settings["elicitation_handler"] = user
+    async with url_serving(transport, state, **settings) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__connect", {"accounts": 2})
+    assert (state / "connects").read_text().split() == ["2"], "sent once, never retried"
+    return result, asked
+
+
+@pytest.mark.parametrize("transport", URL_TRANSPORTS)
+@pytest.mark.parametrize(
+    "settings", [{}, {"elicitation": "ask"}], ids=["decline", "ask-without-urls"]
+)
+async def test_url_elicitation_required_names_the_urls_when_no_one_can_be_shown_them(
+    transport, settings, tmp_path
+):
+    """A server's -32042 carries the URLs the user must open (MCP 2025-11-25
+    client/elicitation); a host whose handler takes no URLs asks nobody, and the call's
+    text names them so that the model can tell the user."""
+    result, asked = await connect_twice(transport, tmp_path, **settings)
+    assert (result.status, asked) == ("failed", [])
+    assert result.output == texts.URL_REQUIRED.format(server="s", tool="connect", urls=CONNECT_URLS)
+
+
+@pytest.mark.parametrize("transport", URL_TRANSPORTS)
+async def test_url_elicitation_required_asks_the_handler_with_each_url_and_does_not_retry(
+    transport, tmp_path
+):
+    result, asked = await connect_twice(
+        transport, tmp_path, elicitation="ask", elicitation_url=True
+    )
+    assert [(r.server, r.mode, r.url, r.elicitation_id, r.message) for r in asked] == [
+        ("s", "url", f"https://example.com/connect?elicitationId=e{n}", f"e{n}", message)
+        for n, message in (
+            (1, "Connect your Example account 1"),
+            (2, "Connect your Example account 2"),
+        )
+    ]
+    assert result.status == "failed"
+    assert result.output == texts.URL_ACCEPTED.format(server="s", tool="connect", urls=CONNECT_URLS)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_url_elicitation_required_stops_asking_at_the_first_url_the_user_refuses(
+    action, tmp_path
+):
+    result, asked = await connect_twice(
+        "stdio", tmp_path, [action], elicitation="ask", elicitation_url=True
+    )
+    assert [r.elicitation_id for r in asked] == ["e1"]
+    assert result.output == texts.URL_DECLINED.format(
+        server="s", tool="connect", urls=CONNECT_URLS, action=action
+    )
+
+
+def test_mcpbind_call_prints_the_urls_of_url_elicitation_required_on_one_line(tmp_path):
+    path = tmp_path / "mcpbind.toml"
+    path.write_text(
+        "[mcp_servers.s]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(SERVER), str(tmp_path)])}\n",
+        encoding="utf-8",
+    )
+    done = mcpbind("call", "mcp__s__connect", '{"accounts": 2}', "--config", str(path))
+    expected = texts.URL_REQUIRED.format(server="s", tool="connect", urls=CONNECT_URLS)
+    assert done.stdout.splitlines() == ["cli-1: failed", expected], done.stderr
+    assert "Traceback" not in done.stderr

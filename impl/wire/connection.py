@@ -38,6 +38,7 @@ from ..values import ElicitationRequest
 from .http import HttpStatus
 from .sdk import send_unvalidated, teach_header_maps
 from .seam import (
+    URL_ELICITATION_REQUIRED,
     Connection,
     ConnectionLost,
     Elicit,
@@ -46,8 +47,10 @@ from .seam import (
     ServerError,
     TaskHandle,
     TaskPoll,
+    UrlElicitationRequired,
 )
 from .tasks import RELATED_TASK, TASK_TTL_MS, TaskWire, runs_tasks, task_handle
+from .url_elicitation import ask_url_steps, url_steps
 
 __all__ = ["McpConnection", "answer_elicitation", "complete_by_default"]
 
@@ -69,6 +72,9 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     prefix = _SDK_PREFIX.match(message)
     if prefix is not None and int(prefix.group(1)) == error.code:
         message = message[prefix.end() :]  # the code is said once, by us
+    steps = url_steps(error) if error.code == URL_ELICITATION_REQUIRED else ()
+    if steps:
+        return UrlElicitationRequired(message, steps)
     return ServerError(error.code, message)
 
 
@@ -139,11 +145,15 @@ class McpConnection(Connection):
         on_elicit: Elicit | None = None,
         http: HttpStatus | None = None,
         server: str = "",
+        *,
+        url_elicitation: bool = False,
     ) -> None:
         self._client = client
         self._server = server
         self._lost = anyio.Event()
         self._on_elicit = on_elicit
+        self._url_elicitation = url_elicitation
+        """The host's handler takes URL requests (``HostConfig(elicitation_url=True)``)."""
         self._http = http
         self._tasks = TaskWire(
             self._raw_request,
@@ -241,18 +251,24 @@ class McpConnection(Connection):
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
-        if as_task:
-            wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-            raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
-        else:
-            raw = await self._request(types.CallToolRequest(params=params), on_progress)
-        rounds = 0
-        while isinstance(raw, dict) and raw.get("resultType") == "input_required":
-            rounds += 1
-            if rounds > _INPUT_ROUNDS:
-                raise RequestFailed(f"the server asked for input more than {_INPUT_ROUNDS} times")
-            params = await self._with_input(params, raw)
-            raw = await self._request(types.CallToolRequest(params=params), on_progress)
+        try:
+            if as_task:
+                wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+                raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
+            else:
+                raw = await self._request(types.CallToolRequest(params=params), on_progress)
+            rounds = 0
+            while isinstance(raw, dict) and raw.get("resultType") == "input_required":
+                rounds += 1
+                if rounds > _INPUT_ROUNDS:
+                    raise RequestFailed(
+                        f"the server asked for input more than {_INPUT_ROUNDS} times"
+                    )
+                params = await self._with_input(params, raw)
+                raw = await self._request(types.CallToolRequest(params=params), on_progress)
+        except UrlElicitationRequired as needed:  # SPEC §11.10: the user is asked, once
+            asking = self._on_elicit if self._url_elicitation else None
+            raise await ask_url_steps(self._server, asking, needed) from needed
         return task_handle(raw, self._modern()) or raw
 
     # --- tasks (SPEC §8.12): the wire protocol is :mod:`.tasks` ---------------------------

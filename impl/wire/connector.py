@@ -115,7 +115,9 @@ class McpConnector(Connector):
                     async with failed_at_connect(server, http), client:
                         if stderr is not None:
                             stderr.spawned()
-                        connection = McpConnection(client, on_elicit, http, server)
+                        connection = McpConnection(
+                            client, on_elicit, http, server, url_elicitation=url_elicitation
+                        )
                         holder.append(connection)
                         async with anyio.create_task_group() as group:
                             group.start_soon(connection.listen, on_list_changed)
