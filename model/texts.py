@@ -266,6 +266,9 @@ CREDENTIALS_REQUIRED: Final = (
     "the server requires authorization (HTTP {status}); give it credentials: "
     "bearer_token_env_var or http_headers / env_http_headers"
 )
+HTTP_STATUS: Final = "the server answered HTTP {status}"
+HTTP_STATUS_TEXT: Final = "the server answered HTTP {status}: {text}"
+"""A failed HTTP answer with the server's own text, one short line (SPEC §11.2)."""
 CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "server {server!r} requires authorization (HTTP {status}) and publishes no OAuth metadata "
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import anyio
 import mcp_types as types
 import pytest
 from cli_runner import mcpbind
@@ -36,7 +37,7 @@ from mcpbind.impl import (
     ServerStartupError,
 )
 from mcpbind.impl.calls.encoding import encode_result
-from mcpbind.impl.errors import ConfigError
+from mcpbind.impl.errors import ConfigError, HttpStatusError
 from mcpbind.impl.wire import http as http_module
 from mcpbind.model import texts
 
@@ -204,27 +205,130 @@ async def test_a_task_handle_without_a_task_id_fails_the_call_as_malformed():
     )
 
 
+SCOPE_CHALLENGE = 'Bearer error="insufficient_scope", scope="notes:write"'
+GATEWAY_TEXT = "Access is only allowed at localhost:3916"
+
+
 @pytest.mark.parametrize(
-    ("status", "said"),
+    ("status", "env", "said"),
     [
-        ("401", "requires authorization (HTTP 401 Unauthorized)"),
-        ("403", "requires authorization (HTTP 403 Forbidden)"),
-        ("500", "the server answered HTTP 500 Internal Server Error"),
+        ("401", {}, "requires authorization (HTTP 401 Unauthorized)"),
+        (
+            "403",
+            {"MCPBIND_TEST_HTTP_CHALLENGE": SCOPE_CHALLENGE},
+            "requires authorization (HTTP 403 Forbidden)",
+        ),
+        (
+            "403",
+            {"MCPBIND_TEST_HTTP_BODY": GATEWAY_TEXT},
+            f"the server answered HTTP 403 Forbidden: {GATEWAY_TEXT};",
+        ),
+        ("500", {}, "the server answered HTTP 500 Internal Server Error: no entry;"),
     ],
+    ids=["401", "403-insufficient-scope", "403", "500"],
 )
-async def test_an_http_status_at_connect_is_named_and_401_or_403_says_authorization(
-    tmp_path, status, said
+async def test_an_http_status_at_connect_is_named_and_a_refusal_says_authorization(
+    tmp_path, status, env, said
 ):
-    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS=status) as port:
+    """SPEC §11.2: 401 and a 403 ``insufficient_scope`` challenge are OAuth's (§11.15);
+    any other status, a plain 403 included, is named with the server's own text."""
+    async with http_server(
+        tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS=status, **env
+    ) as port:
         config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
         with pytest.raises(ServerStartupError) as raised:
             async with Host.open(HostConfig(servers={"s": config})):
                 pass
     assert said in str(raised.value)
     assert "Server returned an error response" not in str(raised.value)
+    refusal = "requires authorization" in said
+    assert ("requires authorization" in str(raised.value)) == refusal
+    assert ("login" in str(raised.value)) is False
     if status == "401":  # OAuth was tried first (SPEC §11.15): nothing to log in with
         assert isinstance(raised.value.__cause__, CredentialsRequired)
         assert "publishes no OAuth metadata" in str(raised.value)
+    if not refusal:
+        assert isinstance(raised.value.__cause__, HttpStatusError)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "text"),
+    [
+        (
+            "<html><head><title>403 Forbidden</title></head><body><h1>Forbidden</h1>"
+            "<p>Only  from\nthe office &amp; VPN</p></body></html>",
+            "text/html",
+            "403 Forbidden Forbidden Only from the office & VPN",
+        ),
+        ("key sk-live-7f3e9a1c0b2d-SECRET refused\n" + "x" * 300, "text/plain", None),
+    ],
+    ids=["html", "secret-and-long"],
+)
+async def test_a_403_says_the_servers_text_on_one_short_line_without_secrets(
+    tmp_path, body, content_type, text
+):
+    env = {"MCPBIND_TEST_HTTP_BODY": body, "MCPBIND_TEST_HTTP_TYPE": content_type}
+    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS="403", **env) as port:
+        config = ServerConfig(
+            target=f"http://127.0.0.1:{port}/mcp",
+            required=True,
+            headers={"X-Api-Key": "sk-live-7f3e9a1c0b2d-SECRET"},
+        )
+        with pytest.raises(ServerStartupError) as raised:
+            async with Host.open(HostConfig(servers={"s": config})):
+                pass
+    said = str(raised.value.__cause__)
+    assert "\n" not in str(raised.value)
+    assert "SECRET" not in str(raised.value)
+    if text is not None:
+        assert said == texts.HTTP_STATUS_TEXT.format(status="403 Forbidden", text=text)
+    else:
+        quoted = said.removeprefix("the server answered HTTP 403 Forbidden: ")
+        assert quoted.startswith("key [redacted] refused xxx")
+        assert len(quoted) == 200
+        assert quoted.endswith("…")
+
+
+async def test_a_403_to_one_call_fails_that_call_with_the_servers_text(tmp_path):
+    """A gateway that refuses one request mid-session: the call says the status and the
+    text (SPEC §11.2), the session lives on."""
+    env = {"MCPBIND_TEST_HTTP_BODY": GATEWAY_TEXT, "MCPBIND_TEST_HTTP_STATUS_METHOD": "tools/call"}
+    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS="403", **env) as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": config})) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "x"})
+            assert host.statistics().connected == {"s": True}
+    why = texts.HTTP_STATUS_TEXT.format(status="403 Forbidden", text=GATEWAY_TEXT)
+    assert (result.status, result.output) == (
+        "failed",
+        texts.TRANSPORT.format(tool="echo", server="s", why=why),
+    )
+
+
+def test_mcpbind_call_says_a_403_and_its_text_on_one_line(tmp_path):
+    async def serve_and_call() -> Any:
+        env = {"MCPBIND_TEST_HTTP_BODY": GATEWAY_TEXT}
+        async with http_server(
+            tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS="403", **env
+        ) as port:
+            path = tmp_path / "mcpbind.toml"
+            path.write_text(
+                f'[mcp_servers.s]\nurl = "http://127.0.0.1:{port}/mcp"\nrequired = true\n',
+                encoding="utf-8",
+            )
+            return await anyio.to_thread.run_sync(
+                lambda: mcpbind("call", "mcp__s__echo", '{"text": "x"}', "--config", str(path))
+            )
+
+    done = anyio.run(serve_and_call)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "mcpbind: "
+        + texts.STARTUP_FAILED.format(
+            server="s",
+            why=texts.HTTP_STATUS_TEXT.format(status="403 Forbidden", text=GATEWAY_TEXT),
+        )
+    ], done.stderr
 
 
 @pytest.mark.parametrize("tool_timeout", [10.0, 0.0], ids=["longer", "none"])

@@ -57,7 +57,7 @@ HTTP_STAND_IN = "Server returned an error response"
 """The error the SDK's HTTP transport makes of a non-2xx answer without a JSON-RPC body
 (``mcp/client/streamable_http.py``); mcpbind names the status instead (SPEC §11.2).
 Pinned by
-``test_an_http_status_at_connect_is_named_and_401_or_403_says_authorization``."""
+``test_an_http_status_at_connect_is_named_and_a_refusal_says_authorization``."""
 
 AUTH_LOGGER = "mcp.client.auth.oauth2"
 """The logger on which the SDK's OAuth flow logs every failure with its traceback."""
