@@ -126,6 +126,24 @@ TASK_CANCELLED: Final = (
     "server {server!r} cancelled the task running {tool!r} before it completed; "
     "its effects are unknown"
 )
+URL_REQUIRED: Final = (
+    "server {server!r} cannot run {tool!r} until the user completes a step in a browser: "
+    "open {urls}; the tool did not run; this host cannot show the user a URL, so tell the "
+    "user to open it, then call the tool again once they have completed the step"
+)
+URL_DECLINED: Final = (
+    "server {server!r} cannot run {tool!r} until the user completes a step in a browser: "
+    "open {urls}; the user was asked to open it and answered {action!r}; the tool did not "
+    "run; do not call it again unless the user asks"
+)
+URL_ACCEPTED: Final = (
+    "server {server!r} cannot run {tool!r} until the user completes a step in a browser: "
+    "open {urls}; the user agreed to open it; the tool did not run: call it again once the "
+    "user has completed the step"
+)
+URL_STEP: Final = "{url} ({message})"
+"""One URL of :data:`URL_REQUIRED`, :data:`URL_DECLINED` and :data:`URL_ACCEPTED` with
+the server's message (the URL alone when it gave none); several are joined by ``and``."""
 TIMED_OUT_STARTING: Final = (
     "call timed out after {seconds} seconds while waiting for server {server!r} to start; "
     "nothing was sent"
@@ -248,6 +266,9 @@ CREDENTIALS_REQUIRED: Final = (
     "the server requires authorization (HTTP {status}); give it credentials: "
     "bearer_token_env_var or http_headers / env_http_headers"
 )
+HTTP_STATUS: Final = "the server answered HTTP {status}"
+HTTP_STATUS_TEXT: Final = "the server answered HTTP {status}: {text}"
+"""A failed HTTP answer with the server's own text, one short line (SPEC §11.2)."""
 CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "server {server!r} requires authorization (HTTP {status}) and publishes no OAuth metadata "
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "

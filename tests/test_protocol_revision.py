@@ -5,6 +5,7 @@ in-process, over stdio and over streamable HTTP (2026-07-28) where the transport
 
 from __future__ import annotations
 
+import json
 import pathlib
 import socket
 import sys
@@ -13,15 +14,17 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import anyio
 import mcp_types as types
 import pytest
+from cli_runner import mcpbind
 from mcp import StdioServerParameters
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 from testservers.common import make_server
-from testservers.processes import SERVER, http_server
+from testservers.processes import RAW_WIRE, SERVER, http_server
 
 from mcpbind.impl import (
     CredentialsRequired,
@@ -34,7 +37,7 @@ from mcpbind.impl import (
     ServerStartupError,
 )
 from mcpbind.impl.calls.encoding import encode_result
-from mcpbind.impl.errors import ConfigError
+from mcpbind.impl.errors import ConfigError, HttpStatusError
 from mcpbind.impl.wire import http as http_module
 from mcpbind.model import texts
 
@@ -124,6 +127,9 @@ def answering(result: dict[str, object], output_schema: dict[str, Any] | None = 
     ids=["absent", "complete", "unknown"],
 )
 async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(extra, status):
+    """The encoding's reading of ``resultType`` (SPEC §8.8). In process the SDK's server
+    stamps ``complete`` on a result that has none, so ``absent`` never reaches the wire
+    here: ``test_a_result_without_result_type_over_the_wire_is_complete`` sends one."""
     result = {"content": [{"type": "text", "text": "done"}], **extra}
     config = HostConfig(servers={"s": ServerConfig(target=answering(result), required=True)})
     async with Host.open(config) as host:
@@ -135,6 +141,54 @@ async def test_an_absent_result_type_means_complete_and_an_unknown_one_fails(ext
         )
     else:
         assert ended.output.endswith("\ndone")
+
+
+def raw_wire_target(transport: str, port: int | None = None) -> object:
+    if transport == "stdio":
+        return StdioServerParameters(command=sys.executable, args=[str(RAW_WIRE)])
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@asynccontextmanager
+async def raw_wire(
+    transport: str, state: pathlib.Path, **host_settings: Any
+) -> AsyncIterator[Host]:
+    """A host on ``testservers/raw_wire.py``, a 2026-07-28 server whose results carry no
+    ``resultType``, over stdio or streamable HTTP."""
+    if transport == "stdio":
+        config = ServerConfig(target=raw_wire_target("stdio"), required=True)  # type: ignore[arg-type]
+        async with Host.open(HostConfig(servers={"s": config}, **host_settings)) as host:
+            yield host
+        return
+    async with http_server(state, listening=True, script=RAW_WIRE) as port:
+        config = ServerConfig(target=raw_wire_target("http", port), required=True)  # type: ignore[arg-type]
+        async with Host.open(HostConfig(servers={"s": config}, **host_settings)) as host:
+            yield host
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_result_without_result_type_over_the_wire_is_complete(transport, tmp_path):
+    """SPEC §8.8 (MCP 2026-07-28 basic/index, "ResultType": clients MUST treat an absent
+    ``resultType`` as ``complete``). The SDK's own check of a 2026-07-28 result requires
+    the field and failed such a call with "malformed reply: 2 validation error(s)"; the
+    listing, the answer and the answer after an input round all come without it."""
+    confirmed: list[ElicitationRequest] = []
+
+    async def accept(request: ElicitationRequest) -> ElicitationAnswer:
+        confirmed.append(request)
+        return ElicitationAnswer("accept", {"ok": True})
+
+    async with raw_wire(transport, tmp_path, elicitation="ask", elicitation_handler=accept) as host:
+        step = host.sample()
+        assert sorted(step.names) == ["mcp__s__confirm", "mcp__s__plain"]
+        plain = await host.call(step, "c1", "mcp__s__plain", {})
+        confirm = await host.call(step, "c2", "mcp__s__confirm", {})
+    assert (plain.status, plain.output.splitlines()[1:]) == ("ok", ["plain-ok"]), plain.output
+    assert confirm.status == "ok", confirm.output
+    assert confirm.output.splitlines()[1:] == [
+        'confirmed {"action": "accept", "content": {"ok": true}} with state opaque-state-1'
+    ]
+    assert [r.message for r in confirmed] == ["Please confirm"]
 
 
 async def test_a_task_handle_without_a_task_id_fails_the_call_as_malformed():
@@ -151,27 +205,130 @@ async def test_a_task_handle_without_a_task_id_fails_the_call_as_malformed():
     )
 
 
+SCOPE_CHALLENGE = 'Bearer error="insufficient_scope", scope="notes:write"'
+GATEWAY_TEXT = "Access is only allowed at localhost:3916"
+
+
 @pytest.mark.parametrize(
-    ("status", "said"),
+    ("status", "env", "said"),
     [
-        ("401", "requires authorization (HTTP 401 Unauthorized)"),
-        ("403", "requires authorization (HTTP 403 Forbidden)"),
-        ("500", "the server answered HTTP 500 Internal Server Error"),
+        ("401", {}, "requires authorization (HTTP 401 Unauthorized)"),
+        (
+            "403",
+            {"MCPBIND_TEST_HTTP_CHALLENGE": SCOPE_CHALLENGE},
+            "requires authorization (HTTP 403 Forbidden)",
+        ),
+        (
+            "403",
+            {"MCPBIND_TEST_HTTP_BODY": GATEWAY_TEXT},
+            f"the server answered HTTP 403 Forbidden: {GATEWAY_TEXT};",
+        ),
+        ("500", {}, "the server answered HTTP 500 Internal Server Error: no entry;"),
     ],
+    ids=["401", "403-insufficient-scope", "403", "500"],
 )
-async def test_an_http_status_at_connect_is_named_and_401_or_403_says_authorization(
-    tmp_path, status, said
+async def test_an_http_status_at_connect_is_named_and_a_refusal_says_authorization(
+    tmp_path, status, env, said
 ):
-    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS=status) as port:
+    """SPEC §11.2: 401 and a 403 ``insufficient_scope`` challenge are OAuth's (§11.15);
+    any other status, a plain 403 included, is named with the server's own text."""
+    async with http_server(
+        tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS=status, **env
+    ) as port:
         config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
         with pytest.raises(ServerStartupError) as raised:
             async with Host.open(HostConfig(servers={"s": config})):
                 pass
     assert said in str(raised.value)
     assert "Server returned an error response" not in str(raised.value)
+    refusal = "requires authorization" in said
+    assert ("requires authorization" in str(raised.value)) == refusal
+    assert ("login" in str(raised.value)) is False
     if status == "401":  # OAuth was tried first (SPEC §11.15): nothing to log in with
         assert isinstance(raised.value.__cause__, CredentialsRequired)
         assert "publishes no OAuth metadata" in str(raised.value)
+    if not refusal:
+        assert isinstance(raised.value.__cause__, HttpStatusError)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "text"),
+    [
+        (
+            "<html><head><title>403 Forbidden</title></head><body><h1>Forbidden</h1>"
+            "<p>Only  from\nthe office &amp; VPN</p></body></html>",
+            "text/html",
+            "403 Forbidden Forbidden Only from the office & VPN",
+        ),
+        ("key sk-live-7f3e9a1c0b2d-SECRET refused\n" + "x" * 300, "text/plain", None),
+    ],
+    ids=["html", "secret-and-long"],
+)
+async def test_a_403_says_the_servers_text_on_one_short_line_without_secrets(
+    tmp_path, body, content_type, text
+):
+    env = {"MCPBIND_TEST_HTTP_BODY": body, "MCPBIND_TEST_HTTP_TYPE": content_type}
+    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS="403", **env) as port:
+        config = ServerConfig(
+            target=f"http://127.0.0.1:{port}/mcp",
+            required=True,
+            headers={"X-Api-Key": "sk-live-7f3e9a1c0b2d-SECRET"},
+        )
+        with pytest.raises(ServerStartupError) as raised:
+            async with Host.open(HostConfig(servers={"s": config})):
+                pass
+    said = str(raised.value.__cause__)
+    assert "\n" not in str(raised.value)
+    assert "SECRET" not in str(raised.value)
+    if text is not None:
+        assert said == texts.HTTP_STATUS_TEXT.format(status="403 Forbidden", text=text)
+    else:
+        quoted = said.removeprefix("the server answered HTTP 403 Forbidden: ")
+        assert quoted.startswith("key [redacted] refused xxx")
+        assert len(quoted) == 200
+        assert quoted.endswith("…")
+
+
+async def test_a_403_to_one_call_fails_that_call_with_the_servers_text(tmp_path):
+    """A gateway that refuses one request mid-session: the call says the status and the
+    text (SPEC §11.2), the session lives on."""
+    env = {"MCPBIND_TEST_HTTP_BODY": GATEWAY_TEXT, "MCPBIND_TEST_HTTP_STATUS_METHOD": "tools/call"}
+    async with http_server(tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS="403", **env) as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": config})) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "x"})
+            assert host.statistics().connected == {"s": True}
+    why = texts.HTTP_STATUS_TEXT.format(status="403 Forbidden", text=GATEWAY_TEXT)
+    assert (result.status, result.output) == (
+        "failed",
+        texts.TRANSPORT.format(tool="echo", server="s", why=why),
+    )
+
+
+def test_mcpbind_call_says_a_403_and_its_text_on_one_line(tmp_path):
+    async def serve_and_call() -> Any:
+        env = {"MCPBIND_TEST_HTTP_BODY": GATEWAY_TEXT}
+        async with http_server(
+            tmp_path, listening=True, MCPBIND_TEST_HTTP_STATUS="403", **env
+        ) as port:
+            path = tmp_path / "mcpbind.toml"
+            path.write_text(
+                f'[mcp_servers.s]\nurl = "http://127.0.0.1:{port}/mcp"\nrequired = true\n',
+                encoding="utf-8",
+            )
+            return await anyio.to_thread.run_sync(
+                lambda: mcpbind("call", "mcp__s__echo", '{"text": "x"}', "--config", str(path))
+            )
+
+    done = anyio.run(serve_and_call)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "mcpbind: "
+        + texts.STARTUP_FAILED.format(
+            server="s",
+            why=texts.HTTP_STATUS_TEXT.format(status="403 Forbidden", text=GATEWAY_TEXT),
+        )
+    ], done.stderr
 
 
 @pytest.mark.parametrize("tool_timeout", [10.0, 0.0], ids=["longer", "none"])
@@ -535,3 +692,112 @@ async def test_a_url_request_is_declined_without_asking_unless_the_handler_takes
 def test_elicitation_url_needs_the_ask_policy_and_a_boolean(settings):
     with pytest.raises(ConfigError, match="elicitation_url"):
         HostConfig(servers={}, **settings)
+
+
+# --- -32042, URL elicitation required (SPEC §11.10) ---------------------------------------
+
+URL_TRANSPORTS = [
+    "inproc",
+    "stdio",
+    "http",
+    pytest.param(  # the SDK's SSE generator at close, as in tests/test_close.py
+        "http-2025",
+        marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    ),
+]
+"""``http-2025``: a handshake-era session (2025-11-25), the revision that defines -32042
+(2026-07-28 retires the code, but a server that still sends it means the same)."""
+CONNECT_URLS = (
+    "https://example.com/connect?elicitationId=e1 (Connect your Example account 1) and "
+    "https://example.com/connect?elicitationId=e2 (Connect your Example account 2)"
+)
+
+
+@asynccontextmanager
+async def url_serving(transport: str, state: pathlib.Path, **host_settings: Any):
+    if transport != "http-2025":
+        async with serving_with(transport, state, **host_settings) as host:
+            yield host
+        return
+    async with http_server(state, listening=True, MCPBIND_TEST_HTTP_LEGACY="1") as port:
+        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": config}, **host_settings)) as host:
+            yield host
+
+
+async def connect_twice(
+    transport: str, state: pathlib.Path, answers: list[str] | None = None, **settings: Any
+) -> tuple[Any, list[ElicitationRequest]]:
+    """``connect`` with two URLs; what the user (answering ``answers`` in turn) was asked."""
+    asked: list[ElicitationRequest] = []
+
+    async def user(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer((answers or ["accept", "accept"])[len(asked) - 1])  # type: ignore[arg-type]
+
+    if settings.get("elicitation") == "ask":
+        settings["elicitation_handler"] = user
+    async with url_serving(transport, state, **settings) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__connect", {"accounts": 2})
+    assert (state / "connects").read_text().split() == ["2"], "sent once, never retried"
+    return result, asked
+
+
+@pytest.mark.parametrize("transport", URL_TRANSPORTS)
+@pytest.mark.parametrize(
+    "settings", [{}, {"elicitation": "ask"}], ids=["decline", "ask-without-urls"]
+)
+async def test_url_elicitation_required_names_the_urls_when_no_one_can_be_shown_them(
+    transport, settings, tmp_path
+):
+    """A server's -32042 carries the URLs the user must open (MCP 2025-11-25
+    client/elicitation); a host whose handler takes no URLs asks nobody, and the call's
+    text names them so that the model can tell the user."""
+    result, asked = await connect_twice(transport, tmp_path, **settings)
+    assert (result.status, asked) == ("failed", [])
+    assert result.output == texts.URL_REQUIRED.format(server="s", tool="connect", urls=CONNECT_URLS)
+
+
+@pytest.mark.parametrize("transport", URL_TRANSPORTS)
+async def test_url_elicitation_required_asks_the_handler_with_each_url_and_does_not_retry(
+    transport, tmp_path
+):
+    result, asked = await connect_twice(
+        transport, tmp_path, elicitation="ask", elicitation_url=True
+    )
+    assert [(r.server, r.mode, r.url, r.elicitation_id, r.message) for r in asked] == [
+        ("s", "url", f"https://example.com/connect?elicitationId=e{n}", f"e{n}", message)
+        for n, message in (
+            (1, "Connect your Example account 1"),
+            (2, "Connect your Example account 2"),
+        )
+    ]
+    assert result.status == "failed"
+    assert result.output == texts.URL_ACCEPTED.format(server="s", tool="connect", urls=CONNECT_URLS)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_url_elicitation_required_stops_asking_at_the_first_url_the_user_refuses(
+    action, tmp_path
+):
+    result, asked = await connect_twice(
+        "stdio", tmp_path, [action], elicitation="ask", elicitation_url=True
+    )
+    assert [r.elicitation_id for r in asked] == ["e1"]
+    assert result.output == texts.URL_DECLINED.format(
+        server="s", tool="connect", urls=CONNECT_URLS, action=action
+    )
+
+
+def test_mcpbind_call_prints_the_urls_of_url_elicitation_required_on_one_line(tmp_path):
+    path = tmp_path / "mcpbind.toml"
+    path.write_text(
+        "[mcp_servers.s]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(SERVER), str(tmp_path)])}\n",
+        encoding="utf-8",
+    )
+    done = mcpbind("call", "mcp__s__connect", '{"accounts": 2}', "--config", str(path))
+    expected = texts.URL_REQUIRED.format(server="s", tool="connect", urls=CONNECT_URLS)
+    assert done.stdout.splitlines() == ["cli-1: failed", expected], done.stderr
+    assert "Traceback" not in done.stderr

@@ -20,10 +20,16 @@ from mcpbind.model import texts
 from ..config.recorder import Recorder
 from ..config.server import ServerConfig
 from ..values import ContentItem
-from ..wire.seam import ConnectionLost, RequestFailed, ServerError
+from ..wire.seam import (
+    ConnectionLost,
+    RequestFailed,
+    ServerError,
+    UrlElicitationRequired,
+    UrlStep,
+)
 from .table import PendingCall
 
-__all__ = ["CallEndings", "Ending", "failure_why"]
+__all__ = ["CallEndings", "Ending", "failure_why", "url_text"]
 
 logger = logging.getLogger("mcpbind.router")
 
@@ -40,6 +46,33 @@ def failure_why(error: Exception) -> str:
     """Why a call failed in transit, as ``TRANSPORT`` and the trace's ``call_failed`` say
     it: a request's own failure text, else the unexpected exception's type and message."""
     return str(error) if isinstance(error, RequestFailed) else f"{type(error).__name__}: {error}"
+
+
+_URL_MESSAGE_LIMIT = 200
+_URL_LIMIT = 2000
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _step(step: UrlStep) -> str:
+    url = _one_line(step.url, _URL_LIMIT)
+    message = _one_line(step.message, _URL_MESSAGE_LIMIT)
+    return texts.URL_STEP.format(url=url, message=message) if message else url
+
+
+def url_text(server: str | None, tool: str, steps: tuple[UrlStep, ...]) -> str:
+    """SPEC §11.10: the text of a call the server answered ``-32042``: the URLs the user
+    must open, each with the server's message, and what the user answered."""
+    urls = " and ".join(_step(step) for step in steps)
+    refused = next((s.answer for s in steps if s.answer not in (None, "accept")), None)
+    if refused is not None:
+        return texts.URL_DECLINED.format(server=server, tool=tool, urls=urls, action=refused)
+    if all(s.answer == "accept" for s in steps):
+        return texts.URL_ACCEPTED.format(server=server, tool=tool, urls=urls)
+    return texts.URL_REQUIRED.format(server=server, tool=tool, urls=urls)
 
 
 class CallEndings:
@@ -61,6 +94,8 @@ class CallEndings:
         binding = call.binding
         assert binding is not None, "only a resolved call can fail in transit"
         self.report_end(call, error)
+        if isinstance(error, UrlElicitationRequired):  # SPEC §11.10
+            return Ending("failed", url_text(binding.server, binding.remote_name, error.steps))
         if isinstance(error, ServerError):  # SPEC §11.2: the server's answer, not the wire's
             text = texts.SERVER_ERROR.format(
                 server=binding.server,

@@ -31,12 +31,14 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp_types import methods
 from pydantic import TypeAdapter, ValidationError
 
 from ..values import ElicitationRequest
 from .http import HttpStatus
 from .sdk import send_unvalidated, teach_header_maps
 from .seam import (
+    URL_ELICITATION_REQUIRED,
     Connection,
     ConnectionLost,
     Elicit,
@@ -46,10 +48,12 @@ from .seam import (
     ServerError,
     TaskHandle,
     TaskPoll,
+    UrlElicitationRequired,
 )
 from .tasks import RELATED_TASK, TASK_TTL_MS, TaskWire, runs_tasks, task_handle
+from .url_elicitation import ask_url_steps, url_steps
 
-__all__ = ["McpConnection", "answer_elicitation", "relisten_delay"]
+__all__ = ["McpConnection", "answer_elicitation", "complete_by_default", "relisten_delay"]
 
 logger = logging.getLogger("mcpbind.connection")
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
@@ -69,7 +73,41 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     prefix = _SDK_PREFIX.match(message)
     if prefix is not None and int(prefix.group(1)) == error.code:
         message = message[prefix.end() :]  # the code is said once, by us
+    steps = url_steps(error) if error.code == URL_ELICITATION_REQUIRED else ()
+    if steps:
+        return UrlElicitationRequired(message, steps)
     return ServerError(error.code, message)
+
+
+def complete_by_default(raw: Any) -> Any:
+    """A 2026-07-28 result as the spec reads it: an absent ``resultType`` is
+    ``complete`` (basic/index "ResultType": clients MUST treat an absent ``resultType``
+    as ``"complete"``), and a negative ``ttlMs`` is 0, as the SDK floors it (SPEC §8.8)."""
+    if not isinstance(raw, dict):
+        return raw
+    found: dict[str, Any] = raw
+    if "resultType" not in found:
+        found = {**found, "resultType": "complete"}
+    ttl = found.get("ttlMs")
+    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
+        found = {**found, "ttlMs": 0}
+    return found
+
+
+def _validated(method: str, version: str | None, raw: Any) -> Any:
+    """``raw`` read by :func:`complete_by_default`, then checked against the revision's
+    result type for ``method`` with the SDK's own validator; a result that fails it is a
+    malformed reply, as the SDK's check would have said."""
+    found = complete_by_default(raw)
+    try:
+        methods.validate_server_result(method, version or "", found)
+    except ValidationError as error:
+        raise RequestFailed(
+            f"malformed reply: {error.error_count()} validation error(s)"
+        ) from error
+    except (KeyError, ValueError):
+        pass  # a method or revision the SDK does not know: nothing to check it against
+    return found
 
 
 async def answer_elicitation(
@@ -108,11 +146,15 @@ class McpConnection(Connection):
         on_elicit: Elicit | None = None,
         http: HttpStatus | None = None,
         server: str = "",
+        *,
+        url_elicitation: bool = False,
     ) -> None:
         self._client = client
         self._server = server
         self._lost = anyio.Event()
         self._on_elicit = on_elicit
+        self._url_elicitation = url_elicitation
+        """The host's handler takes URL requests (``HostConfig(elicitation_url=True)``)."""
         self._http = http
         self._tasks = TaskWire(
             self._raw_request,
@@ -124,10 +166,26 @@ class McpConnection(Connection):
         await self._lost.wait()
 
     async def _request(self, request: Any, on_progress: OnWireProgress | None = None) -> Any:
+        """One request the SDK knows, its raw result validated for the session's revision.
+
+        On 2026-07-28 sessions the result is validated here, not by the SDK, whose check
+        requires ``resultType``: the spec says an absent one means ``complete`` (SPEC
+        §8.8). The request goes out as ``send_request`` sends it, headers, progress and
+        the courtesy cancellation included."""
         session = self._client.session
-        return await self._guarded(
-            lambda: session.send_request(request, _RAW, progress_callback=on_progress)
+        if not self._modern():
+            return await self._guarded(
+                lambda: session.send_request(request, _RAW, progress_callback=on_progress)
+            )
+        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        method: str = data["method"]
+        params: dict[str, Any] = data.get("params") or {}
+        raw = await self._guarded(
+            lambda: send_unvalidated(
+                session, method, params, on_progress=on_progress, cancel_on_abandon=True
+            )
         )
+        return _validated(method, session.protocol_version, raw)
 
     async def _raw_request(
         self,
@@ -194,18 +252,24 @@ class McpConnection(Connection):
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
-        if as_task:
-            wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-            raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
-        else:
-            raw = await self._request(types.CallToolRequest(params=params), on_progress)
-        rounds = 0
-        while isinstance(raw, dict) and raw.get("resultType") == "input_required":
-            rounds += 1
-            if rounds > _INPUT_ROUNDS:
-                raise RequestFailed(f"the server asked for input more than {_INPUT_ROUNDS} times")
-            params = await self._with_input(params, raw)
-            raw = await self._request(types.CallToolRequest(params=params), on_progress)
+        try:
+            if as_task:
+                wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+                raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
+            else:
+                raw = await self._request(types.CallToolRequest(params=params), on_progress)
+            rounds = 0
+            while isinstance(raw, dict) and raw.get("resultType") == "input_required":
+                rounds += 1
+                if rounds > _INPUT_ROUNDS:
+                    raise RequestFailed(
+                        f"the server asked for input more than {_INPUT_ROUNDS} times"
+                    )
+                params = await self._with_input(params, raw)
+                raw = await self._request(types.CallToolRequest(params=params), on_progress)
+        except UrlElicitationRequired as needed:  # SPEC §11.10: the user is asked, once
+            asking = self._on_elicit if self._url_elicitation else None
+            raise await ask_url_steps(self._server, asking, needed) from needed
         return task_handle(raw, self._modern()) or raw
 
     # --- tasks (SPEC §8.12): the wire protocol is :mod:`.tasks` ---------------------------

@@ -97,7 +97,7 @@ class McpConnector(Connector):
         stderr: StderrPipe | None = None
         http: HttpStatus | None = None
         if isinstance(target, str):
-            http = HttpStatus(url=target.rstrip("/"))
+            http = HttpStatus(url=target.rstrip("/"), secrets=tuple(config.headers.values()))
             auth = None if self.authorizer is None else self.authorizer.auth(server, config)
             target = http_transport(target, config, http, auth)
         elif isinstance(target, StdioTarget | StdioServerParameters):
@@ -123,7 +123,9 @@ class McpConnector(Connector):
                     async with failed_at_connect(server, http), client:
                         if stderr is not None:
                             stderr.spawned()
-                        connection = McpConnection(client, on_elicit, http, server)
+                        connection = McpConnection(
+                            client, on_elicit, http, server, url_elicitation=url_elicitation
+                        )
                         holder.append(connection)
                         async with anyio.create_task_group() as group:
                             group.start_soon(connection.listen, on_list_changed, on_stream)

@@ -2,17 +2,21 @@
 the SDK's client, its read timeout, and the names of the HTTP failures it saw.
 
 The SDK turns a non-2xx answer without a JSON-RPC body into the error "Server returned
-an error response"; an event hook on mcpbind's HTTP client keeps the status, so that a
-connection refused with 401 or 403 says that the server requires authorization and any
-other status is named.
+an error response"; an event hook on mcpbind's HTTP client keeps the status and the
+server's own text, so that a connection refused with 401 (or 403 ``insufficient_scope``)
+says that the server requires authorization and any other status — a plain 403
+included — is named with what the server said.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import html
+import re
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import attrs
 
 from mcpbind.model import texts
@@ -25,9 +29,11 @@ __all__ = [
     "HTTP_READ_TIMEOUT",
     "HTTP_STAND_IN",
     "HttpStatus",
+    "body_text",
     "failed_at_connect",
     "http_read_timeout",
     "http_transport",
+    "is_refusal",
 ]
 
 HTTP_STAND_IN = "Server returned an error response"
@@ -48,6 +54,46 @@ def http_read_timeout(config: ServerConfig) -> float | None:
     return max(HTTP_READ_TIMEOUT, config.tool_timeout_sec + HTTP_READ_MARGIN)
 
 
+BODY_BYTES = 64 * 1024
+"""The largest failed answer whose text is read (by its ``Content-Length``)."""
+BODY_SECONDS = 5.0
+"""How long reading a failed answer's text may take before it is left unsaid."""
+TEXT_LIMIT = 200
+"""Characters of a failed answer's text that a message quotes."""
+REDACTED = "[redacted]"
+_SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie")
+_MARKUP = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>|<[^>]*>")
+
+
+def is_refusal(response: Any) -> bool:
+    """The server asks for authorization: 401, or 403 with an ``insufficient_scope``
+    challenge (OAuth's step-up, SPEC §11.15). Any other 403 is the server's refusal,
+    said with its own text."""
+    if response.status_code == 401:
+        return True
+    if response.status_code != 403:
+        return False
+    return "insufficient_scope" in response.headers.get("www-authenticate", "")
+
+
+def body_text(body: bytes, content_type: str, secrets: Iterable[str] = ()) -> str | None:
+    """SPEC §11.2: a failed answer's body as one short line: markup left out, every
+    whitespace run one space, each of ``secrets`` (and each long word of one, such as
+    the token of ``Bearer <token>``) replaced by ``[redacted]``, cut to
+    :data:`TEXT_LIMIT` characters; None when nothing is left."""
+    text = body.decode("utf-8", errors="replace")
+    if "html" in content_type.lower() or text.lstrip().startswith("<"):
+        text = html.unescape(_MARKUP.sub(" ", text))
+    words = {secret for secret in secrets if len(secret) >= 4}
+    words |= {part for secret in secrets for part in secret.split() if len(part) >= 8}
+    for secret in sorted(words, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if not line:
+        return None
+    return line if len(line) <= TEXT_LIMIT else line[: TEXT_LIMIT - 1] + "…"
+
+
 @attrs.define
 class HttpStatus:
     """What the HTTP transport saw of a server's failed answers (SPEC §11.2)."""
@@ -55,30 +101,62 @@ class HttpStatus:
     failed: str | None = None
     """The last non-2xx status, as ``401 Unauthorized``."""
     refused: bool = False
-    """The last failed answer was 401 or 403: the server requires authorization."""
+    """The last failed answer asked for authorization (:func:`is_refusal`)."""
+    said: str | None = None
+    """The text of the last failed answer that was not a refusal (:func:`body_text`)."""
     url: str | None = None
     """The server's URL: only its answers count, not those of the authorization
     requests around them (metadata discovery, registration, tokens; SPEC §11.15)."""
+    secrets: tuple[str, ...] = ()
+    """Values that must not be quoted from an answer: the server's configured headers
+    (its bearer token among them)."""
 
     async def on_response(self, response: Any) -> None:
         if self.url is not None and str(response.request.url).rstrip("/") != self.url:
             return
         if response.status_code >= 400:
+            refused = is_refusal(response)
+            said = None if refused else await self._text(response)
+            # All three at once, after the read: a concurrent request's failure never
+            # pairs this status with another answer's text.
             self.failed = f"{response.status_code} {response.reason_phrase}".strip()
-            self.refused = response.status_code in (401, 403)
+            self.refused, self.said = refused, said
+
+    async def _text(self, response: Any) -> str | None:
+        """What the server said in a failed answer, read once (the transport reads the
+        cached body after it), or None: too long, a stream, unreadable, too slow."""
+        length = response.headers.get("content-length")
+        content_type = response.headers.get("content-type", "")
+        if content_type.lower().startswith("text/event-stream"):
+            return None
+        if length is not None and (not length.isdigit() or int(length) > BODY_BYTES):
+            return None
+        body = None
+        try:
+            with anyio.move_on_after(BODY_SECONDS):
+                body = await response.aread()
+        except Exception:  # any failure to read leaves the text unsaid, never the status
+            return None
+        if not isinstance(body, bytes | bytearray):
+            return None
+        sent = [response.request.headers.get(name, "") for name in _SECRET_HEADERS]
+        return body_text(bytes(body[:BODY_BYTES]), content_type, (*self.secrets, *sent))
 
     def named(self, message: str) -> str | None:
-        """The status behind the SDK's stand-in error ``message``; None for any other
-        message, or when no failed answer was seen."""
+        """The status behind the SDK's stand-in error ``message``, with the server's text
+        when it gave one; None for any other message, or when no failed answer was seen."""
         if message != HTTP_STAND_IN or self.failed is None:
             return None
-        return f"the server answered HTTP {self.failed}"
+        if self.said is None:
+            return texts.HTTP_STATUS.format(status=self.failed)
+        return texts.HTTP_STATUS_TEXT.format(status=self.failed, text=self.said)
 
 
 @asynccontextmanager
 async def failed_at_connect(server: str, http: HttpStatus | None) -> AsyncIterator[None]:
-    """A connection that fails on an HTTP status says which, not the SDK's stand-in; on
-    401 or 403, that the server requires authorization."""
+    """A connection that fails on an HTTP status says which, not the SDK's stand-in, with
+    the server's text; on 401 (or 403 ``insufficient_scope``), that the server requires
+    authorization."""
     try:
         yield
     except Exception as error:

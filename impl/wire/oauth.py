@@ -44,6 +44,7 @@ from ..config.host import HostConfig
 from ..config.oauth import OAuthConfig
 from ..config.server import ServerConfig
 from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired
+from .http import is_refusal
 from .oauth_storage import Storage
 
 __all__ = ["MAX_AUTHORIZATIONS", "AuthStatus", "Authorizer", "LazyAuth", "has_authorization_header"]
@@ -89,12 +90,7 @@ class LazyAuth(httpx2.Auth):
         return str(response.request.url).rstrip("/") == self.url
 
     def _refused(self, response: Any) -> bool:
-        if response.status_code == 401:
-            return True
-        if response.status_code != 403:
-            return False
-        challenge = response.headers.get("www-authenticate", "")
-        return "insufficient_scope" in challenge
+        return is_refusal(response)
 
     async def _engaged(self) -> bool:
         if self._provider is not None:

@@ -57,7 +57,7 @@ HTTP_STAND_IN = "Server returned an error response"
 """The error the SDK's HTTP transport makes of a non-2xx answer without a JSON-RPC body
 (``mcp/client/streamable_http.py``); mcpbind names the status instead (SPEC §11.2).
 Pinned by
-``test_an_http_status_at_connect_is_named_and_401_or_403_says_authorization``."""
+``test_an_http_status_at_connect_is_named_and_a_refusal_says_authorization``."""
 
 AUTH_LOGGER = "mcp.client.auth.oauth2"
 """The logger on which the SDK's OAuth flow logs every failure with its traceback."""
@@ -93,19 +93,30 @@ def send_unvalidated(
     *,
     on_progress: OnWireProgress | None = None,
     name: str | None = None,
+    cancel_on_abandon: bool = False,
 ) -> Awaitable[Any]:
-    """A request the SDK does not know (SPEC §8.12), sent as the session sends every
-    request: stamped by its private ``_stamp`` (protocol version, capabilities, headers),
-    then handed to its private ``_dispatcher.send_raw_request`` with
+    """A request sent as the session sends every request: stamped by its private
+    ``_stamp`` (protocol version, capabilities, ``Mcp-Method``, ``Mcp-Name`` and the
+    ``Mcp-Param-*`` headers of a ``tools/call``), then handed to its private
+    ``_dispatcher.send_raw_request``; its raw result comes back unvalidated.
+
+    Two uses. A request the SDK does not know (SPEC §8.12) goes with
     ``cancel_on_abandon=False``, so that no courtesy ``notifications/cancelled`` follows
-    should it be abandoned (INV-7: a task's one signal is ``tasks/cancel``), and its raw
-    result comes back unvalidated. ``name`` goes into ``Mcp-Name`` (SEP-2663).
-    Pinned by ``test_cancelling_a_task_sends_one_tasks_cancel_and_gives_one_cancelled_result``
-    (the server's log: one ``tasks/cancel``, no ``notifications/cancelled``)."""
+    should it be abandoned (INV-7: a task's one signal is ``tasks/cancel``); ``name`` goes
+    into ``Mcp-Name`` (SEP-2663). Pinned by
+    ``test_cancelling_a_task_sends_one_tasks_cancel_and_gives_one_cancelled_result``
+    (the server's log: one ``tasks/cancel``, no ``notifications/cancelled``). And
+    ``tools/list`` and ``tools/call`` on 2026-07-28 sessions go with
+    ``cancel_on_abandon=True``, as the session's own ``send_request`` sends them, so
+    that mcpbind validates the result itself: the SDK's validation requires
+    ``resultType``, which the spec says a client MUST take as ``complete`` when absent
+    (SPEC §8.8). Pinned by
+    ``test_a_result_without_result_type_over_the_wire_is_complete`` and, for the
+    cancellation, ``test_cancel_sends_one_notification_and_the_server_cancels_its_handler``."""
     data: dict[str, Any] = {"method": method, "params": params}
     options: dict[str, Any] = {}
     session._stamp(data, options)
-    options["cancel_on_abandon"] = False
+    options["cancel_on_abandon"] = cancel_on_abandon
     if on_progress is not None:
         options["on_progress"] = on_progress
     if name is not None:

@@ -21,6 +21,7 @@ from ..values import ElicitationAnswer, ElicitationRequest
 
 __all__ = [
     "HEADER_MISMATCH",
+    "URL_ELICITATION_REQUIRED",
     "Connection",
     "ConnectionLost",
     "Connector",
@@ -34,6 +35,9 @@ __all__ = [
     "TaskHandle",
     "TaskPoll",
     "TaskState",
+    "UrlAnswer",
+    "UrlElicitationRequired",
+    "UrlStep",
 ]
 
 Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
@@ -82,6 +86,34 @@ class ServerError(RequestFailed):
         super().__init__(f"{message} (code {code})")
         self.code = code
         self.message = message
+
+
+URL_ELICITATION_REQUIRED = -32042
+"""The JSON-RPC code of a server that cannot process a request until the user has
+completed one or more URL-mode elicitations (MCP 2025-11-25 client/elicitation)."""
+
+UrlAnswer = Literal["accept", "decline", "cancel"]
+
+
+@attrs.frozen
+class UrlStep:
+    """One page the server needs the user to open before it can run a request."""
+
+    url: str
+    message: str
+    elicitation_id: str | None = None
+    answer: UrlAnswer | None = None
+    """The user's answer through the host's handler; None: nobody was asked (the host
+    takes no URL requests, or an earlier step was not accepted)."""
+
+
+class UrlElicitationRequired(ServerError):
+    """The server answered ``-32042`` with the URL-mode elicitations the user must
+    complete before the request can be retried (SPEC §11.10); the request did not run."""
+
+    def __init__(self, message: str, steps: tuple[UrlStep, ...]) -> None:
+        super().__init__(URL_ELICITATION_REQUIRED, message)
+        self.steps = steps
 
 
 TaskState = Literal["working", "input_required", "completed", "failed", "cancelled"]
@@ -139,7 +171,9 @@ class Connection(Protocol):
         awaited as ``on_progress(progress, total, message)`` (SPEC §8.10).
         ``task_support`` is the tool's ``execution.taskSupport`` as listed: ``required``
         asks a 2025-11-25 server that runs tasks for one (SPEC §8.12).
-        Raises ConnectionLost/RequestFailed."""
+        Raises ConnectionLost/RequestFailed; :class:`UrlElicitationRequired` when the
+        server answered ``-32042``, its steps answered through the host's elicitation
+        handler when it takes URLs (SPEC §11.10)."""
 
     async def poll_task(self, task: TaskHandle) -> TaskPoll:
         """One poll of ``task`` (SPEC §8.12): its status now, with the call's raw result

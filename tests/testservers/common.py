@@ -9,7 +9,7 @@ from typing import Annotated
 import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import Field
 
 Region = Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]
@@ -69,8 +69,10 @@ def make_server(
 ) -> MCPServer:
     """echo, whoami (the client's name and version), locate (an ``x-mcp-header``
     parameter), measure (structured, with an outputSchema), modes (the elicitation
-    modes the client advertises), steps (progress per step), refuse (a JSON-RPC error worded as
-    the TypeScript SDK words one), slow (a cancelled call appends its tag to
+    modes the client advertises), connect (answers -32042, URL elicitation required,
+    with ``accounts`` URLs to open; each call appends a line to STATE/connects), steps
+    (progress per step), refuse (a JSON-RPC error worded as the TypeScript SDK words
+    one), slow (a cancelled call appends its tag to
     STATE/cancelled). ``excludable``: :data:`EXCLUDABLE` is listed too;
     ``hidden_headers``: see :class:`_Listing`."""
     if excludable or hidden_headers:
@@ -107,6 +109,21 @@ def make_server(
     @server.tool(description="Answer with a JSON-RPC error, as the TypeScript SDK words one")
     def refuse() -> str:
         raise MCPError(-32042, "MCP error -32042: this needs a browser")
+
+    @server.tool(description="Needs the user to connect an account at a URL first")
+    def connect(accounts: int = 1) -> str:
+        with (state / "connects").open("a") as calls:
+            calls.write(f"{accounts}\n")
+        raise UrlElicitationRequiredError(
+            [
+                types.ElicitRequestURLParams(
+                    message=f"Connect your Example account {n}",
+                    url=f"https://example.com/connect?elicitationId=e{n}",
+                    elicitation_id=f"e{n}",
+                )
+                for n in range(1, accounts + 1)
+            ]
+        )
 
     @server.tool(description="Report progress once per step, then answer")
     async def steps(ctx: Context, count: int = 3, pause: float = 0.0) -> str:

@@ -5,7 +5,12 @@ An ASGI wrapper around the SDK's app: with ``MCPBIND_TEST_HTTP_LEGACY`` it answe
 client fall back to ``initialize`` and a session id; with ``MCPBIND_TEST_HTTP_LOG`` it
 appends ``POST <method>`` (or ``GET``, ``DELETE``) to that file for every request; with
 ``MCPBIND_TEST_HTTP_STATUS`` (e.g. 401) it answers every request with that status and a
-plain-text body, as a server behind an authorization gateway does.
+plain-text body, as a server behind an authorization gateway does: the body is
+``MCPBIND_TEST_HTTP_BODY`` (default ``no entry``) with ``MCPBIND_TEST_HTTP_TYPE`` as its
+content type (default ``text/plain``), the ``WWW-Authenticate`` header
+``MCPBIND_TEST_HTTP_CHALLENGE`` (a 401 gets ``Bearer realm="mcp"`` by default), and with
+``MCPBIND_TEST_HTTP_STATUS_METHOD`` only the POSTs of that JSON-RPC method get it (the
+server answers the others, so a session opens and one request fails).
 """
 
 from __future__ import annotations
@@ -29,10 +34,30 @@ def _methods(body: bytes) -> list[str]:
     return [m.get("method", "response") for m in batch if isinstance(m, dict)]
 
 
+def _refusal(status: int) -> Any:
+    """Answers a request with ``status`` (``MCPBIND_TEST_HTTP_BODY``, ``_TYPE``, ``_CHALLENGE``)."""
+    body = os.environ.get("MCPBIND_TEST_HTTP_BODY", "no entry").encode()
+    content_type = os.environ.get("MCPBIND_TEST_HTTP_TYPE", "text/plain").encode()
+    challenge = os.environ.get("MCPBIND_TEST_HTTP_CHALLENGE")
+    if challenge is None and status == 401:
+        challenge = 'Bearer realm="mcp"'
+
+    async def refuse(send: Any) -> None:
+        headers = [(b"content-type", content_type)]
+        if challenge:
+            headers.append((b"www-authenticate", challenge.encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return refuse
+
+
 def wrapped(app: Any) -> Any:
     legacy = bool(os.environ.get("MCPBIND_TEST_HTTP_LEGACY"))
     log_path = os.environ.get("MCPBIND_TEST_HTTP_LOG")
     status = int(os.environ.get("MCPBIND_TEST_HTTP_STATUS") or 0)
+    status_method = os.environ.get("MCPBIND_TEST_HTTP_STATUS_METHOD")
+    refuse = _refusal(status)
 
     def log(line: str) -> None:
         if log_path:
@@ -44,12 +69,8 @@ def wrapped(app: Any) -> Any:
             await app(scope, receive, send)
             return
         method = scope["method"]
-        if status:
-            headers = [(b"content-type", b"text/plain")]
-            if status == 401:
-                headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": b"no entry"})
+        if status and not status_method:
+            await refuse(send)
             return
         if method != "POST":
             log(method)
@@ -64,6 +85,9 @@ def wrapped(app: Any) -> Any:
         body = b"".join(chunks)
         methods = _methods(body)
         log("POST " + ",".join(methods))
+        if status and methods == [status_method]:
+            await refuse(send)
+            return
         if legacy and methods == ["server/discover"]:
             request_id = json.loads(body).get("id")
             error = {"code": -32601, "message": "Method not found"}

@@ -14,6 +14,7 @@ import anyio
 import anyio.abc
 
 SERVER = pathlib.Path(__file__).parent / "stdio_server.py"
+RAW_WIRE = pathlib.Path(__file__).parent / "raw_wire.py"
 
 
 def free_port() -> int:
@@ -22,11 +23,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def start_http_server(state: pathlib.Path, port: int, **env: str) -> anyio.abc.Process:
-    """``stdio_server.py`` serving streamable HTTP on 127.0.0.1:``port``; ``env`` adds its
-    settings (``MCPBIND_TEST_HTTP_LEGACY``, ``MCPBIND_TEST_HTTP_LOG``)."""
+async def start_http_server(
+    state: pathlib.Path, port: int, *, script: pathlib.Path = SERVER, **env: str
+) -> anyio.abc.Process:
+    """``script`` (default ``stdio_server.py``) serving streamable HTTP on
+    127.0.0.1:``port``; ``env`` adds its settings (``MCPBIND_TEST_HTTP_LEGACY``,
+    ``MCPBIND_TEST_HTTP_LOG``)."""
     return await anyio.open_process(
-        [sys.executable, str(SERVER), str(state)],
+        [sys.executable, str(script), str(state)],
         env={**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port), **env},
         stdin=subprocess.DEVNULL,
         stdout=None,
@@ -55,12 +59,13 @@ async def stop(process: anyio.abc.Process | None) -> None:
 
 @asynccontextmanager
 async def http_server(
-    state: pathlib.Path, *, listening: bool = False, **env: str
+    state: pathlib.Path, *, listening: bool = False, script: pathlib.Path = SERVER, **env: str
 ) -> AsyncIterator[int]:
     """An HTTP test server for the block; yields its port. ``listening``: wait until it
-    accepts connections first (the host does not wait for an optional server)."""
+    accepts connections first (the host does not wait for an optional server);
+    ``script``: which server (default ``stdio_server.py``)."""
     port = free_port()
-    process = await start_http_server(state, port, **env)
+    process = await start_http_server(state, port, script=script, **env)
     try:
         if listening:
             await wait_listening(port)

@@ -4,7 +4,8 @@ With ``MCPBIND_TEST_HTTP_PORT`` set it serves streamable HTTP on 127.0.0.1 inste
 ``MCPBIND_TEST_HTTP_LEGACY`` too it answers ``server/discover`` with "Method not found", so
 a client falls back to the ``initialize`` handshake and a session id (the handshake era);
 ``MCPBIND_TEST_HTTP_LOG`` names a file that gets one line per request (``POST <method>``,
-``GET``, ``DELETE``).
+``GET``, ``DELETE``); ``MCPBIND_TEST_HTTP_STATUS`` answers with an HTTP status instead
+(``http_era.py``).
 
 Writes its pid to STATE_DIR/pid; its tools are ``common.make_server``'s (with
 ``MCPBIND_TEST_EXCLUDABLE``, its excludable ones too; ``MCPBIND_TEST_HIDDEN_HEADERS=N``
