@@ -127,6 +127,9 @@ REQUIRED: dict[TraceKind, tuple[str, ...]] = {
     "disconnect": ("server",),
     "reconnect": ("server",),
     "list_changed": ("server",),
+    "stream_ended": ("server",),
+    "relisten": ("server",),
+    "session_expired": ("call_id",),
 }
 
 
