@@ -957,7 +957,7 @@ class Rules:
         assert binding.server is not None
         i = state.bound.index(binding.server)
         outputs: list[Output] = []
-        state = self.new_session(state, i, record, outputs)
+        state = self.new_session(state, i, record.call_id, outputs)
         if record.retried:
             text = texts.EXPIRED_AGAIN.format(server=binding.server, tool=binding.remote_name)
             t = self.end_call(state, record, "failed", text)
@@ -968,12 +968,10 @@ class Rules:
         t = self.start_refresh(state, i, state.servers[i])
         return Transition(t.state, (*outputs, *t.outputs))
 
-    def new_session(
-        self, state: State, i: int, refused: CallRecord, outputs: list[Output]
-    ) -> State:
+    def new_session(self, state: State, i: int, refused: str, outputs: list[Output]) -> State:
         """INV-14: the old session is gone: its refresh ends ``rejected`` (nothing is
-        installed), the new one listens (SPEC §5.7), and the server's other calls in flight
-        end as on a disconnect."""
+        installed), the new one listens (SPEC §5.7), and the server's calls in flight but
+        ``refused`` end as on a disconnect."""
         server = state.servers[i]
         name = state.bound.servers[i].name
         if server.refresh is not None:
@@ -981,7 +979,7 @@ class Rules:
             generation = state.registry.generation
             outputs.append(RefreshOutcome(name, "rejected", generation, "disconnected", reason))
         state = _with_server(state, i, evolve(server, refresh=None, listening=True))
-        return self.fail_expired_calls(state, name, refused.call_id, outputs)
+        return self.fail_expired_calls(state, name, refused, outputs)
 
     def fail_expired_calls(
         self, state: State, server: str, refused: str, outputs: list[Output]
