@@ -107,6 +107,14 @@ LAZY_ENVIRONMENT: frozenset[Environment] = frozenset(
 #: The server the ``lazy`` part starts ``lazy_when_cached`` with a cached catalog.
 LAZY_SERVERS = (SERVER_A,)
 
+#: The ``sessions`` part (SPEC §5.7, §8.13): the calls environment plus a ``list_changed``
+#: stream the server ends and the host's new one, and a session the server forgets,
+#: against ``git.hub`` doing both.
+SESSIONS_ENVIRONMENT: frozenset[Environment] = frozenset(
+    {*CALLS_ENVIRONMENT, "stream_ended", "relisten", "session_expired"}
+)
+SESSION_SERVERS = (SERVER_A,)
+
 
 def installable(spec: ServerSpec) -> ServerSpec:
     """The versions of ``spec`` that can install, each as a single page (SPEC §10.2).
@@ -139,12 +147,16 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the seven parts of SPEC §10.2.
+    """The standard bound, as the eight parts of SPEC §10.2, the large ones first: the
+    order :func:`~mcpbind.model.suite.run_suite` hands them to its workers.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
     ``calls``: the installable versions, calls-relevant environment; 2 steps, 3 calls.
     ``approval``: as ``calls`` with gating active (every MCP call waits for approve or
     deny); 2 steps, 2 calls.
+    ``sessions``: as ``calls`` with ``git.hub`` ending its ``list_changed`` stream and
+    forgetting the session (SPEC §5.7, §8.13), plus those events and the host's
+    ``relisten``; 1 step, 2 calls.
     ``lazy``: as ``calls`` with ``git.hub`` started lazily from a cached catalog (SPEC
     §3.5), plus host refreshes and failed listings; 2 steps, 2 calls.
     ``retry``: as ``calls`` plus rejections unrun (-32020, SPEC §8.9) and failed listings;
@@ -209,10 +221,18 @@ def standard_suite(
         max_calls=2 if calls is None else calls,
         environment=TASKS_ENVIRONMENT,
     )
+    sessions_part = attrs.evolve(
+        call_part,
+        servers=_set_for(call_part.servers, SESSION_SERVERS, streams=True, sessions=True),
+        max_steps=1 if steps is None else steps,
+        max_calls=2 if calls is None else calls,
+        environment=SESSIONS_ENVIRONMENT,
+    )
     return (
         Part("catalogs", catalogs),
         Part("calls", call_part),
         Part("approval", approval_part),
+        Part("sessions", sessions_part),
         Part("lazy", lazy_part),
         Part("retry", retry_part),
         Part("progress", progress_part),
@@ -255,6 +275,8 @@ def describe(bound: Bound) -> dict[str, object]:
                 "idle_timeout": s.idle_timeout,
                 "tool_max_sec": s.tool_max_sec,
                 "tasks": s.tasks,
+                "streams": s.streams,
+                "sessions": s.sessions,
                 "enabled_tools": None if s.enabled_tools is None else sorted(s.enabled_tools),
                 "disabled_tools": sorted(s.disabled_tools),
             }
@@ -292,6 +314,8 @@ def load_bound(data: Mapping[str, Any]) -> Bound:
                 idle_timeout=bool(server.get("idle_timeout", False)),
                 tool_max_sec=float(server.get("tool_max_sec", 3600.0)),
                 tasks=bool(server.get("tasks", False)),
+                streams=bool(server.get("streams", False)),
+                sessions=bool(server.get("sessions", False)),
                 enabled_tools=None if enabled is None else frozenset(enabled),
                 disabled_tools=frozenset(server.get("disabled_tools", ())),
             )

@@ -7,12 +7,15 @@ shortest event trace.
 
 Liveness is checked on the graph afterwards, over the *drain* events: what happens
 with no new input from the host or the environment (pages and answers arrive, calls
-fail or time out, lost servers come back, the approver answers):
+fail or time out, lost servers come back, the host listens again to a server that
+ended its stream, the approver answers):
 
 * LIVE-1: every maximal drain ends with every accepted call terminal;
 * LIVE-2: every maximal drain ends with every ``list_changed`` answered by a refresh
   that started after it;
-* both: no drain runs forever (the drain subgraph is acyclic).
+* LIVE-3: every maximal drain ends with every connected server listening and no change
+  unread (one that nobody heard while the stream was down);
+* all: no drain runs forever (the drain subgraph is acyclic).
 
 A maximal drain ends in a state with no drain event enabled; such states are
 reachable, so checking them all, plus acyclicity, covers every drain.
@@ -46,6 +49,7 @@ from .values import (
     Reconnect,
     RefreshOutcome,
     Refused,
+    Relisten,
     Result,
     Sent,
     State,
@@ -56,6 +60,7 @@ from .values import (
 
 __all__ = [
     "DRAIN_EVENTS",
+    "LIVENESS",
     "Report",
     "Violation",
     "explore",
@@ -78,6 +83,7 @@ DRAIN_EVENTS: tuple[type, ...] = (
     TaskCreated,  # a task is polled to its end (SPEC §8.12)
     TaskStatus,
     Reconnect,
+    Relisten,  # the host listens again, with backoff, until the server acknowledges it
 )
 
 
@@ -274,8 +280,12 @@ def _id_key(invariant: str) -> tuple[str, int]:
     return (family, int(number))
 
 
+LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")
+"""The liveness ids, checked on the drain subgraph (SPEC §4)."""
+
+
 def liveness_failures(states: list[State], drain: list[list[int]]) -> list[tuple[str, str, int]]:
-    """LIVE-1/LIVE-2 over the drain subgraph: ``(id, explanation, state index)``."""
+    """LIVE-1..LIVE-3 over the drain subgraph: ``(id, explanation, state index)``."""
     failures: list[tuple[str, str, int]] = []
     seen: set[str] = set()
     for index, successors in enumerate(drain):
@@ -296,9 +306,20 @@ def liveness_failures(states: list[State], drain: list[list[int]]) -> list[tuple
                 failures.append(
                     ("LIVE-2", f"drain ends with list_changed of {owed} unanswered", index)
                 )
+        if "LIVE-3" not in seen:
+            stale = [
+                s.name
+                for s, v in zip(state.bound.servers, state.servers, strict=False)
+                if v.unread or (v.connected and not v.listening)
+            ]
+            if stale:
+                seen.add("LIVE-3")
+                failures.append(
+                    ("LIVE-3", f"drain ends with {stale} not listening or a change unread", index)
+                )
     cycle = _drain_cycle(drain)
     if cycle is not None:
-        for inv in ("LIVE-1", "LIVE-2"):
+        for inv in LIVENESS:
             if inv not in seen:
                 failures.append((inv, "a drain can run forever (cycle of drain events)", cycle))
     return failures

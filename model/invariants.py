@@ -1,8 +1,8 @@
-"""One predicate per invariant of SPEC §4 (INV-1..INV-13), over states and transitions.
+"""One predicate per invariant of SPEC §4 (INV-1..INV-14), over states and transitions.
 
 A state predicate sees one reachable state; a transition predicate sees the state
 before, the event and the transition. Each returns ``None`` when the invariant holds
-and a one-line explanation when it does not. The liveness properties LIVE-1/LIVE-2
+and a one-line explanation when it does not. The liveness properties LIVE-1..LIVE-3
 need the whole reachable graph and live in :mod:`mcpbind.model.explore`.
 """
 
@@ -39,6 +39,7 @@ from .values import (
     Result,
     Sent,
     ServerSpec,
+    SessionExpired,
     State,
     Timeout,
     ToolDef,
@@ -581,7 +582,7 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
         closing = {
             "sent": texts.CLOSED_SENT,
             "task": texts.CLOSED_SENT,
-            "retrying": texts.CLOSED_RETRYING,
+            "retrying": texts.CLOSED_EXPIRED if record.expired else texts.CLOSED_RETRYING,
         }
         text = closing.get(record.phase, texts.CLOSED_UNSENT)
         if [(r.status, r.text) for r in got] != [("cancelled", text)]:
@@ -668,6 +669,88 @@ def inv_13_transition(before: State, event: Event, t: Transition) -> str | None:
     return None
 
 
+# --- INV-14 an expired session is replaced once per refusal ------------------------------
+
+
+def inv_14_state(state: State) -> str | None:
+    """INV-14: a call waiting after an expired session was refused once, and waits for a
+    listing of the new session: its server is connected with a refresh in flight, which
+    started after the expiry (the call never waits behind an older one)."""
+    for record in state.calls:
+        if not record.expired:
+            continue
+        if record.phase != "retrying" or not record.retried:
+            return f"{record.call_id} is marked expired while {record.phase}"
+        if record.behind:
+            return f"{record.call_id} waits behind a refresh of the expired session"
+        assert record.binding is not None
+        assert record.binding.server is not None
+        server = state.servers[state.bound.index(record.binding.server)]
+        if not server.connected or server.refresh is None:
+            return f"{record.call_id} waits for a new session's listing that is not in flight"
+    return None
+
+
+def inv_14_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-14: at ``session_expired(c)`` the host replaces the session in one transition:
+    ``c`` sends nothing and waits (phase ``retrying``), or ends ``failed`` if it had been
+    sent once more already; every other call of that server in flight ends ``failed``
+    (``DISCONNECTED``); a refresh in flight ends ``rejected``; the server stays connected
+    and listening, and a new listing (``tools/list``) starts. A call that waited after an
+    expiry is sent again only when a refresh of its server ended."""
+    if isinstance(event, SessionExpired):
+        problem = _expiry(before, event, t)
+        if problem is not None:
+            return problem
+    for record in t.state.calls:
+        old = before.call(record.call_id)
+        if record.phase != "sent" or old is None or not old.expired:
+            continue
+        assert record.binding is not None
+        server = record.binding.server
+        if not (isinstance(event, (ListDone, ListFailed)) and event.server == server):
+            return f"{record.call_id} was sent again by {event.kind} before its new listing ended"
+    return None
+
+
+def _expiry(before: State, event: SessionExpired, t: Transition) -> str | None:
+    """What ``session_expired`` must do at once (INV-14)."""
+    old = before.call(event.call_id)
+    new = t.state.call(event.call_id)
+    assert old is not None
+    assert new is not None
+    assert old.binding is not None
+    server = old.binding.server
+    assert server is not None
+    results = {o.call_id: o.status for o in t.outputs if isinstance(o, Result)}
+    if old.retried:
+        if new.phase != "done" or results.get(event.call_id) != "failed":
+            return f"{event.call_id} was refused unrun twice and is {new.phase}"
+    elif new.phase != "retrying" or not new.retried:
+        return f"{event.call_id} was refused unrun at an expiry and is {new.phase}, not waiting"
+    for record in before.calls:
+        binding = record.binding
+        mine = binding is not None and binding.server == server
+        in_flight = record.phase in ("sent", "task") and record.call_id != event.call_id
+        if mine and in_flight and results.get(record.call_id) != "failed":
+            return f"{record.call_id} stayed in flight on the expired session of {server}"
+    sent = [o for o in t.outputs if isinstance(o, Sent) and o.server == server]
+    if not any(o.method == "tools/list" and not o.detail for o in sent):
+        return f"the new session of {server} starts no listing"
+    i = before.bound.index(server)
+    outcomes = [
+        (o.status, o.kind)
+        for o in t.outputs
+        if isinstance(o, RefreshOutcome) and o.server == server
+    ]
+    if outcomes != ([("rejected", "disconnected")] if before.servers[i].refresh else []):
+        return f"the refresh of the expired session of {server} ended {outcomes}"
+    after = t.state.servers[i]
+    if not (after.connected and after.listening and after.refresh is not None):
+        return f"{server} is not connected, listening and listing on its new session"
+    return None
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "INV-1",
@@ -744,6 +827,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         inv_13_transition,
         frozenset({"call_rejected", "sent"}),
     ),
+    Invariant(
+        "INV-14",
+        "an expired session is replaced once per refusal",
+        inv_14_state,
+        inv_14_transition,
+        frozenset({"session_expired", "sent"}),
+    ),
 )
 _STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)
 _TRANSITION_CHECKS = tuple(
@@ -768,7 +858,7 @@ def triggers_of(before: State, event: Event, t: Transition) -> set[Trigger]:
         found.add("registry")
     if t.state.steps is not before.steps:
         found.add("steps")
-    if isinstance(event, (Call, CallRejected, Disconnect, Approve, Deny, Close)):
+    if isinstance(event, (Call, CallRejected, SessionExpired, Disconnect, Approve, Deny, Close)):
         found.add(event.kind)
     return found
 

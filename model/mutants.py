@@ -27,8 +27,10 @@ from .values import (
     Sent,
     ServerSpec,
     ServerState,
+    SessionExpired,
     SourceCatalog,
     State,
+    StreamEnded,
     TaskCreated,
     ToolDef,
     Transition,
@@ -416,6 +418,80 @@ class ReleaseLaneForTask(Mutant):
         return Transition(self.hand_off(t.state, record.step, outputs), tuple(outputs))
 
 
+class RefreshBeforeRelisten(Mutant):
+    name = "refresh_before_relisten"
+    target = "LIVE-3"
+    description = (
+        "refreshes when the server ends its list_changed stream and not when the host "
+        "listens again, so a change while the stream was down stays unread"
+    )
+    part = "sessions"
+
+    def _on_stream_ended(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, StreamEnded)
+        t = super()._on_stream_ended(state, event)
+        i = state.bound.index(event.server)
+        state = _with_server(t.state, i, evolve(t.state.servers[i], owed=True))
+        return self.notified(state, i)
+
+    def relistened(self, state: State, i: int) -> Transition:
+        return Transition(state)
+
+
+class RelistenWithoutRefresh(Mutant):
+    name = "relisten_without_refresh"
+    target = "LIVE-3"
+    description = "listens again without refreshing, so what was missed meanwhile stays unread"
+    part = "sessions"
+
+    def relistened(self, state: State, i: int) -> Transition:
+        return Transition(state)
+
+
+class ExpiredCallResentAtOnce(Mutant):
+    name = "expired_call_resent_at_once"
+    target = "INV-14"
+    description = (
+        "sends a call refused for an expired session again at once on the new session, "
+        "before its first listing ended"
+    )
+    part = "sessions"
+
+    def wait_for_new_session(self, state: State, record: CallRecord) -> Transition:
+        assert record.binding is not None
+        assert record.binding.server is not None
+        state = _replace_call(state, evolve(record, retried=True))
+        return Transition(
+            state, (Sent(record.binding.server, "tools/call", record.binding.remote_name),)
+        )
+
+
+class ExpiredCallResentEveryTime(Mutant):
+    name = "expired_call_resent_every_time"
+    target = "INV-14"
+    description = "a call refused again for an expired session waits and is sent again, forever"
+    part = "sessions"
+
+    def _on_session_expired(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, SessionExpired)
+        record = state.call(event.call_id)
+        assert record is not None
+        state = _replace_call(state, evolve(record, retried=False))
+        return super()._on_session_expired(state, event)
+
+
+class ExpiryKeepsOtherCalls(Mutant):
+    name = "expiry_keeps_other_calls"
+    target = "INV-14"
+    description = "leaves the server's other calls in flight on the session it no longer knows"
+    part = "sessions"
+
+    def fail_expired_calls(
+        self, state: State, server: str, refused: str, outputs: list[Output]
+    ) -> State:
+        return state
+
+
 class AcceptCallsAfterClose(Mutant):
     name = "accept_calls_after_close"
     target = "INV-12"
@@ -458,6 +534,11 @@ MUTANTS: tuple[Mutant, ...] = (
     CancelTaskWithNotification(),
     ResultFromLateTaskStatus(),
     ReleaseLaneForTask(),
+    RefreshBeforeRelisten(),
+    RelistenWithoutRefresh(),
+    ExpiredCallResentAtOnce(),
+    ExpiredCallResentEveryTime(),
+    ExpiryKeepsOtherCalls(),
 )
 
 

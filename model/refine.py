@@ -13,7 +13,9 @@ What the model leaves to its environment is taken from the trace, not guessed:
 
 * the listing a refresh reads is the one its ``list_done`` carries (the model's version
   numbers only count ``list_change`` notifications);
-* a server runs tasks once its ``list_done`` says so (``tasks``), or once it made one;
+* a server runs tasks once its ``list_done`` says so (``tasks``), or once it made one; it
+  ends its ``list_changed`` stream (``streams``) once a ``stream_ended`` says so, and
+  forgets sessions (``sessions``) once a ``session_expired`` does;
 * which deadline fired (``timeout`` with ``cap``) and whether a call waited for approval
   are timing and policy the model abstracts: a field the trace leaves out is tried both
   ways, and every state whose outputs match is kept. So the checker holds a *set* of
@@ -66,11 +68,14 @@ from .values import (
     RefreshRequested,
     Refused,
     Registry,
+    Relisten,
     Result,
     Sample,
     Sent,
     ServerSpec,
+    SessionExpired,
     State,
+    StreamEnded,
     TaskCreated,
     TaskEnd,
     TaskStatus,
@@ -297,6 +302,8 @@ class _Refiner:
         """The explorer's ids of accepted calls of MCP tools (a replay's gating)."""
         self.inputs = 0
         """Inputs taken so far: the index of the one being taken."""
+        self.causes: dict[int, str] = {}
+        """The inputs (by index) whose outputs an id of their own owes (``_CAUSE_IDS``)."""
 
     def start(self) -> _Candidate:
         t = self.rules.initial(self.bound)
@@ -337,6 +344,12 @@ class _Refiner:
         elif kind in ("disconnect", "reconnect") and server in self.names():
             event = Disconnect(server) if kind == "disconnect" else Reconnect(server)
             yield from self._apply(candidate, state, event)
+        elif kind == "stream_ended" and server in self.names():
+            # The server ends its streams: the trace says so (SPEC §5.7).
+            streaming = _with_spec(state, server, streams=True)
+            yield from self._apply(candidate, streaming, StreamEnded(server))
+        elif kind == "relisten" and server in self.names():
+            yield from self._apply(candidate, state, Relisten(server))
         elif kind == "close":
             yield from self._apply(candidate, state, Close())
         else:
@@ -442,6 +455,10 @@ class _Refiner:
             events.append((state, CallFailed(call_id, get("why") or "connection reset")))
         elif kind == "call_rejected":
             events.append((state, CallRejected(call_id)))
+        elif kind == "session_expired":
+            server = record_of.binding.server if record_of.binding else None
+            if server is not None:  # the server forgets sessions: the trace says so (§8.13)
+                events.append((_with_spec(state, server, sessions=True), SessionExpired(call_id)))
         elif kind == "cancel":
             events.append((state, Cancel(call_id)))
         elif kind == "approve":
@@ -563,16 +580,20 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
             item = observed(record)
             shown = [found for c in candidates if (found := _consume(c, item)) is not None]
             if not shown:
-                return _failed(refiner, candidates[0], _extra(candidates[0], record), most)
+                violation = _extra(refiner, candidates[0], record)
+                return _failed(refiner, candidates[0], violation, most)
             candidates = shown
             continue
         if record.kind == "end":
             done = [c for c in candidates if not c.owed]
             if not done:
-                return _failed(refiner, candidates[0], _missing(candidates[0], record), most)
+                violation = _missing(refiner, candidates[0], record)
+                return _failed(refiner, candidates[0], violation, most)
             candidates = done
             break
         refiner.inputs += 1
+        if record.kind in _CAUSE_IDS:
+            refiner.causes[refiner.inputs] = record.kind
         if record.kind == "call":
             refiner.offered(record.get("call_id"), closed=candidates[0].state.closed)
         following: list[_Candidate] = []
@@ -621,21 +642,26 @@ def _owed_text(candidate: _Candidate) -> str:
     return f"[{', '.join(shown)}]" if shown else "nothing"
 
 
-def _extra(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+def _extra(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
     item = observed(record)
     expected_text = f"one of the outputs the model owes: {_owed_text(candidate)}"
     blamed = _blame(candidate.state, item)
     call_id = _call_of(item)
-    earlier = [o for _, o in candidate.owed if call_id is not None and _call_of(o) == call_id]
-    if item in [o for _, o in candidate.owed] and earlier and earlier[0] != item:
+    earlier = [
+        (batch, o) for batch, o in candidate.owed if call_id is not None and _call_of(o) == call_id
+    ]
+    if item in [o for _, o in candidate.owed] and earlier and earlier[0][1] != item:
         # Owed, but after an output of the same call the trace has not shown: that one.
-        first = earlier[0]
-        blamed = _OWED_IDS.get(str(first[2] if first[0] == "sent" else first[0]), "REFINE")
+        batch, first = earlier[0]
+        blamed = _owed_blame(refiner, batch, first)
         expected_text = f"first {first!r}, which the model owes before it"
     elif item[0] == "result":
-        owed = [o for _, o in candidate.owed if o[0] == "result" and o[1] == item[1]]
+        owed = [(b, o) for b, o in candidate.owed if o[0] == "result" and o[1] == item[1]]
         if owed:  # the call's result, with another status or text than the model's
-            blamed = _blame_status(candidate.state, str(owed[0][2]), str(item[2]))
+            batch, first = owed[0]
+            blamed = _CAUSE_IDS.get(refiner.causes.get(batch, "")) or _blame_status(
+                candidate.state, str(first[2]), str(item[2])
+            )
     return TraceViolation(blamed, record.line, expected_text, repr(item))
 
 
@@ -661,6 +687,10 @@ def _blame_status(state: State, owed: str, seen: str) -> str:
     return "REFINE"
 
 
+#: Inputs whose outputs their own id owes, whatever the output (SPEC §14.5): a relisten's
+#: refresh (LIVE-3), what an expired session's replacement does (INV-14).
+_CAUSE_IDS = {"relisten": "LIVE-3", "session_expired": "INV-14"}
+
 #: What an output the trace never shows is owed under (SPEC §14.5).
 _OWED_IDS = {
     "published": "INV-1",
@@ -676,11 +706,18 @@ _OWED_IDS = {
 }
 
 
-def _missing(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+def _owed_blame(refiner: _Refiner, batch: int, item: Normal) -> str:
+    """The id an owed output belongs to: its input's own (``_CAUSE_IDS``), else its kind's."""
+    cause = _CAUSE_IDS.get(refiner.causes.get(batch, ""))
+    if cause is not None:
+        return cause
+    return _OWED_IDS.get(str(item[2] if item[0] == "sent" else item[0]), "REFINE")
+
+
+def _missing(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
     expected_text = f"by the end, the outputs the model owes: {_owed_text(candidate)}"
-    first = candidate.owed[0][1]
-    blamed = _OWED_IDS.get(str(first[2] if first[0] == "sent" else first[0]), "REFINE")
-    return TraceViolation(blamed, record.line, expected_text, "none")
+    batch, first = candidate.owed[0]
+    return TraceViolation(_owed_blame(refiner, batch, first), record.line, expected_text, "none")
 
 
 def _not_allowed(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
@@ -711,12 +748,14 @@ def _blame(state: State, item: Normal | None) -> str:
         i = state.bound.index(server) if server in [s.name for s in state.bound.servers] else -1
         if i >= 0 and not state.servers[i].connected:
             return "INV-8"
-        phases = {c.phase for c in state.calls if c.binding and c.binding.server == server}
+        mine = [c for c in state.calls if c.binding and c.binding.server == server]
+        phases = {c.phase for c in mine}
+        expired = any(c.phase == "retrying" and c.expired for c in mine)
         for phase, blamed in (
             ("approval", "INV-10"),
             ("queued", "INV-9"),
             ("starting", "INV-11"),
-            ("retrying", "INV-13"),
+            ("retrying", "INV-14" if expired else "INV-13"),
         ):
             if phase in phases:
                 return blamed

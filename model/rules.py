@@ -14,6 +14,12 @@ what the host would send or report is returned as outputs of the transition.
   listing, filters it, names it and replaces the source in one publication (INV-1,
   INV-3, INV-5, INV-6), or reports ``unchanged``/``rejected`` and publishes nothing.
   ``list_failed`` and ``disconnect`` end it ``rejected`` with the registry untouched.
+* Listening (SPEC §5.7). A server with ``streams`` may end the stream its
+  ``list_changed`` arrive on (``stream_ended``); until the host's ``relisten`` is
+  acknowledged a change is heard by nobody: the version moves, nothing is owed, and the
+  server is ``unread``. ``relisten`` does what a heard notification does (owed, a refresh
+  started or queued), so the refresh reads what was missed; any refresh that starts
+  clears ``unread``, and a disconnect ends the stream with the session (LIVE-3).
 * Steps (SPEC §7). ``sample`` captures the current registry value; the step's plan and
   router are both read from it, so later publications never reach it (INV-2).
 * Calls (SPEC §8). ``call`` resolves the name in the step's snapshot, then checks the
@@ -26,7 +32,11 @@ what the host would send or report is returned as outputs of the transition.
   ``call_rejected`` (the server refused the call unrun, -32020) puts it in phase
   ``retrying``: a refresh of its server starts (or is queued behind the one in flight),
   and when that refresh ends the call is sent once more, keeping its lane; a second
-  rejection ends it ``failed`` (INV-13).
+  rejection ends it ``failed`` (INV-13). ``session_expired`` (a server with ``sessions``
+  no longer knows the session: HTTP 404) replaces the session in one transition: the
+  server's other calls in flight fail as on a disconnect, its refresh in flight ends
+  ``rejected``, a refresh starts at once, and the refused call waits for it as a
+  rejected one does; a call is sent again at most once whatever refused it (INV-14).
 * Tasks (SPEC §8.12). A server with ``tasks`` may answer an in-flight call with a task
   (``task_created``): the call stays pending in phase ``task``, keeps its lane and its
   deadline, and ends when a poll finds the task terminal (``task_status``: completed,
@@ -97,13 +107,16 @@ from .values import (
     RefreshState,
     Refused,
     Registry,
+    Relisten,
     Result,
     Sample,
     Sent,
     ServerSpec,
     ServerState,
+    SessionExpired,
     SourceCatalog,
     State,
+    StreamEnded,
     TaskCreated,
     TaskStatus,
     Timeout,
@@ -223,6 +236,11 @@ class Rules:
                 for_server.append(ListChanged(name))
             if server.start != "dormant":  # a dormant server is woken, not reconnected
                 for_server.append(Disconnect(name) if server.connected else Reconnect(name))
+            if server.connected:
+                if not server.listening:
+                    for_server.append(Relisten(name))
+                elif spec.streams:
+                    for_server.append(StreamEnded(name))
             if allowed is None:
                 events.extend(for_server)
             else:
@@ -277,6 +295,8 @@ class Rules:
                 events.append(CallFailed(call_id))
             if allowed is None or "call_rejected" in allowed:
                 events.append(CallRejected(call_id))
+            if (allowed is None or "session_expired" in allowed) and self.expires(record, bound):
+                events.append(SessionExpired(call_id))
             if (allowed is None or "task_created" in allowed) and self.runs_tasks(record, bound):
                 events.append(TaskCreated(call_id))
         elif record.phase == "task":
@@ -305,6 +325,11 @@ class Rules:
             ):
                 events.append(Timeout(call_id))
         return events
+
+    def expires(self, record: CallRecord, bound: Bound) -> bool:
+        """SPEC §8.13: the call's server keeps a session it may forget."""
+        binding = record.binding
+        return binding is not None and binding.server in _session_servers(bound)
 
     def runs_tasks(self, record: CallRecord, bound: Bound) -> bool:
         """SPEC §8.12: the call's server may answer it with a task."""
@@ -387,10 +412,13 @@ class Rules:
             ListDone: self._on_list_done,
             ListFailed: self._on_list_failed,
             ListChanged: self._on_list_changed,
+            StreamEnded: self._on_stream_ended,
+            Relisten: self._on_relisten,
             Sample: self._on_sample,
             Call: self._on_call,
             CallResponded: self._on_call_responded,
             CallRejected: self._on_call_rejected,
+            SessionExpired: self._on_session_expired,
             CallFailed: self._on_call_failed,
             Cancel: self._on_cancel,
             Approve: self._on_approve,
@@ -423,7 +451,9 @@ class Rules:
         return self.start_refresh(state, i, server)
 
     def start_refresh(self, state: State, i: int, server: ServerState) -> Transition:
-        fresh = evolve(server, refresh=RefreshState(version=server.version))
+        """A refresh starts: it reads the version the server has now, so a change nobody
+        heard is read by it (LIVE-3)."""
+        fresh = evolve(server, refresh=RefreshState(version=server.version), unread=False)
         name = state.bound.servers[i].name
         return Transition(_with_server(state, i, fresh), (Sent(name, "tools/list"),))
 
@@ -601,7 +631,9 @@ class Rules:
         assert refresh is not None
         owed = server.owed and not (completed and refresh.fresh)
         if refresh.queued:
-            updated = ServerState(True, server.version, RefreshState(server.version), owed)
+            # The queued refresh starts: it reads the current version (LIVE-3).
+            refreshing = RefreshState(server.version)
+            updated = ServerState(True, server.version, refreshing, owed, None, server.listening)
             outputs.append(Sent(state.bound.servers[i].name, "tools/list"))
         else:
             updated = evolve(server, refresh=None, owed=owed, start=None)
@@ -640,7 +672,7 @@ class Rules:
                 name=record.name, server=binding.server, tool=binding.remote_name
             )
             return self.end_call(state, record, "unavailable", text)
-        state = _replace_call(state, evolve(record, phase="sent"))
+        state = _replace_call(state, evolve(record, phase="sent", expired=False))
         return Transition(state, (Sent(binding.server, "tools/call", binding.remote_name),))
 
     def settle_start(self, state: State, server: str, outputs: list[Output]) -> State:
@@ -672,7 +704,30 @@ class Rules:
         if not server.connected:
             # Nobody hears the notification; the reconnect refresh reads the new version.
             return Transition(_with_server(state, i, changed))
+        if not server.listening:
+            # SPEC §5.7: the stream is down, nobody hears it; no refresh has read it (LIVE-3).
+            return Transition(_with_server(state, i, evolve(changed, unread=True)))
         state = _with_server(state, i, evolve(changed, owed=True))
+        return self.notified(state, i)
+
+    def _on_stream_ended(self, state: State, event: Event) -> Transition:
+        """SPEC §5.7: the server ended its ``list_changed`` stream; the host hears nothing
+        until it listens again."""
+        assert isinstance(event, StreamEnded)
+        i = state.bound.index(event.server)
+        return Transition(_with_server(state, i, evolve(state.servers[i], listening=False)))
+
+    def _on_relisten(self, state: State, event: Event) -> Transition:
+        """SPEC §5.7 (LIVE-3): the host listens again; what it may have missed meanwhile is
+        read by a refresh, exactly as for a heard notification (LIVE-2's coalescing)."""
+        assert isinstance(event, Relisten)
+        i = state.bound.index(event.server)
+        state = _with_server(state, i, evolve(state.servers[i], listening=True))
+        return self.relistened(state, i)
+
+    def relistened(self, state: State, i: int) -> Transition:
+        """LIVE-3: listening again is heard as a notification: owed, and a refresh."""
+        state = _with_server(state, i, evolve(state.servers[i], owed=True))
         return self.notified(state, i)
 
     def notified(self, state: State, i: int) -> Transition:
@@ -726,7 +781,7 @@ class Rules:
         if sent:
             text = texts.CLOSED_SENT
         elif record.phase == "retrying":
-            text = texts.CLOSED_RETRYING
+            text = texts.CLOSED_EXPIRED if record.expired else texts.CLOSED_RETRYING
         else:
             text = texts.CLOSED_UNSENT
         outputs.append(Result(record.call_id, "cancelled", text))
@@ -887,6 +942,80 @@ class Rules:
             return self.coalesce(state, i, stale=False)
         return self.start_refresh(state, i, server)
 
+    def _on_session_expired(self, state: State, event: Event) -> Transition:
+        """SPEC §8.13 (INV-14): the server refused the call unrun, no longer knowing the
+        session (HTTP 404). In this one transition the host opens a new session: the
+        server's other calls in flight end as on a disconnect (INV-8), its refresh in flight
+        ends ``rejected``, and the new session's first listing starts. The refused call
+        waits for that listing to end, then is sent once more, as a call rejected unrun
+        (INV-13); refused again after a resend, it ends ``failed``."""
+        assert isinstance(event, SessionExpired)
+        record = state.call(event.call_id)
+        assert record is not None
+        binding = record.binding
+        assert binding is not None
+        assert binding.server is not None
+        i = state.bound.index(binding.server)
+        outputs: list[Output] = []
+        state = self.new_session(state, i, record.call_id, outputs)
+        if record.retried:
+            text = texts.EXPIRED_AGAIN.format(server=binding.server, tool=binding.remote_name)
+            t = self.end_call(state, record, "failed", text)
+        else:
+            t = self.wait_for_new_session(state, record)
+        outputs.extend(t.outputs)
+        state = t.state
+        t = self.start_refresh(state, i, state.servers[i])
+        return Transition(t.state, (*outputs, *t.outputs))
+
+    def new_session(self, state: State, i: int, refused: str, outputs: list[Output]) -> State:
+        """INV-14: the old session is gone: its refresh ends ``rejected`` (nothing is
+        installed), the new one listens (SPEC §5.7), and the server's calls in flight but
+        ``refused`` end as on a disconnect."""
+        server = state.servers[i]
+        name = state.bound.servers[i].name
+        if server.refresh is not None:
+            reason = texts.REJECT_DISCONNECTED.format(server=name)
+            generation = state.registry.generation
+            outputs.append(RefreshOutcome(name, "rejected", generation, "disconnected", reason))
+        state = _with_server(state, i, evolve(server, refresh=None, listening=True))
+        return self.fail_expired_calls(state, name, refused, outputs)
+
+    def fail_expired_calls(
+        self, state: State, server: str, refused: str, outputs: list[Output]
+    ) -> State:
+        """INV-14 (INV-8's texts): every call of ``server`` in flight on the expired session
+        but ``refused`` ends ``failed``, its outcome unknown; no late answer can come. A call
+        waiting for its retry is answered by the new session's first listing; a queued call
+        or one waiting for approval has sent nothing and goes on."""
+        steps: set[int] = set()
+        calls: list[CallRecord] = []
+        for record in state.calls:
+            binding = record.binding
+            if binding is None or binding.server != server or record.call_id == refused:
+                calls.append(record)
+            elif record.phase == "done":
+                calls.append(retired(evolve(record, late=False)) if record.late else record)
+            elif record.phase == "retrying":
+                calls.append(evolve(record, behind=False) if record.behind else record)
+            elif record.phase in ("sent", "task"):
+                text = texts.DISCONNECTED.format(server=server)
+                outputs.append(Result(record.call_id, "failed", text))
+                calls.append(retired(evolve(record, results=record.results + 1)))
+                steps.add(record.step)
+            else:
+                calls.append(record)
+        state = _evolve(state, calls=tuple(calls))
+        for index in sorted(steps):
+            state = self.hand_off(state, index, outputs)
+        return state
+
+    def wait_for_new_session(self, state: State, record: CallRecord) -> Transition:
+        """INV-14: the refused call leaves the wire and waits, keeping its lane, for the
+        new session's first listing (which starts after it: never ``behind``)."""
+        waiting = evolve(record, phase="retrying", retried=True, behind=False, expired=True)
+        return Transition(_replace_call(state, waiting))
+
     def waits_behind(self, server: ServerState) -> bool:
         """INV-13: a refresh already in flight may have read the listing the rejected call
         was built from; the retry waits for the one queued behind it."""
@@ -930,7 +1059,8 @@ class Rules:
         elif record.phase in ("sent", "task") and spec.idle_timeout:
             text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
         elif record.phase == "retrying":
-            text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
+            template = texts.TIMED_OUT_EXPIRED if record.expired else texts.TIMED_OUT_RETRYING
+            text = template.format(seconds=seconds, server=server)
         elif record.phase in ("sent", "task"):
             text = texts.TIMED_OUT.format(seconds=seconds)
         else:
@@ -963,6 +1093,7 @@ class Rules:
             retried=False,
             behind=False,
             progressed=0,
+            expired=False,
         )
         in_flight = record.phase in {"sent", "task"}
         if in_flight and (given_up or status in ("cancelled", "timed_out")):
@@ -1020,7 +1151,9 @@ class Rules:
                     event.server, "rejected", state.registry.generation, "disconnected", reason
                 )
             )
-        state = _with_server(state, i, evolve(server, connected=False, refresh=None, start=None))
+        # A new session listens anew (SPEC §5.7): the stream ends with this one.
+        lost = evolve(server, connected=False, refresh=None, start=None, listening=True)
+        state = _with_server(state, i, lost)
         return Transition(self.fail_calls(state, event.server, outputs), tuple(outputs))
 
     def lost_start_fails(self, record: CallRecord) -> bool:
@@ -1093,6 +1226,12 @@ def _guard_key(event: Event) -> Event:
 def _idle_servers(bound: Bound) -> frozenset[str]:
     """The servers of ``bound`` with an idle timeout (the explorer's hot path)."""
     return frozenset(s.name for s in bound.servers if s.idle_timeout)
+
+
+@functools.cache
+def _session_servers(bound: Bound) -> frozenset[str]:
+    """The servers of ``bound`` that may forget the host's session (the hot path)."""
+    return frozenset(s.name for s in bound.servers if s.sessions)
 
 
 @functools.cache
@@ -1278,6 +1417,20 @@ GUARDS: dict[type[Event], Guard] = {
             s, "list_changed", lambda spec, server: server.version + 1 < len(spec.versions)
         ),
     ),
+    StreamEnded: Guard(
+        "the server is connected and listening on a stream it may end (`streams`)",
+        lambda s: _some_server(
+            s,
+            "stream_ended",
+            lambda spec, server: spec.streams and server.connected and server.listening,
+        ),
+    ),
+    Relisten: Guard(
+        "the server is connected and not listening",
+        lambda s: _some_server(
+            s, "relisten", lambda spec, server: server.connected and not server.listening
+        ),
+    ),
     Sample: Guard(
         "fewer steps than the bound's",
         lambda s: not s.closed and len(s.steps) < s.bound.max_steps,
@@ -1292,6 +1445,16 @@ GUARDS: dict[type[Event], Guard] = {
         lambda s: _some_call(s, lambda r: _answerable(s, r)),
     ),
     CallRejected: Guard("the call is in flight", lambda s: _in_phase(s, "call_rejected", "sent")),
+    SessionExpired: Guard(
+        "the call is in flight (not as a task) to a server that may forget its session "
+        "(`sessions`)",
+        lambda s: (
+            _allows(s, "session_expired")
+            and _some_call(
+                s, lambda r: r.phase == "sent" and _server_of(r) in _session_servers(s.bound)
+            )
+        ),
+    ),
     CallFailed: Guard(
         "the call is in flight (as a task: a poll failed)",
         lambda s: _in_phase(s, "call_failed", "sent", "task"),

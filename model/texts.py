@@ -119,6 +119,19 @@ CLOSED_RETRYING: Final = (
     "call cancelled: the host closed while the call waited to be sent again; the server "
     "had rejected it unrun (code -32020)"
 )
+EXPIRED_AGAIN: Final = (
+    "server {server!r} refused the call of {tool!r} again when it was sent once more "
+    "(HTTP 404: the server did not know the session); the tool did not run"
+)
+TIMED_OUT_EXPIRED: Final = (
+    "call timed out after {seconds} seconds while waiting to send it again: server "
+    "{server!r} no longer knew the session (HTTP 404) and its catalog is being listed on "
+    "a new one; the tool did not run"
+)
+CLOSED_EXPIRED: Final = (
+    "call cancelled: the host closed while the call waited to be sent again; the server "
+    "had refused it unrun (HTTP 404: it no longer knew the session)"
+)
 TASK_FAILED: Final = "the task running {tool!r} on server {server!r} failed: {why}"
 TASK_NO_MESSAGE: Final = "the server gave no reason"
 """``why`` of :data:`TASK_FAILED` when the task's status carries no message."""

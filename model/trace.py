@@ -22,9 +22,9 @@ The monitors decide from the trace alone:
   no second result; no result names a call never made;
 * INV-5: after every publication the names of all sources are distinct;
 * INV-7: no call gets two cancellation signals (``notifications/cancelled`` or
-  ``tasks/cancel``); a call whose ``tools/call`` was sent (and not rejected unrun since,
-  ``call_rejected``) and that ended ``cancelled`` or ``timed_out`` got one, by the end; a
-  call that ended ``ok``/``error`` got none;
+  ``tasks/cancel``); a call whose ``tools/call`` was sent (and not refused unrun since,
+  ``call_rejected`` or ``session_expired``) and that ended ``cancelled`` or ``timed_out``
+  got one, by the end; a call that ended ``ok``/``error`` got none;
 * INV-8: nothing is sent to a server between its ``disconnect`` and its ``reconnect``;
 * INV-9 (with the header's ``server_options``): no ``tools/call`` of an exclusive call of
   a step while another exclusive call of that step is in flight, the lanes read from the
@@ -34,9 +34,15 @@ The monitors decide from the trace alone:
 * INV-12: after ``close`` no call gets a result unless it was pending at the close (those
   end ``cancelled``), every later ``call`` is ``refused``, and each server's ``close`` is
   the last thing sent to it;
+* INV-14: after a call's ``session_expired`` it is sent again only once a first-page
+  ``tools/list`` to its server sent after the expiry was answered (``list_done`` or
+  ``list_failed``), and at most twice in all; the calls of that server in flight at the
+  expiry end ``failed``;
 * LIVE-1 (at ``end``): every accepted call has its result;
 * LIVE-2 (at ``end``): every ``list_changed`` of a connected server was followed by a
-  ``refresh_outcome`` of that server.
+  ``refresh_outcome`` of that server;
+* LIVE-3 (at ``end``): every ``stream_ended`` of a server still connected was followed by
+  its ``relisten``, then a first-page ``tools/list`` to it, then its ``refresh_outcome``.
 
 Pure: no I/O; :mod:`mcpbind.cli.trace` reads the file.
 """
@@ -127,6 +133,9 @@ REQUIRED: dict[TraceKind, tuple[str, ...]] = {
     "disconnect": ("server",),
     "reconnect": ("server",),
     "list_changed": ("server",),
+    "stream_ended": ("server",),
+    "relisten": ("server",),
+    "session_expired": ("call_id",),
 }
 
 
@@ -398,7 +407,7 @@ def _inv_7(records: list[TraceRecord]) -> Iterator[TraceViolation]:
         call_id = record.get("call_id")
         if record.kind == "sent" and record.get("method") == "tools/call" and call_id:
             in_flight.add(call_id)
-        elif record.kind == "call_rejected":
+        elif record.kind in ("call_rejected", "session_expired"):
             in_flight.discard(call_id)  # refused unrun: nothing of it runs until resent
         elif record.kind == "sent" and record.get("method") in SIGNALS:
             signals[call_id] = signals.get(call_id, 0) + 1
@@ -472,6 +481,77 @@ def _inv_12(records: list[TraceRecord]) -> Iterator[TraceViolation]:
                 return
 
 
+_ENDS_OR_REFUSES = frozenset(
+    {
+        "call_responded",
+        "call_failed",
+        "call_rejected",
+        "session_expired",
+        "task_status",
+        "cancel",
+        "timeout",
+    }
+)
+"""Inputs after which a call is no longer in flight on its session (INV-14)."""
+
+
+def _first_page(record: TraceRecord) -> bool:
+    """A ``tools/list`` that starts a listing (a next page carries its cursor's detail)."""
+    return (
+        record.kind == "sent" and record.get("method") == "tools/list" and not record.get("detail")
+    )
+
+
+def _inv_14(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    server_of: dict[str, str] = {}  # call -> the server its tools/call went to
+    sends: dict[str, int] = {}  # call -> its tools/call so far
+    in_flight: set[str] = set()
+    expired: set[str] = set()  # calls that had a session_expired
+    waiting: dict[str, str] = {}  # call -> "expired", "listing" or "listed"
+    doomed: set[str] = set()  # calls in flight at an expiry of their server
+    for record in records:
+        kind = record.kind
+        call_id = record.get("call_id")
+        server = record.get("server")
+        if kind == "sent" and record.get("method") == "tools/call" and call_id:
+            sends[call_id] = sends.get(call_id, 0) + 1
+            server_of.setdefault(call_id, server)
+            if call_id in expired and sends[call_id] > 2:
+                expected = f"at most two tools/call for {call_id}, whose session expired"
+                yield TraceViolation("INV-14", record.line, expected, f"a third: {_show(record)}")
+                return
+            if waiting.pop(call_id, "listed") != "listed":
+                expected = f"{call_id} sent again only after a listing of the new session ended"
+                yield TraceViolation("INV-14", record.line, expected, _show(record))
+                return
+            in_flight.add(call_id)
+        elif _first_page(record):
+            for other, stage in waiting.items():
+                if stage == "expired" and server_of.get(other) == server:
+                    waiting[other] = "listing"
+        elif kind in ("list_done", "list_failed"):
+            for other, stage in waiting.items():
+                if stage == "listing" and server_of.get(other) == server:
+                    waiting[other] = "listed"
+        elif kind == "session_expired" and call_id in server_of:
+            expired.add(call_id)
+            waiting[call_id] = "expired"
+            in_flight.discard(call_id)
+            lost = server_of[call_id]
+            doomed |= {other for other in in_flight if server_of.get(other) == lost}
+        elif kind in _ENDS_OR_REFUSES:
+            in_flight.discard(call_id)
+        elif kind == "result":
+            in_flight.discard(call_id)
+            waiting.pop(call_id, None)
+            if call_id in doomed:
+                doomed.discard(call_id)
+                if record.get("status") != "failed":
+                    expected = f"{call_id}, in flight when its server's session expired, fails"
+                    yield TraceViolation("INV-14", record.line, expected, _show(record))
+                    return
+
+
 def _live_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     calls: dict[str, int] = {}
     refused: set[str] = set()
@@ -513,6 +593,29 @@ def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             yield TraceViolation("LIVE-2", line, expected, "none by the end")
 
 
+def _live_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    pending: dict[str, tuple[str, int]] = {}  # server -> (stage, line of its stream_ended)
+    for record in records:
+        server = record.get("server")
+        stage = pending.get(server, ("", 0))[0]
+        if record.kind == "stream_ended":
+            pending[server] = ("ended", pending.get(server, ("", record.line))[1])
+        elif record.kind == "relisten" and stage:
+            pending[server] = ("listening", pending[server][1])
+        elif stage == "listening" and _first_page(record):
+            pending[server] = ("listing", pending[server][1])
+        elif record.kind == "refresh_outcome" and stage == "listing":
+            del pending[server]
+        elif record.kind == "disconnect":
+            pending.pop(server, None)  # a new session listens anew
+        elif record.kind == "close":
+            pending.clear()  # LIVE-3 is about an open host (SPEC §3.6)
+        elif record.kind == "end" and pending:
+            server, (_, line) = min(pending.items(), key=lambda item: item[1][1])
+            expected = f"{server!r} listened to again and refreshed after its stream ended"
+            yield TraceViolation("LIVE-3", line, expected, "none by the end")
+
+
 _MONITORS = (
     _inv_1,
     _inv_3,
@@ -523,6 +626,8 @@ _MONITORS = (
     _inv_9,
     _inv_10,
     _inv_12,
+    _inv_14,
     _live_1,
     _live_2,
+    _live_3,
 )

@@ -53,13 +53,16 @@ __all__ = [
     "RefreshState",
     "Refused",
     "Registry",
+    "Relisten",
     "Result",
     "Sample",
     "Sent",
     "ServerSpec",
     "ServerState",
+    "SessionExpired",
     "SourceCatalog",
     "State",
+    "StreamEnded",
     "TaskCreated",
     "TaskEnd",
     "TaskStatus",
@@ -131,6 +134,12 @@ class ServerSpec:
     """The server may answer a call with a task, which the host then polls (SPEC §8.12)."""
     enabled_tools: frozenset[str] | None = None
     disabled_tools: frozenset[str] = frozenset()
+    streams: bool = False
+    """The server's ``list_changed`` arrive on a ``subscriptions/listen`` stream it may end
+    (2026-07-28, SPEC §5.7): ``stream_ended`` is possible."""
+    sessions: bool = False
+    """The server keeps an HTTP session it may forget (SPEC §8.13): a call sent to it may
+    be refused unrun (``session_expired``)."""
 
     @property
     def source(self) -> str:
@@ -266,12 +275,19 @@ class ServerState:
     start: Start | None = None
     """A lazy start (SPEC §3.5): ``dormant`` (cached catalog installed, never connected),
     ``starting`` (woken: connected, its first refresh in flight); None once settled."""
+    listening: bool = True
+    """The host hears the server's ``list_changed`` (SPEC §5.7): False once the server
+    ended the stream they arrive on, until ``relisten``. A new session listens anew."""
+    unread: bool = False
+    """The catalog changed while nobody listened, and no refresh has started since (one
+    that starts reads the current version): LIVE-3."""
 
 
 CallPhase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
-"""``retrying``: the server rejected the call unrun (-32020, SPEC §8.9); it waits for a
-refresh of that server, then is sent once more. ``task``: the server answered the call
-with a task (SPEC §8.12); the host polls it until its terminal status."""
+"""``retrying``: the server refused the call unrun (-32020, SPEC §8.9; or an expired
+session, §8.13); it waits for a refresh of that server, then is sent once more.
+``task``: the server answered the call with a task (SPEC §8.12); the host polls it until
+its terminal status."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -299,6 +315,9 @@ class CallRecord:
     task: bool = False
     """It runs as a task (SPEC §8.12): ended early, it is cancelled with ``tasks/cancel``;
     with ``late``, what may still come is the task's status, not an answer."""
+    expired: bool = False
+    """``retrying`` because the server no longer knew the session (SPEC §8.13, INV-14),
+    not because it rejected the call's headers: what a timeout or close says of it."""
 
 
 @attrs.frozen(cache_hash=True)
@@ -329,10 +348,13 @@ EventKind = Literal[
     "list_done",
     "list_failed",
     "list_changed",
+    "stream_ended",
+    "relisten",
     "sample",
     "call",
     "call_responded",
     "call_rejected",
+    "session_expired",
     "call_failed",
     "cancel",
     "approve",
@@ -393,6 +415,25 @@ class ListChanged:
 
 
 @attrs.frozen
+class StreamEnded:
+    """The server ended, gracefully, the ``subscriptions/listen`` stream its
+    ``list_changed`` arrive on (SPEC §5.7): the host hears no change until it listens
+    again. The SDK neither listens again nor replays what was missed."""
+
+    kind: ClassVar[EventKind] = "stream_ended"
+    server: str
+
+
+@attrs.frozen
+class Relisten:
+    """The server acknowledged the host's new ``subscriptions/listen`` stream (SPEC §5.7):
+    the host hears changes again and refreshes for those it may have missed."""
+
+    kind: ClassVar[EventKind] = "relisten"
+    server: str
+
+
+@attrs.frozen
 class Sample:
     kind: ClassVar[EventKind] = "sample"
 
@@ -419,6 +460,15 @@ class CallRejected:
     the arguments): it refused the call before running it (SPEC §8.9)."""
 
     kind: ClassVar[EventKind] = "call_rejected"
+    call_id: str
+
+
+@attrs.frozen
+class SessionExpired:
+    """The server refused the call unrun with HTTP 404: it no longer knows the host's
+    session (SPEC §8.13). The host opens a new session; the call never ran."""
+
+    kind: ClassVar[EventKind] = "session_expired"
     call_id: str
 
 
@@ -523,10 +573,13 @@ Event = (
     | ListDone
     | ListFailed
     | ListChanged
+    | StreamEnded
+    | Relisten
     | Sample
     | Call
     | CallResponded
     | CallRejected
+    | SessionExpired
     | CallFailed
     | Cancel
     | Approve
@@ -545,10 +598,13 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ListDone,
     ListFailed,
     ListChanged,
+    StreamEnded,
+    Relisten,
     Sample,
     Call,
     CallResponded,
     CallRejected,
+    SessionExpired,
     CallFailed,
     Cancel,
     Approve,

@@ -10,7 +10,7 @@ from cli_runner import mcpbind
 
 from mcpbind.model import explore
 from mcpbind.model.bounds import standard_suite
-from mcpbind.model.explore import liveness_failures, replay
+from mcpbind.model.explore import LIVENESS, liveness_failures, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 from mcpbind.model.suite import Run
 from mcpbind.model.table import BEGIN, END, render
@@ -33,12 +33,14 @@ PINNED = {
     ("progress", "revalidate"): (4101, 37169),
     ("tasks", "frozen"): (10409, 123319),
     ("tasks", "revalidate"): (10053, 118313),
+    ("sessions", "frozen"): (22497, 249281),
+    ("sessions", "revalidate"): (22173, 245355),
 }
 
 
 @pytest.mark.slow
 def test_standard_suite_has_no_violation_and_its_pinned_size(standard_runs: list[Run]):
-    """INV-1..INV-13 on every reachable state and transition; LIVE-1/LIVE-2 on every drain."""
+    """INV-1..INV-14 on every reachable state and transition; LIVE-1..LIVE-3 on every drain."""
     sizes = {(r.part, r.policy): (r.report.states, r.report.transitions) for r in standard_runs}
     assert sizes == PINNED
     for run in standard_runs:
@@ -93,6 +95,17 @@ def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[
     assert ("timeout", "result timed_out, send tasks/cancel") in seen
     assert ("call_failed", "result failed, send tasks/cancel") in seen
     assert "result cancelled, send close, send tasks/cancel" in closes
+    # SPEC §5.7, §8.13: a relisten refreshes (or queues one behind the refresh running); an
+    # expired session fails the other calls in flight, ends the refresh in flight and
+    # lists anew; a call refused again after its resend ends failed.
+    assert ("stream_ended", "state only") in seen
+    assert ("relisten", "send tools/list") in seen
+    assert ("relisten", "state only") in seen
+    assert ("list_changed", "state only") in seen
+    expiries = {effect for kind, effect in seen if kind == "session_expired"}
+    assert "send tools/list" in expiries
+    assert "refresh rejected (disconnected), result failed, send tools/list" in expiries
+    assert "result failed, send tools/call, send tools/list" in expiries  # the lane hands off
 
 
 @pytest.mark.slow
@@ -166,7 +179,7 @@ def test_a_trigger_set_that_hides_a_violation_is_caught(monkeypatch):
 def test_mutant_names_are_unique_and_each_names_a_known_invariant():
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names))
-    ids = {f"INV-{n}" for n in range(1, 14)} | {"LIVE-1", "LIVE-2"}
+    ids = {f"INV-{n}" for n in range(1, 15)} | set(LIVENESS)
     assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
 
 
@@ -194,7 +207,7 @@ def test_liveness_catches_a_drain_that_can_run_forever():
     s0 = initial(state).state
     # two states draining into each other, no drain-terminal state
     failures = liveness_failures([s0, s0], [[1], [0]])
-    assert {inv for inv, _, _ in failures} == {"LIVE-1", "LIVE-2"}
+    assert {inv for inv, _, _ in failures} == {"LIVE-1", "LIVE-2", "LIVE-3"}
     assert liveness_failures([s0, s0], [[1], []]) == []
 
 
@@ -206,7 +219,16 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
     assert result["violations"] == []
     assert result["bound"]["policies"] == ["frozen"]
     parts = [p["name"] for p in result["bound"]["parts"]]
-    assert parts == ["catalogs", "calls", "approval", "lazy", "retry", "progress", "tasks"]
+    assert parts == [
+        "catalogs",
+        "calls",
+        "approval",
+        "sessions",
+        "lazy",
+        "retry",
+        "progress",
+        "tasks",
+    ]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
 
 

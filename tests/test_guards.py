@@ -27,14 +27,16 @@ from mcpbind.model.values import (
 
 def small_bounds() -> list[Bound]:
     """Every part of the standard suite, cut down: one step and one call (two calls in
-    ``calls``, so that a call queues behind another), and the catalogs part on one server
-    with the whole environment allowed (``environment=None``)."""
+    ``calls`` and ``sessions``, so that a call queues behind another and an expired
+    session fails one), and the catalogs part on one server with the whole environment
+    allowed (``environment=None``)."""
     parts = {p.name: p.bound for p in standard_suite("revalidate", steps=1, calls=1)}
     catalogs = standard_suite("revalidate", servers=1, steps=2, calls=1)[0].bound
     return [
         attrs.evolve(catalogs, environment=None),
         attrs.evolve(parts["calls"], max_calls=2),
         *(parts[name] for name in ("approval", "lazy", "retry", "progress", "tasks")),
+        attrs.evolve(parts["sessions"], max_calls=2),
     ]
 
 

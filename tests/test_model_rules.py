@@ -31,11 +31,14 @@ from mcpbind.model import (
     RefreshOutcome,
     RefreshRequested,
     Refused,
+    Relisten,
     Result,
     Sample,
     Sent,
     ServerSpec,
+    SessionExpired,
     State,
+    StreamEnded,
     Timeout,
     ToolDef,
     check_state,
@@ -559,6 +562,118 @@ def test_a_second_rejection_fails_the_call_and_a_waiting_retry_owes_no_cancellat
     (result,) = outputs
     assert isinstance(result, Result)
     assert result.text == texts.TIMED_OUT_RETRYING.format(seconds="300", server="fs")
+
+
+# --- SPEC §5.7, LIVE-3: a list_changed stream the server ends ----------------------------
+
+STREAMING = attrs.evolve(WRITER, streams=True)
+
+
+def test_a_change_while_the_stream_is_down_is_unread_until_the_host_listens_again():
+    """LIVE-3: nobody hears it (nothing owed, no refresh); relisten refreshes for it."""
+    b = bound(STREAMING)
+    state, outputs = run(b, ListDone("fs"), StreamEnded("fs"), ListChanged("fs"))
+    assert outputs == []
+    server = state.servers[0]
+    assert (server.listening, server.unread, server.owed, server.refresh) == (
+        False,
+        True,
+        False,
+        None,
+    )
+    assert Relisten("fs") in enabled(state)
+    assert StreamEnded("fs") not in enabled(state)
+    state, outputs = run(b, ListDone("fs"), StreamEnded("fs"), ListChanged("fs"), Relisten("fs"))
+    assert outputs == [Sent("fs", "tools/list")]
+    assert (state.servers[0].listening, state.servers[0].unread) == (True, False)
+    assert state.servers[0].refresh is not None
+    assert state.servers[0].refresh.version == 1  # it reads what was missed
+
+
+def test_a_relisten_during_a_refresh_queues_exactly_one_more():
+    b = bound(STREAMING)
+    state, outputs = run(b, StreamEnded("fs"), Relisten("fs"))
+    assert outputs == []
+    assert state.servers[0].refresh is not None
+    assert state.servers[0].refresh.queued
+    _, outputs = run(b, StreamEnded("fs"), Relisten("fs"), ListDone("fs"))
+    assert outputs[-1] == Sent("fs", "tools/list")
+
+
+def test_a_disconnect_ends_the_stream_with_the_session_and_the_reconnect_reads_the_change():
+    b = bound(STREAMING)
+    events = (ListDone("fs"), StreamEnded("fs"), ListChanged("fs"), Disconnect("fs"))
+    state, _ = run(b, *events)
+    assert state.servers[0].listening
+    assert Relisten("fs") not in enabled(state)
+    state, outputs = run(b, *events, Reconnect("fs"))
+    assert outputs == [Sent("fs", "tools/list")]
+    assert not state.servers[0].unread
+
+
+def test_a_server_that_does_not_end_its_stream_has_no_stream_event():
+    state, _ = run(bound(WRITER), ListDone("fs"))
+    kinds = {event.kind for event in enabled(state)}
+    assert not kinds & {"stream_ended", "relisten"}
+
+
+# --- SPEC §8.13, INV-14: a session the server no longer knows ------------------------------
+
+EXPIRING = ServerSpec("fs", versions=(((WRITE, READ),), ((WRITE, READ),)), sessions=True)
+TWO_IN_FLIGHT = (
+    ListDone("fs"),
+    Sample(),
+    Call(0, "c1", "mcp__fs__write"),
+    Call(0, "c2", "mcp__fs__read"),
+)
+
+
+def test_an_expired_session_fails_the_other_calls_ends_the_refresh_and_lists_anew():
+    b = bound(EXPIRING)
+    events = (*TWO_IN_FLIGHT, RefreshRequested("fs"), SessionExpired("c1"))
+    state, outputs = run(b, *events)
+    assert outputs == [
+        RefreshOutcome(
+            "fs", "rejected", 1, "disconnected", texts.REJECT_DISCONNECTED.format(server="fs")
+        ),
+        Result("c2", "failed", texts.DISCONNECTED.format(server="fs")),
+        Sent("fs", "tools/list"),
+    ]
+    record = state.call("c1")
+    assert record is not None
+    assert (record.phase, record.retried, record.expired) == ("retrying", True, True)
+    assert state.servers[0].connected
+    assert state.registry.generation == 1  # the catalog stays
+
+
+def test_a_call_refused_for_an_expired_session_is_sent_once_more_after_the_new_listing():
+    b = bound(EXPIRING)
+    events = (*TWO_IN_FLIGHT, SessionExpired("c1"), ListDone("fs"))
+    _, outputs = run(b, *events)
+    assert outputs == [RefreshOutcome("fs", "unchanged", 1), Sent("fs", "tools/call", "write")]
+    _, outputs = run(b, *events, SessionExpired("c1"))
+    text = texts.EXPIRED_AGAIN.format(server="fs", tool="write")
+    assert outputs == [Result("c1", "failed", text), Sent("fs", "tools/list")]
+
+
+def test_a_call_waiting_after_an_expiry_times_out_or_closes_saying_so():
+    b = bound(EXPIRING)
+    _, outputs = run(b, *TWO_IN_FLIGHT, SessionExpired("c1"), Timeout("c1"))
+    text = texts.TIMED_OUT_EXPIRED.format(seconds="300", server="fs")
+    assert outputs == [Result("c1", "timed_out", text)]  # nothing of it is in flight
+    _, outputs = run(b, *TWO_IN_FLIGHT, SessionExpired("c1"), Close())
+    assert Result("c1", "cancelled", texts.CLOSED_EXPIRED) in outputs
+    assert Sent("fs", "notifications/cancelled", "c1") not in outputs
+
+
+def test_a_call_rejected_unrun_then_refused_for_an_expired_session_is_not_sent_a_third_time():
+    """INV-13 and INV-14 share one resend: any second refusal unrun ends the call."""
+    b = bound(EXPIRING)
+    events = (*TWO_IN_FLIGHT, CallRejected("c1"), ListDone("fs"), SessionExpired("c1"))
+    _, outputs = run(b, *events)
+    text = texts.EXPIRED_AGAIN.format(server="fs", tool="write")
+    assert Result("c1", "failed", text) in outputs
+    assert Sent("fs", "tools/call", "write") not in outputs
 
 
 # --- SPEC §8.11: an idle timeout that progress re-arms, capped ---------------------------

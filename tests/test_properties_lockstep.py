@@ -26,6 +26,11 @@ from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVarian
 
 REPLAYS = sorted((pathlib.Path(__file__).parent / "replays").glob("*.json"))
 
+#: Event kinds of the model that the lockstep machine does not drive yet: the runtime does
+#: not end or re-listen to a list_changed stream, nor replace an expired session (SPEC §5.7,
+#: §8.13, §12.9). Whoever teaches the machine one moves it into ``KIND_ORDER``.
+NOT_YET_DRIVEN = ("stream_ended", "relisten", "session_expired")
+
 profiles.load()
 
 pytestmark = pytest.mark.slow
@@ -95,7 +100,7 @@ def test_real_servers_keep_the_invariants_and_end_every_call_once():
 
 
 def test_the_machine_orders_every_event_kind_once():
-    assert sorted(KIND_ORDER) == sorted(EVENT_KINDS)
+    assert sorted((*KIND_ORDER, *NOT_YET_DRIVEN)) == sorted(EVENT_KINDS)
     assert len(set(KIND_ORDER)) == len(KIND_ORDER)
 
 

@@ -162,6 +162,11 @@ PUBLISHED = {"kind": "published", "generation": 1, "source": "mcp:s", "names": [
 LISTED = {"kind": "list_done", "server": "s", "tools": ["t"]}
 OPTIONS = {"s": {"parallel": False}}
 A_STEP = {"kind": "sample", "step": 0}
+EXPIRED = {"kind": "session_expired", "call_id": "c1"}
+LISTING = {"kind": "sent", "server": "s", "method": "tools/list"}
+UNCHANGED = {"kind": "refresh_outcome", "server": "s", "status": "unchanged"}
+STREAM_ENDED = {"kind": "stream_ended", "server": "s"}
+RELISTEN = {"kind": "relisten", "server": "s"}
 
 
 def with_lanes(*body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -229,8 +234,10 @@ BROKEN = {
         ),
         4,
     ),
+    "INV-14": (trace(CALL, SENT_CALL, EXPIRED, LISTING, SENT_CALL), 6),
     "LIVE-1": (trace(CALL, SENT_CALL), 4),
     "LIVE-2": (trace({"kind": "list_changed", "server": "s"}), 2),
+    "LIVE-3": (trace(LISTED, STREAM_ENDED, RELISTEN, UNCHANGED), 3),
 }
 
 
@@ -271,6 +278,27 @@ def test_the_conforming_versions_of_those_traces_conform():
     assert violated(trace({"kind": "list_changed", "server": "s"}, refresh)) == []
     refused = {"kind": "refused", "call_id": "c1"}
     assert violated(trace({"kind": "close"}, CALL, refused)) == []
+    ok = {"kind": "result", "call_id": "c1", "status": "ok"}
+    resent = (CALL, SENT_CALL, EXPIRED, LISTING, LISTED, UNCHANGED, SENT_CALL, ok)
+    assert violated(trace(*resent)) == []
+    relistened = (LISTED, STREAM_ENDED, RELISTEN, LISTING, LISTED, UNCHANGED)
+    assert violated(trace(*relistened)) == []
+    assert violated(trace(STREAM_ENDED, {"kind": "disconnect", "server": "s"})) == []
+
+
+def test_an_expiry_flags_a_third_send_and_another_call_that_outlives_it():
+    """INV-14 from the trace alone: at most two tools/call for a call whose session
+    expired; a call of that server in flight at the expiry ends failed."""
+    ok = {"kind": "result", "call_id": "c1", "status": "ok"}
+    twice = (CALL, SENT_CALL, EXPIRED, LISTING, LISTED, UNCHANGED, SENT_CALL)
+    again = (*twice, EXPIRED, LISTING, LISTED, UNCHANGED, SENT_CALL, ok)
+    assert ("INV-14", 13) in violated(trace(*again))
+    other = {**SENT_CALL, "call_id": "c2"}
+    answered = {"kind": "result", "call_id": "c2", "status": "ok"}
+    failed = {**answered, "status": "failed"}
+    outlived = (CALL, {**CALL, "call_id": "c2"}, SENT_CALL, other, EXPIRED, answered)
+    assert ("INV-14", 7) in violated(trace(*outlived))
+    assert "INV-14" not in {i for i, _ in violated(trace(*outlived[:-1], failed))}
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from cli_runner import mcpbind
 
 from mcpbind.model.refine import NotRefinable, refine
-from mcpbind.model.texts import DUPLICATE_CALL_ID
+from mcpbind.model.texts import DISCONNECTED, DUPLICATE_CALL_ID
 from mcpbind.model.trace import parse_trace
 from mcpbind.properties.machines import run_replay
 
@@ -76,10 +76,49 @@ CANCELLED = [
     END,
 ]
 
+READ = {"kind": "call", "step": 0, "call_id": "b", "name": "mcp__s__r"}
+SENT_READ = {**SENT, "call_id": "b", "detail": "r"}
+LISTING = {"kind": "sent", "server": "s", "method": "tools/list"}
+RELISTED = [
+    LISTING,
+    {"kind": "list_done", "server": "s", "tools": ["t", {"name": "r", "read_only": True}]},
+    {"kind": "refresh_outcome", "server": "s", "status": "unchanged", "generation": 1},
+]
+#: SPEC §8.13: the session expires under ``a``; ``b``, in flight on it, fails; ``a`` is sent
+#: once more after the new session's first listing.
+EXPIRED = [
+    HEADER,
+    *LISTED,
+    CALL,
+    SENT,
+    READ,
+    SENT_READ,
+    {"kind": "session_expired", "call_id": "a"},
+    {"kind": "result", "call_id": "b", "status": "failed", "text": DISCONNECTED.format(server="s")},
+    *RELISTED,
+    SENT,
+    {"kind": "call_responded", "call_id": "a"},
+    {"kind": "result", "call_id": "a", "status": "ok"},
+    *CLOSE,
+    END,
+]
+#: SPEC §5.7: the server ends its list_changed stream; the host listens again and refreshes.
+RELISTENED = [
+    HEADER,
+    *LISTED,
+    {"kind": "stream_ended", "server": "s"},
+    {"kind": "relisten", "server": "s"},
+    *RELISTED,
+    *CLOSE,
+    END,
+]
+
 
 def test_hand_written_runs_of_the_model_refine_it():
     assert refined(ANSWERED) is None
     assert refined(CANCELLED) is None
+    assert refined(EXPIRED) is None
+    assert refined(RELISTENED) is None
 
 
 def edit(records: list[dict[str, Any]], at: int, **changes: Any) -> list[dict[str, Any]]:
@@ -120,6 +159,17 @@ DIVERGENT = {
         "REFINE",
         7,
     ),
+    "a call resent at once after its session expired": (
+        [*EXPIRED[:12], SENT, *EXPIRED[12:15], *EXPIRED[16:]],
+        "INV-14",
+        13,
+    ),
+    "a call in flight at an expiry answered": (
+        edit(EXPIRED, 11, status="ok", text="an answer from the lost session"),
+        "INV-14",
+        12,
+    ),
+    "no listing after a relisten": ([*RELISTENED[:8], *CLOSE, END], "LIVE-3", 11),
     "a call after close accepted": (
         [
             *ANSWERED[:-1],
