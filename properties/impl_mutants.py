@@ -344,6 +344,14 @@ class _DeafWhileRefreshing(ServerRuntime):
             self.request_refresh()
 
 
+class _NoRefreshAfterRelisten(ServerRuntime):
+    """The host listens again after an ended stream, but reads nothing again."""
+
+    @override
+    def after_relisten(self) -> None:
+        return None  # a change made while no stream was open stays unseen
+
+
 # --- INV-10 ---------------------------------------------------------------------------
 
 
@@ -469,6 +477,13 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "LIVE-2",
         "a list_changed that arrives while a refresh runs is ignored",
         _with(runtime=_DeafWhileRefreshing),
+    ),
+    ImplMutant(
+        "no_refresh_after_relisten",
+        "LIVE-3",
+        "after an ended list_changed stream the host listens again but does not refresh",
+        _with(runtime=_NoRefreshAfterRelisten),
+        variant=LockstepVariant(streams=True),
     ),
     ImplMutant(
         "allow_without_asking",

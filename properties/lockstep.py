@@ -86,11 +86,13 @@ from mcpbind.model.values import (
     RefreshOutcome,
     RefreshRequested,
     Refused,
+    Relisten,
     Result,
     Sample,
     Sent,
     ServerSpec,
     State,
+    StreamEnded,
     TaskCreated,
     TaskStatus,
     Timeout,
@@ -130,6 +132,8 @@ KIND_ORDER: tuple[EventKind, ...] = (
     "deny",
     "timeout",
     "list_changed",
+    "stream_ended",
+    "relisten",
     "refresh_requested",
     "disconnect",
     "reconnect",
@@ -497,6 +501,10 @@ class _Run:
             self.servers[event.server].fail_page(event.why)
         elif isinstance(event, ListChanged):
             self.servers[event.server].change_catalog()
+        elif isinstance(event, StreamEnded):
+            self.servers[event.server].end_stream()
+        elif isinstance(event, Relisten):
+            self.servers[event.server].relisten()
         elif isinstance(event, Sample):
             snapshot = host.sample()
             self.snapshots.append(snapshot)
@@ -720,6 +728,8 @@ class _Run:
         for server in self.servers.values():
             if not server.up:
                 server.reconnect()
+            elif not server.listening:
+                server.relisten()  # LIVE-3: the host listens again, and reads what it missed
         for _ in range(100):
             await self.settle()
             progressed = False

@@ -19,6 +19,7 @@ from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.model.bounds import (
     IDLE_SERVERS,
     LAZY_SERVERS,
+    SESSION_SERVERS,
     TASK_SERVERS,
     load_bound,
     standard_suite,
@@ -53,7 +54,9 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     which must pass no other call's deadline; with ``tasks``, the explorer's ``tasks``
     part (installable listings, the calls environment with tasks, late statuses and
     failed polls) for ``git.hub`` only, which may answer calls with tasks (SPEC §8.12),
-    2 steps and 2 calls: most runs reach a task."""
+    2 steps and 2 calls: most runs reach a task; with ``streams``, the machine's own bound
+    with ``git.hub`` ending its ``list_changed`` stream and the host listening again (SPEC
+    §5.7)."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
@@ -61,6 +64,11 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
         approval=variant.approval,
         lazy=LAZY_SERVERS if variant.lazy else (),
     )
+    if variant.streams:
+        servers = tuple(
+            attrs.evolve(s, streams=True) if s.name in SESSION_SERVERS else s for s in bound.servers
+        )
+        return attrs.evolve(bound, servers=servers)
     if variant.tasks:
         part = next(p for p in standard_suite(policy) if p.name == "tasks").bound
         servers = tuple(s for s in part.servers if s.name in TASK_SERVERS)

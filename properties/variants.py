@@ -30,15 +30,19 @@ class LockstepVariant:
     """An idle timeout that progress re-arms, up to a cap (SPEC §8.11)."""
     tasks: bool = False
     """``git.hub`` may answer calls with tasks (SPEC §8.12)."""
+    streams: bool = False
+    """``git.hub`` may end its ``list_changed`` stream; the host listens again (SPEC §5.7)."""
 
     @property
     def flags(self) -> tuple[str, ...]:
-        """The names of the flags set, in this order: approval, lazy, progress, tasks."""
+        """The names of the flags set, in this order: approval, lazy, progress, tasks,
+        streams."""
         every = (
             ("approval", self.approval),
             ("lazy", self.lazy),
             ("progress", self.progress),
             ("tasks", self.tasks),
+            ("streams", self.streams),
         )
         return tuple(name for name, on in every if on)
 
@@ -54,6 +58,7 @@ class LockstepVariant:
             lazy=bool(data.get("lazy", False)),
             progress=bool(data.get("progress", False)),
             tasks=bool(data.get("tasks", False)),
+            streams=bool(data.get("streams", False)),
         )
 
 
@@ -67,6 +72,7 @@ LOCKSTEP_VARIANTS: Mapping[str, LockstepVariant] = MappingProxyType(
         "lockstep-lazy": LockstepVariant(lazy=True),
         "lockstep-progress": LockstepVariant(progress=True),
         "lockstep-tasks": LockstepVariant(tasks=True),
+        "lockstep-streams": LockstepVariant(streams=True),
     }
 )
 """The lockstep stages of ``mcpbind check`` and ``mcpbind fuzz``, by stage name."""

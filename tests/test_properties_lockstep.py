@@ -27,9 +27,9 @@ from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVarian
 REPLAYS = sorted((pathlib.Path(__file__).parent / "replays").glob("*.json"))
 
 #: Event kinds of the model that the lockstep machine does not drive yet: the runtime does
-#: not end or re-listen to a list_changed stream, nor replace an expired session (SPEC §5.7,
-#: §8.13, §12.9). Whoever teaches the machine one moves it into ``KIND_ORDER``.
-NOT_YET_DRIVEN = ("stream_ended", "relisten", "session_expired")
+#: not replace an expired session (SPEC §8.13, §12.9). Whoever teaches the machine one
+#: moves it into ``KIND_ORDER``.
+NOT_YET_DRIVEN = ("session_expired",)
 
 profiles.load()
 
@@ -69,6 +69,13 @@ def test_runtime_refines_the_model_with_calls_that_run_as_tasks(policy):
     polls to its end; a cancel, a timeout, a failed poll or close sends tasks/cancel, and
     a task status that comes after the end is dropped (INV-4, INV-7, INV-12)."""
     lockstep_property(policy, variant=LockstepVariant(tasks=True))()
+
+
+@pytest.mark.parametrize("policy", ["revalidate", "frozen"])
+def test_runtime_refines_the_model_when_a_server_ends_its_list_changed_stream(policy):
+    """LIVE-3 on the runtime: git.hub ends its list_changed stream, changes while no stream
+    is open, and the host listens again and reads what it missed (SPEC §5.7)."""
+    lockstep_property(policy, variant=LockstepVariant(streams=True))()
 
 
 @pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
@@ -189,6 +196,7 @@ def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path
         "lockstep-lazy": LockstepVariant(lazy=True),
         "lockstep-progress": LockstepVariant(progress=True),
         "lockstep-tasks": LockstepVariant(tasks=True),
+        "lockstep-streams": LockstepVariant(streams=True),
     }
     events = ["list_page(server='git.hub')"]
     for stage, variant in LOCKSTEP_VARIANTS.items():
