@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -45,31 +45,19 @@ from .calls.encoding import OutputLimits, encode_result, wall_time_header
 from .calls.endings import CallEndings, Ending
 from .calls.lanes import Lanes
 from .calls.local import run_local, tool_search
-from .calls.progress import ProgressCounts, ProgressFeed
+from .calls.progress import ProgressCounts
 from .calls.table import CallTable, PendingCall
-from .calls.tasks import run_task
 from .catalog.planner import Planner, StepSnapshot
 from .catalog.registry import Binding, ToolRegistry
 from .config.host import HostConfig
 from .config.recorder import Recorder
 from .errors import DuplicateCallId
+from .sending import META_CALL_ID, META_SESSION_ID, META_STEP, Sending
 from .server.runtime import ServerRuntime
 from .values import ToolResult
-from .wire.seam import (
-    HEADER_MISMATCH,
-    Connection,
-    ConnectionLost,
-    ServerError,
-    TaskHandle,
-)
 
 __all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Router", "RouterStatistics"]
 
-# SPEC §11.10: request metadata under our own prefix (MCP reserves prefixes whose second
-# label is ``modelcontextprotocol`` or ``mcp``; ``dev.mcpbind/`` is not one of them).
-META_SESSION_ID = "dev.mcpbind/session_id"
-META_STEP = "dev.mcpbind/step"
-META_CALL_ID = "dev.mcpbind/call_id"
 
 logger = logging.getLogger("mcpbind.router")
 
@@ -84,7 +72,7 @@ class RouterStatistics:
     late_progress: int = 0
 
 
-class Router:
+class Router(Sending):
     """Routes the calls of one host; see the module docstring for the order of checks."""
 
     def __init__(
@@ -259,137 +247,3 @@ class Router:
             return None
         text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
         return Ending("unavailable", text)
-
-    async def _send(
-        self,
-        call: PendingCall,
-        *,
-        step: int,
-        binding: Binding,
-        name: str,
-        arguments: dict[str, Any],
-        runtime: ServerRuntime,
-        exclusive: bool,
-    ) -> Any:
-        """The lane (INV-9), then ``tools/call`` with the raw name; the raw result, or the
-        Ending of a call its retry ended (SPEC §8.9). The lane is held across the retry."""
-        lane = self.lanes.get(step) if exclusive else None
-        if lane is not None:
-            try:
-                lane.acquire_nowait()  # uncontended: no extra trip through the scheduler
-            except anyio.WouldBlock:
-                await lane.acquire()
-        try:
-            retries = 0
-            while True:
-                try:
-                    return await self._send_once(call, step, binding, arguments, runtime)
-                except ServerError as error:
-                    if error.code != HEADER_MISMATCH:
-                        raise
-                    if retries >= self.retries_after_rejection():
-                        self.recorder.event("call_rejected", {"call_id": call.call_id})
-                        text = texts.REJECTED_AGAIN.format(
-                            server=runtime.name, tool=binding.remote_name
-                        )
-                        return Ending("failed", text)
-                # SPEC §8.9 (INV-13): the server refused the call unrun. Its headers come
-                # from the listing this host read; a refresh that starts now reads the
-                # current one, and the call goes once more, still holding its lane.
-                self.recorder.event("call_rejected", {"call_id": call.call_id})
-                call.retry()
-                retries += 1
-                await self.retry_refresh(runtime)
-                gone = self._revalidated(binding, name)
-                if gone is not None:
-                    return gone
-                call.dispatch()
-        finally:
-            if lane is not None:
-                self.lanes.release(step, lane)
-
-    async def retry_refresh(self, runtime: ServerRuntime) -> None:
-        """INV-13: wait for a refresh of ``runtime``'s server that starts after now (the
-        one queued behind a refresh in flight), whatever its outcome."""
-        await runtime.request_refresh().done.wait()
-
-    def retries_after_rejection(self) -> int:
-        """INV-13: a call rejected unrun is sent again once; a second rejection ends it."""
-        return 1
-
-    async def _send_once(
-        self,
-        call: PendingCall,
-        step: int,
-        binding: Binding,
-        arguments: dict[str, Any],
-        runtime: ServerRuntime,
-    ) -> Any:
-        """``tools/call`` with the raw name over the current session; the raw result."""
-        connection = runtime.connection
-        if connection is None:  # lost while this call waited for the lane or its retry
-            raise ConnectionLost("not connected")
-        server, tool, call_id = runtime.name, binding.remote_name, call.call_id
-
-        def on_sent() -> None:
-            call.mark_sent()
-            self.recorder.sent(server, "tools/call", tool, call_id)
-
-        idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
-        rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
-        feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress, rearm)
-        try:
-            raw = await connection.call_tool(
-                tool,
-                arguments,
-                on_sent=on_sent,
-                on_late=lambda: self.late_answer(call_id),
-                meta={META_SESSION_ID: self.session_id, META_STEP: step, META_CALL_ID: call_id},
-                on_progress=feed.receive,
-                task_support=binding.spec.task_support,
-            )
-            if isinstance(raw, TaskHandle):
-                self.recorder.event("task_created", {"call_id": call_id})
-                raw = await self._run_task(call, connection, raw, rearm)
-            else:
-                is_error = isinstance(raw, Mapping) and raw.get("isError") is True
-                self.recorder.event("call_responded", {"call_id": call_id, "is_error": is_error})
-        except ConnectionLost:
-            runtime.lost(connection)  # INV-8 at once, this call and every other one
-            raise
-        else:
-            await feed.settle()
-            return raw
-        finally:
-            feed.close()  # SPEC §8.10: progress after the answer is late
-
-    async def _run_task(
-        self,
-        call: PendingCall,
-        connection: Connection,
-        task: TaskHandle,
-        rearm: Callable[[], None] | None,
-    ) -> Any:
-        """SPEC §8.12: the server runs the call as a task (:func:`.calls.tasks.run_task`)."""
-
-        async def give_up(ending: BaseException) -> None:
-            self._endings.report_end(call, ending)  # the input first, then the signal
-            await self.give_up_task(call, connection, task)
-
-        return await run_task(
-            call, connection, task, give_up=give_up, on_alive=rearm, recorder=self.recorder
-        )
-
-    async def give_up_task(
-        self, call: PendingCall, connection: Connection, task: TaskHandle
-    ) -> None:
-        """INV-7: a task the host gives up (cancel, timeout, close, a failed poll) gets
-        exactly one ``tasks/cancel``, never ``notifications/cancelled`` (SPEC §8.12)."""
-        assert call.server is not None
-        self.recorder.sent(call.server, "tasks/cancel", call.call_id)
-        call_id = call.call_id
-        await connection.cancel_task(task, on_late=lambda: self.late_task_status(call_id))
-
-    def late_task_status(self, call_id: str) -> None:
-        """INV-4: the server says a task the host gave up had ended already: dropped."""
-        self.late_answer(call_id, task=True)

@@ -31,6 +31,7 @@ from mcpbind.impl.errors import CatalogRejected
 from mcpbind.impl.router import Router
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.server.context import Session
+from mcpbind.impl.server.refreshes import RefreshRun
 from mcpbind.impl.server.runtime import ServerRuntime
 from mcpbind.impl.wire.seam import Connection, TaskHandle
 from mcpbind.model import texts
@@ -344,6 +345,26 @@ class _DeafWhileRefreshing(ServerRuntime):
             self.request_refresh()
 
 
+class _ResendInTheForgottenSession(Router):
+    """A call refused for a forgotten session is sent again in it, with no new session."""
+
+    @override
+    def renew_session(
+        self, runtime: ServerRuntime, connection: Connection, call: PendingCall
+    ) -> RefreshRun:
+        done = RefreshRun()
+        done.done.set()
+        return done
+
+
+class _KeepCallsInAForgottenSession(CallTable):
+    """When the server forgets the session, the other calls in it stay in flight."""
+
+    @override
+    def fail_in_flight(self, server: str, *, spare: PendingCall) -> None:
+        return None
+
+
 class _NoRefreshAfterRelisten(ServerRuntime):
     """The host listens again after an ended stream, but reads nothing again."""
 
@@ -483,6 +504,20 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "LIVE-3",
         "after an ended list_changed stream the host listens again but does not refresh",
         _with(runtime=_NoRefreshAfterRelisten),
+        variant=LockstepVariant(streams=True),
+    ),
+    ImplMutant(
+        "resend_in_the_forgotten_session",
+        "INV-14",
+        "a call refused unrun for a forgotten session is sent again at once, in it",
+        _with(router=_ResendInTheForgottenSession),
+        variant=LockstepVariant(streams=True),
+    ),
+    ImplMutant(
+        "keep_calls_in_a_forgotten_session",
+        "INV-14",
+        "when the server forgets the session, its other calls in flight are kept",
+        _with(calls=_KeepCallsInAForgottenSession),
         variant=LockstepVariant(streams=True),
     ),
     ImplMutant(

@@ -91,6 +91,7 @@ from mcpbind.model.values import (
     Sample,
     Sent,
     ServerSpec,
+    SessionExpired,
     State,
     StreamEnded,
     TaskCreated,
@@ -140,6 +141,7 @@ KIND_ORDER: tuple[EventKind, ...] = (
     "list_failed",
     "call_failed",
     "call_rejected",
+    "session_expired",
     "close",
 )
 """The order kinds are offered in: progress before faults, so that the odometer meets the
@@ -513,6 +515,8 @@ class _Run:
             self._start_call(event)
         elif isinstance(event, CallResponded | CallFailed | CallRejected | CallProgress):
             await self._server_acts(event)
+        elif isinstance(event, SessionExpired):
+            self._server_of(event.call_id).expire_session(event.call_id)
         elif isinstance(event, TaskCreated | TaskStatus):
             self._task_acts(event)
         elif isinstance(event, Cancel):

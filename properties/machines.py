@@ -66,7 +66,8 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     )
     if variant.streams:
         servers = tuple(
-            attrs.evolve(s, streams=True) if s.name in SESSION_SERVERS else s for s in bound.servers
+            attrs.evolve(s, streams=True, sessions=True) if s.name in SESSION_SERVERS else s
+            for s in bound.servers
         )
         return attrs.evolve(bound, servers=servers)
     if variant.tasks:

@@ -39,6 +39,7 @@ from mcpbind.impl.wire.seam import (
     OnWireProgress,
     RequestFailed,
     ServerError,
+    SessionExpired,
     TaskHandle,
     TaskPoll,
 )
@@ -133,6 +134,8 @@ class ScriptedServer:
         self.late: dict[str, Callable[[], None]] = {}
         """Calls the host ended while they were out: the server may still answer."""
         self.connections = 0
+        self.connection: _Connection | None = None
+        """The connection of the current session."""
         self.wire: list[tuple[str, str]] = []
         self.outbox: list[tuple[str, str]] = []
 
@@ -171,6 +174,13 @@ class ScriptedServer:
         pending.progressed += 1
         if pending.on_progress is not None:
             await pending.on_progress(float(pending.progressed), None, None)
+
+    def expire_session(self, call_id: str) -> None:
+        """HTTP 404 (SPEC §8.13): the server no longer knows the session; the call is
+        refused unrun (the host then replaces the session)."""
+        self.calls.pop(call_id).release(error=SessionExpired("Session not found"))
+        if self.connection is not None:
+            self.connection.forgotten = True  # nothing sent in it reaches the server now
 
     def reject_call(self, call_id: str) -> None:
         """-32020 (SPEC §8.9): the call's Mcp-Param-* headers do not match its arguments."""
@@ -250,6 +260,9 @@ class _Connection:
     def __init__(self, server: ScriptedServer, lost: anyio.Event) -> None:
         self._server = server
         self._lost = lost
+        self.forgotten = False
+        """The server no longer knows this session (SPEC §8.13): what is sent in it is
+        refused, and no answer comes from it."""
 
     def _check(self) -> None:
         if self._lost.is_set():
@@ -294,7 +307,7 @@ class _Connection:
         except anyio.get_cancelled_exc_class():
             if server.calls.get(call_id) is pending:
                 del server.calls[call_id]
-                if server.up:
+                if server.up and not self.forgotten:
                     server.late[call_id] = on_late  # the server may still answer
                     server.outbox.append(("notifications/cancelled", call_id))
             raise
@@ -360,8 +373,9 @@ class ScriptedConnector:
         server.listening = True  # a new session listens anew
         server.connections += 1
         server.wire.append(("open", ""))
+        connection = server.connection = _Connection(server, lost)
         try:
-            yield _Connection(server, lost)
+            yield connection
         except BaseException:
             server.outbox.clear()  # torn down: what was handed is lost
             server.late.clear()

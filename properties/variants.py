@@ -31,7 +31,8 @@ class LockstepVariant:
     tasks: bool = False
     """``git.hub`` may answer calls with tasks (SPEC §8.12)."""
     streams: bool = False
-    """``git.hub`` may end its ``list_changed`` stream; the host listens again (SPEC §5.7)."""
+    """``git.hub`` may end its ``list_changed`` stream, and forget the host's session: the
+    host listens again (SPEC §5.7) and replaces the session (§8.13)."""
 
     @property
     def flags(self) -> tuple[str, ...]:

@@ -26,10 +26,9 @@ from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVarian
 
 REPLAYS = sorted((pathlib.Path(__file__).parent / "replays").glob("*.json"))
 
-#: Event kinds of the model that the lockstep machine does not drive yet: the runtime does
-#: not replace an expired session (SPEC §8.13, §12.9). Whoever teaches the machine one
-#: moves it into ``KIND_ORDER``.
-NOT_YET_DRIVEN = ("session_expired",)
+#: Event kinds of the model that the lockstep machine does not drive yet. Whoever teaches
+#: the machine one moves it into ``KIND_ORDER``.
+NOT_YET_DRIVEN: tuple[str, ...] = ()
 
 profiles.load()
 

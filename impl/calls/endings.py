@@ -146,7 +146,8 @@ class CallEndings:
         server = call.server
         if call.ended_by == "closed":  # INV-12
             if call.phase == "retrying":
-                return Ending("cancelled", texts.CLOSED_RETRYING)
+                closed = texts.CLOSED_EXPIRED if call.expired else texts.CLOSED_RETRYING
+                return Ending("cancelled", closed)
             if not call.sent:
                 return Ending("cancelled", texts.CLOSED_UNSENT)
             self.cancelled_at_server(call)
@@ -172,7 +173,8 @@ class CallEndings:
         if call.ended_by == "cancelled":
             return Ending("cancelled", texts.CANCELLED)
         if call.phase == "retrying":
-            text = texts.TIMED_OUT_RETRYING.format(seconds=seconds, server=server)
+            late = texts.TIMED_OUT_EXPIRED if call.expired else texts.TIMED_OUT_RETRYING
+            text = late.format(seconds=seconds, server=server)
             return Ending("timed_out", text)
         if call.sent and settings.idle_timeout:  # SPEC §8.11: which deadline fired
             if call.capped:

@@ -83,6 +83,7 @@ class PendingCall:
     _task: bool = False
     _ended_by: EndedBy | None = None
     _end_reported: bool = False
+    _expired: bool = False
     _cap: float = math.inf
     _paused: int = 0
     _remaining: float = math.inf
@@ -117,6 +118,12 @@ class PendingCall:
     def task(self) -> bool:
         """The server runs it as a task (SPEC §8.12): its cancellation is ``tasks/cancel``."""
         return self._task
+
+    @property
+    def expired(self) -> bool:
+        """It waits to be sent again because the server forgot the session (SPEC §8.13),
+        not for a ``-32020`` (§8.9)."""
+        return self._expired
 
     @property
     def ended_by(self) -> EndedBy | None:
@@ -161,10 +168,12 @@ class PendingCall:
         """``tools/call`` left for the server."""
         self._sent = True
 
-    def retry(self) -> None:
-        """The server refused it unrun (SPEC §8.9): it waits to be sent again."""
+    def retry(self, *, expired: bool = False) -> None:
+        """The server refused it unrun: it waits to be sent again, after a refresh (a
+        ``-32020``, SPEC §8.9) or on a new session (``expired``, §8.13)."""
         self._move("retrying")
         self._sent = False
+        self._expired = expired
 
     def run_as_task(self) -> None:
         """The server answered with a task (SPEC §8.12)."""
@@ -288,6 +297,14 @@ class CallTable:
         """INV-8: every call attached to ``server`` ends now (its session is gone)."""
         for call in list(self._by_server.get(server, ())):
             call.end_early("disconnected")
+
+    def fail_in_flight(self, server: str, *, spare: PendingCall) -> None:
+        """INV-14: the server forgot the session: every call attached to ``server`` that is
+        out (sent, or running as a task) but ``spare`` ends now, as on a disconnect; a call
+        not sent yet goes on, on the next session."""
+        for call in list(self._by_server.get(server, ())):
+            if call.sent and call is not spare:
+                call.end_early("disconnected")
 
     def close_all(self) -> None:
         """INV-12: the host closes; every pending call ends now, whatever it waits for."""

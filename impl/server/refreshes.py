@@ -78,6 +78,19 @@ class Refreshes:
         if run is not None:
             self.resolve(run, outcome, record=True)
 
+    def renew(self, outcome: RefreshOutcome) -> RefreshRun:
+        """INV-14: the session is replaced. The run in flight ends ``outcome`` (reported);
+        the queued one, or a new one, is what the new session's first listing answers."""
+        current, queued = self.current, self.queued
+        self.current = self.queued = None
+        if current is not None and current.outcome is None:
+            self.resolve(current, outcome, record=True)
+        if self.first is None:
+            self.first = queued or RefreshRun()
+        elif queued is not None:  # never both: a session with a queued run had no first
+            self.resolve(queued, outcome, record=False)
+        return self.first
+
     def start(self, run: RefreshRun | None = None) -> RefreshRun:
         """The run in flight from now (the caller starts reading its listing)."""
         self.current = run or RefreshRun()

@@ -8,9 +8,9 @@ lost. Then it applies INV-8 at once: every call attached to the server fails (th
 the call table), the refresh in flight and the queued one are rejected, and the registry
 keeps its catalog; it reconnects with exponential backoff and refreshes once connected.
 Refreshes are coalesced (LIVE-2): at most one in flight and one queued; a request or a
-``list_changed`` while one runs joins the queued one. Its first start, its phase and its
-report to the host are a :class:`~.startup.FirstStart`; reading and installing listings
-is an :class:`~.install.Installer`'s.
+``list_changed`` while one runs joins the queued one. Its first start, phase and report
+are a :class:`~.startup.FirstStart`; listings are an :class:`~.install.Installer`'s; what
+the server tells it besides answers is :class:`~.notices.ServerNotices`'.
 
 A runtime knows nothing of the host: it gets what it needs in a :class:`RuntimeContext`
 (the publisher, the call table, the connector, the catalog cache, the recorder and the
@@ -36,10 +36,11 @@ from ..calls.elicitation import answer
 from ..config.server import ServerConfig
 from ..errors import ServerStartupError
 from ..values import RefreshOutcome
-from ..wire.seam import Connection, ConnectionLost, StreamEvent
+from ..wire.seam import Connection, ConnectionLost
 from .attempt import Failed, connect_and_serve
 from .context import RuntimeContext, Session
 from .install import Installer
+from .notices import ServerNotices
 from .phases import ServerPhase
 from .refreshes import Refreshes, RefreshRun
 from .startup import FirstStart, Turn
@@ -76,7 +77,7 @@ class ServerStatistics:
     ``mcpbind.server.<name>``)."""
 
 
-class ServerRuntime:
+class ServerRuntime(ServerNotices):
     def __init__(self, name: str, config: ServerConfig, context: RuntimeContext) -> None:
         self.name = name
         self.source = mcp_source(name)
@@ -102,6 +103,8 @@ class ServerRuntime:
             name, context.publisher, context.recorder, on_outcome=self._on_outcome
         )
         self._sessions = 0
+        self._renewing = False
+        """A session the server forgot is being replaced (INV-14, :meth:`renew`)."""
         self._hears = True
         """The session delivers ``list_changed`` (False: the server said it will not)."""
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
@@ -121,10 +124,6 @@ class ServerRuntime:
         return None if self._session is None else self._session.connection
 
     @property
-    def connected(self) -> bool:
-        return self._session is not None
-
-    @property
     def starting(self) -> bool:
         """A lazy start is pending: calls to this server wait for it (INV-11)."""
         return self._start.pending
@@ -133,11 +132,6 @@ class ServerRuntime:
     def closing(self) -> bool:
         """The host is closing: this server's session ends and it is not reconnected."""
         return self._closing
-
-    @property
-    def hears_list_changed(self) -> bool:
-        """The current session delivers ``list_changed`` (see :class:`ServerStatistics`)."""
-        return self._hears
 
     @property
     def refreshing(self) -> bool:
@@ -231,7 +225,11 @@ class ServerRuntime:
                 return
             if failed is None:
                 delay = settings.reconnect_initial_sec
+                if self._renewing:
+                    continue  # INV-14: the new session replaces the forgotten one at once
             else:
+                if self._renewing:
+                    self._renewal_failed()
                 why, cause = failed
                 self.last_error = why
                 if self.phase == "connecting":  # the first attempt failed
@@ -314,7 +312,8 @@ class ServerRuntime:
             session = self._session = Session(connection, group)
             self._sessions += 1
             self._hears = True
-            if self._sessions > 1:  # a session again after a lost one (SPEC §3.1)
+            renewing, self._renewing = self._renewing, False
+            if self._sessions > 1 and not renewing:  # a session again after a lost one (SPEC §3.1)
                 self._context.recorder.event("reconnect", {"server": self.name})
             first = self._start_refresh(self._refreshes.first)
             self._refreshes.first = None
@@ -348,32 +347,6 @@ class ServerRuntime:
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
 
     # --- refresh ---------------------------------------------------------------------
-
-    def on_list_changed(self) -> None:
-        """LIVE-2: a notification starts a refresh or joins the queued one."""
-        if self.connected and not self._closing:
-            self._context.recorder.event("list_changed", {"server": self.name})
-            self.request_refresh()
-
-    def on_stream(self, event: StreamEvent) -> None:
-        """SPEC §5.1 (LIVE-3): what became of the session's ``list_changed`` stream. An
-        end is recorded; a new stream acknowledged after one starts a refresh (or joins
-        the queued one), as a notification does: what was announced while no stream was
-        open is lost, so the catalog is read again."""
-        if event == "unheard":
-            self._hears = False
-            return
-        if not self.connected or self._closing:
-            return
-        if event == "ended":
-            self._context.recorder.event("stream_ended", {"server": self.name})
-            return
-        self._context.recorder.event("relisten", {"server": self.name})
-        self.after_relisten()
-
-    def after_relisten(self) -> None:
-        """LIVE-3: a new stream after an end: the catalog is read again (a seam, §12.7)."""
-        self.request_refresh()
 
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""

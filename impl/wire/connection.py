@@ -46,6 +46,7 @@ from .seam import (
     OnWireProgress,
     RequestFailed,
     ServerError,
+    SessionExpired,
     TaskHandle,
     TaskPoll,
     UrlElicitationRequired,
@@ -67,6 +68,8 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     if error.code == types.CONNECTION_CLOSED:
         return ConnectionLost(error.message or "connection closed")
     message = error.message or ""
+    if http is not None and http.expired:  # SPEC §8.13: refused unrun, the session is gone
+        return SessionExpired(message or "the server no longer knows the session")
     named = None if http is None else http.named(message)
     if named is not None:
         return RequestFailed(named)
@@ -165,7 +168,13 @@ class McpConnection(Connection):
     async def wait_lost(self) -> None:
         await self._lost.wait()
 
-    async def _request(self, request: Any, on_progress: OnWireProgress | None = None) -> Any:
+    async def _request(
+        self,
+        request: Any,
+        on_progress: OnWireProgress | None = None,
+        *,
+        refusable: bool = False,
+    ) -> Any:
         """One request the SDK knows, its raw result validated for the session's revision.
 
         On 2026-07-28 sessions the result is validated here, not by the SDK, whose check
@@ -175,7 +184,8 @@ class McpConnection(Connection):
         session = self._client.session
         if not self._modern():
             return await self._guarded(
-                lambda: session.send_request(request, _RAW, progress_callback=on_progress)
+                lambda: session.send_request(request, _RAW, progress_callback=on_progress),
+                refusable=refusable,
             )
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
         method: str = data["method"]
@@ -183,7 +193,8 @@ class McpConnection(Connection):
         raw = await self._guarded(
             lambda: send_unvalidated(
                 session, method, params, on_progress=on_progress, cancel_on_abandon=True
-            )
+            ),
+            refusable=refusable,
         )
         return _validated(method, session.protocol_version, raw)
 
@@ -194,23 +205,32 @@ class McpConnection(Connection):
         *,
         on_progress: OnWireProgress | None = None,
         name: str | None = None,
+        refusable: bool = False,
     ) -> Any:
         """A request the SDK does not know (:func:`.sdk.send_unvalidated`); ``name`` goes
         into ``Mcp-Name`` on 2026-07-28 sessions."""
         session = self._client.session
         named = name if self._modern() else None
         return await self._guarded(
-            lambda: send_unvalidated(session, method, params, on_progress=on_progress, name=named)
+            lambda: send_unvalidated(session, method, params, on_progress=on_progress, name=named),
+            refusable=refusable,
         )
 
-    async def _guarded(self, send: Callable[[], Awaitable[Any]]) -> Any:
-        """One request, its failures mapped: ConnectionLost, ServerError, RequestFailed."""
+    async def _guarded(self, send: Callable[[], Awaitable[Any]], *, refusable: bool = False) -> Any:
+        """One request, its failures mapped: ConnectionLost, ServerError, RequestFailed.
+
+        A request the server refused because it no longer knows the session is
+        :class:`~.seam.SessionExpired` when ``refusable`` (a call: the runtime replaces the
+        session and may send it once more, INV-14); any other request loses the session
+        (INV-8), and the reconnect starts a new one."""
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         try:
             return await send()
         except MCPError as error:
             mapped = _map_error(error, self._http)
+            if isinstance(mapped, SessionExpired) and not refusable:
+                mapped = ConnectionLost(str(mapped))
             if isinstance(mapped, ConnectionLost):
                 self._lost.set()
             raise mapped from error
@@ -255,9 +275,12 @@ class McpConnection(Connection):
         try:
             if as_task:
                 wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-                raw = await self._raw_request("tools/call", wire, on_progress=on_progress)
+                raw = await self._raw_request(
+                    "tools/call", wire, on_progress=on_progress, refusable=True
+                )
             else:
-                raw = await self._request(types.CallToolRequest(params=params), on_progress)
+                request = types.CallToolRequest(params=params)
+                raw = await self._request(request, on_progress, refusable=True)
             rounds = 0
             while isinstance(raw, dict) and raw.get("resultType") == "input_required":
                 rounds += 1
@@ -266,7 +289,8 @@ class McpConnection(Connection):
                         f"the server asked for input more than {_INPUT_ROUNDS} times"
                     )
                 params = await self._with_input(params, raw)
-                raw = await self._request(types.CallToolRequest(params=params), on_progress)
+                request = types.CallToolRequest(params=params)
+                raw = await self._request(request, on_progress, refusable=True)
         except UrlElicitationRequired as needed:  # SPEC §11.10: the user is asked, once
             asking = self._on_elicit if self._url_elicitation else None
             raise await ask_url_steps(self._server, asking, needed) from needed

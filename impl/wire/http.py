@@ -28,8 +28,10 @@ __all__ = [
     "HTTP_READ_MARGIN",
     "HTTP_READ_TIMEOUT",
     "HTTP_STAND_IN",
+    "SESSION_HEADER",
     "HttpStatus",
     "body_text",
+    "expired_session",
     "failed_at_connect",
     "http_read_timeout",
     "http_transport",
@@ -94,6 +96,23 @@ def body_text(body: bytes, content_type: str, secrets: Iterable[str] = ()) -> st
     return line if len(line) <= TEXT_LIMIT else line[: TEXT_LIMIT - 1] + "…"
 
 
+SESSION_HEADER = "mcp-session-id"
+
+
+def expired_session(status: int, had_session: bool, said: str | None) -> bool:
+    """SPEC §8.13: the server no longer knows the session a request was sent in. The
+    transport (2025-11-25 basic/transports, "Session Management"): a server that
+    terminated a session MUST answer requests with its id with HTTP 404, and a client
+    that receives 404 for a request with a session id MUST start a new session. Some
+    servers answer 400 instead (server-everything: "No valid session ID provided"): a 400
+    counts only when its text names the session."""
+    if not had_session:
+        return False
+    if status == 404:
+        return True
+    return status == 400 and said is not None and "session" in said.lower()
+
+
 @attrs.define
 class HttpStatus:
     """What the HTTP transport saw of a server's failed answers (SPEC §11.2)."""
@@ -110,6 +129,9 @@ class HttpStatus:
     secrets: tuple[str, ...] = ()
     """Values that must not be quoted from an answer: the server's configured headers
     (its bearer token among them)."""
+    expired: bool = False
+    """The last failed answer said the server no longer knows the session
+    (:func:`expired_session`, SPEC §8.13)."""
 
     async def on_response(self, response: Any) -> None:
         if self.url is not None and str(response.request.url).rstrip("/") != self.url:
@@ -121,6 +143,8 @@ class HttpStatus:
             # pairs this status with another answer's text.
             self.failed = f"{response.status_code} {response.reason_phrase}".strip()
             self.refused, self.said = refused, said
+            had_session = SESSION_HEADER in response.request.headers
+            self.expired = expired_session(response.status_code, had_session, said)
 
     async def _text(self, response: Any) -> str | None:
         """What the server said in a failed answer, read once (the transport reads the

@@ -31,6 +31,7 @@ __all__ = [
     "OnWireProgress",
     "RequestFailed",
     "ServerError",
+    "SessionExpired",
     "StreamEvent",
     "TaskHandle",
     "TaskPoll",
@@ -74,6 +75,12 @@ class RequestFailed(RemoteError):
 HEADER_MISMATCH = -32020
 """The JSON-RPC code a 2026-07-28 server answers a ``tools/call`` with when its
 ``Mcp-Param-*`` headers do not match the arguments: it refused the call unrun (SPEC §8.9)."""
+
+
+class SessionExpired(RequestFailed):
+    """The server refused the request unrun: it no longer knows the session (HTTP 404 for
+    a request with a session id, SPEC §8.13). Only ``call_tool`` raises it; the session is
+    to be replaced, and the call may be sent once more on the new one (INV-14)."""
 
 
 class ServerError(RequestFailed):
