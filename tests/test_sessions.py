@@ -3,24 +3,12 @@ and the refused call is sent once more, never twice (SPEC §8.13, INV-14; issue 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import pytest
+from recorders import Inputs
 from testservers.processes import free_port, start_http_server, stop, wait_listening
 
-from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.wire.http import expired_session
-
-
-class Inputs(NullRecorder):
-    """The inputs the host records (SPEC §3.1)."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def event(self, kind: Any, fields: Mapping[str, Any]) -> None:
-        self.seen.append(kind)
 
 
 # The server restarted under the SDK's open response streams of the first session: the SDK

@@ -3,27 +3,12 @@ is read (SPEC §5.1, LIVE-3); a server that serves none says so (issue 27)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import anyio
+from recorders import Inputs
 from testservers.inproc import deaf_server, streams_server
 
-from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.wire.connection import relisten_delay
-
-
-class Inputs(NullRecorder):
-    """The inputs the host records (SPEC §3.1), and the listings it sends."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def event(self, kind: Any, fields: Mapping[str, Any]) -> None:
-        self.seen.append(kind)
-
-    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
-        self.seen.append(method)
 
 
 async def wait_for(host: Host, name: str) -> None:
