@@ -56,6 +56,7 @@ from .contributors import (
     run_turn_items,
 )
 from .errors import HostClosed, ServerStartupError, UnknownServer
+from .reconfigure import Reconfiguring
 from .router import META_CALL_ID, META_SESSION_ID, META_STEP
 from .seams import PRODUCTION, Seams
 from .server.context import RuntimeContext
@@ -101,7 +102,7 @@ class ServerStatus:
     catalog changes only on ``Host.refresh`` (SPEC §5.1)."""
 
 
-class Host:
+class Host(Reconfiguring):
     """Exposes the tools of several MCP servers to a model and routes its calls."""
 
     def __init__(
@@ -150,6 +151,12 @@ class Host:
             read_listing=seams.read_listing,
             build_bindings=seams.build_bindings,
         )
+        self._context = context
+        self._make_runtime = seams.runtime
+        self._plan = seams.reconfigure
+        self._group: TaskGroup | None = None
+        self._reconfiguring = anyio.Lock()
+        self._retiring = []
         self.servers: dict[str, ServerRuntime] = {
             name: seams.runtime(name, server, context)
             for name, server in self._overlay.servers.items()
@@ -196,6 +203,7 @@ class Host:
         host = cls(config, connector=connector, recorder=recorder, seams=seams)
         failure: BaseException | None = None
         async with anyio.create_task_group() as group:
+            host._group = group
             if wait_ready:
                 failure = await host._start(group)
             else:
@@ -254,6 +262,8 @@ class Host:
             async with anyio.create_task_group() as closing:
                 for runtime in self.servers.values():
                     closing.start_soon(runtime.close)
+            for retirement in list(self._retiring):  # a reconfiguration's, under way
+                await retirement.closed.wait()
 
     async def _end_grace(self, grace: float, scope: anyio.CancelScope) -> None:
         with scope:

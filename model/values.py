@@ -365,6 +365,7 @@ EventKind = Literal[
     "task_status",
     "disconnect",
     "reconnect",
+    "reconfigure",
     "close",
 ]
 """The kind of an input (SPEC §3.1): an event's ``kind``, a trace record's ``kind`` (SPEC
