@@ -16,8 +16,10 @@ from mcp import StdioServerParameters
 from wire import RELAY, SERVER, assert_cancelled_before_eof, call_id_of, sent, wire
 
 from mcpbind.impl import Host, HostClosed, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model import texts
+from mcpbind.properties.impl_mutants import RECONFIGURE_MUTANTS
 
 pytestmark = pytest.mark.slow
 
@@ -80,13 +82,18 @@ class Publications(NullRecorder):
 async def test_reconfigure_keeps_an_unchanged_servers_process_and_session(tmp_path):
     """An unchanged server is not touched: same process, one session opened on its wire,
     its tools stay; a removed one is closed; an added one's tools appear."""
+    await keeps_the_unchanged_server(tmp_path)
+
+
+async def keeps_the_unchanged_server(tmp_path: pathlib.Path, seams: Seams = PRODUCTION) -> None:
     a, b = stdio(tmp_path, "a", MCPBIND_TEST_ONLY_TOOLS="echo"), stdio(tmp_path, "b")
     d = stdio(tmp_path, "d", MCPBIND_TEST_ONLY_TOOLS="echo,measure")
-    async with Host.open(HostConfig(servers={"a": a, "b": b})) as host:
+    async with Host.open(HostConfig(servers={"a": a, "b": b}), seams=seams) as host:
         before = pid(tmp_path, "a")
         report = await host.reconfigure(HostConfig(servers={"a": a, "d": d}))
-        assert (report.unchanged, report.removed, report.added) == (("a",), ("b",), ("d",))
         assert pid(tmp_path, "a") == before
+        assert openings(tmp_path, "a") == 1
+        assert (report.unchanged, report.removed, report.added) == (("a",), ("b",), ("d",))
         step = host.sample()
         assert {s.name for s in step.specs} == {"mcp__a__echo", "mcp__d__echo", "mcp__d__measure"}
         result = await host.call(step, "c1", "mcp__a__echo", {"text": "still here"})
@@ -106,10 +113,16 @@ async def test_reconfigure_keeps_an_unchanged_servers_process_and_session(tmp_pa
 async def test_a_removed_server_with_a_call_in_flight_gets_its_cancellation_before_its_stdin_closes(
     tmp_path, policy
 ):
+    await cancels_before_the_removal(tmp_path, policy)
+
+
+async def cancels_before_the_removal(
+    tmp_path: pathlib.Path, policy: str = "revalidate", seams: Seams = PRODUCTION
+) -> None:
     a, b = stdio(tmp_path, "a", MCPBIND_TEST_ONLY_TOOLS="echo"), stdio(tmp_path, "b")
     results = []
     config = HostConfig(servers={"a": a, "b": b}, binding_policy=policy)
-    async with Host.open(config) as host:
+    async with Host.open(config, seams=seams) as host:
         step = host.sample()
 
         async def call() -> None:
@@ -119,12 +132,12 @@ async def test_a_removed_server_with_a_call_in_flight_gets_its_cancellation_befo
             group.start_soon(call)
             await sent(tmp_path / "b.log", "slow")
             report = await host.reconfigure(HostConfig(servers={"a": a}))
-        assert report.removed == ("b",)
-        assert report.servers[-1].calls_ended == 1
-        text = texts.RECONFIGURED_SENT.format(how="removed", server="b")
-        assert [(r.status, r.output) for r in results] == [("cancelled", text)]
         entries = wire(tmp_path / "b.log")
         assert_cancelled_before_eof(entries, call_id_of(entries, "slow"))
+        text = texts.RECONFIGURED_SENT.format(how="removed", server="b")
+        assert [(r.status, r.output) for r in results] == [("cancelled", text)]
+        assert report.removed == ("b",)
+        assert report.servers[-1].calls_ended == 1
         assert (tmp_path / "b" / "cancelled").read_text().split() == ["removed"]
         with pytest.raises(ProcessLookupError):
             os.kill(pid(tmp_path, "b"), 0)
@@ -160,15 +173,20 @@ async def test_a_changed_servers_catalog_is_replaced_in_one_publication(tmp_path
 
 
 async def test_removals_are_one_publication_with_one_generation(tmp_path):
-    """INV-1: a reconfiguration that removes two non-empty catalogs moves G by one."""
+    """INV-1, INV-15: a reconfiguration that removes two non-empty catalogs moves G by one."""
+    await removes_in_one_publication(tmp_path)
+
+
+async def removes_in_one_publication(tmp_path: pathlib.Path, seams: Seams = PRODUCTION) -> None:
     servers = {n: stdio(tmp_path, n, MCPBIND_TEST_ONLY_TOOLS="echo") for n in ("a", "b", "c")}
     recorder = Publications()
-    async with Host.open(HostConfig(servers=servers), recorder=recorder) as host:
+    config = HostConfig(servers=servers)
+    async with Host.open(config, recorder=recorder, seams=seams) as host:
         generation = host.sample().generation
         report = await host.reconfigure(HostConfig(servers={"b": servers["b"]}))
-        assert report.generation == generation + 1
-        assert host.sample().generation == generation + 1
         assert recorder.log[-2:] == [(generation + 1, "mcp:a", ()), (generation + 1, "mcp:c", ())]
+        assert host.sample().generation == generation + 1
+        assert report.generation == generation + 1
         assert [s.name for s in host.server_status()] == ["b"]
         with pytest.raises(KeyError):
             await host.refresh("a")
@@ -268,3 +286,18 @@ async def test_a_replacement_that_cannot_start_removes_the_old_catalog_in_one_pu
         )
         assert host.sample().specs == ()
         assert [(s.name, s.connected) for s in host.server_status()] == [("c", False)]
+
+
+KILLED_BY = {
+    "reconfigure_in_two_generations": removes_in_one_publication,
+    "restart_unchanged_server": keeps_the_unchanged_server,
+    "drop_cancellation_on_removal": cancels_before_the_removal,
+}
+"""SPEC §12.7: the scenario above that kills each runtime mutant of a reconfiguration."""
+
+
+@pytest.mark.parametrize("mutant", RECONFIGURE_MUTANTS, ids=lambda m: m.name)
+async def test_each_reconfiguration_mutant_fails_its_real_server_scenario(tmp_path, mutant):
+    assert set(KILLED_BY) == {m.name for m in RECONFIGURE_MUTANTS}
+    with pytest.raises(AssertionError):
+        await KILLED_BY[mutant.name](tmp_path, seams=mutant.seams)

@@ -325,14 +325,18 @@ class CallTable:
         """SPEC §11.17 (INV-16): a reconfiguration removes or replaces ``server`` (``how``);
         every pending call bound to it ends now, whatever it waits for: its approval, its
         server's start, the lane, its answer. Returns the calls it ended."""
-        bound = tuple(
+        bound = self.bound(server)
+        for call in bound:
+            call.end_early(how)
+        return bound
+
+    def bound(self, server: str) -> tuple[PendingCall, ...]:
+        """The pending calls whose binding names ``server`` (attached to it or not)."""
+        return tuple(
             call
             for call in self._pending.values()
             if call.server == server or (call.binding is not None and call.binding.server == server)
         )
-        for call in bound:
-            call.end_early(how)
-        return bound
 
     async def wait_ended(self, calls: tuple[PendingCall, ...]) -> None:
         """Return once each of ``calls`` has had its result made (its cancellation, when
