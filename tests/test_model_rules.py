@@ -806,10 +806,12 @@ def test_a_pinned_call_to_a_changed_server_waits_for_its_replacement():
 
 def test_a_replacement_whose_first_refresh_fails_removes_the_old_catalog():
     """INV-15: the old catalog goes in one publication; the outcome says why, with the new
-    generation; the same when the replacement disconnects first."""
+    generation, and that the old catalog was removed (not that it stays); the same when the
+    replacement disconnects first."""
     b, prefix = reconfigurable()
     state, outputs = run(b, *prefix, Reconfigure(), ListFailed("c"))
     reason = texts.REJECT_LIST_FAILED.format(server="c", why="server error")
+    reason = reason.replace(texts.PREVIOUS_CATALOG_STAYS, texts.REPLACED_CATALOG_REMOVED)
     assert outputs == [
         Published(5, "mcp:c", ()),
         RefreshOutcome("c", "rejected", 5, "list_failed", reason),
@@ -817,6 +819,7 @@ def test_a_replacement_whose_first_refresh_fails_removes_the_old_catalog():
     assert not state.servers[2].replacing
     state, outputs = run(b, *prefix, Reconfigure(), Disconnect("c"))
     reason = texts.REJECT_DISCONNECTED.format(server="c")
+    reason = reason.replace(texts.PREVIOUS_CATALOG_STAYS, texts.REPLACED_CATALOG_REMOVED)
     assert outputs == [
         Published(5, "mcp:c", ()),
         RefreshOutcome("c", "rejected", 5, "disconnected", reason),
