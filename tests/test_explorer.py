@@ -108,6 +108,19 @@ def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[
     assert "send tools/list" in expiries
     assert "refresh rejected (disconnected), result failed, send tools/list" in expiries
     assert "result failed, send tools/call, send tools/list" in expiries  # the lane hands off
+    # SPEC §3.7 (INV-15, INV-16): a reconfiguration ends the calls on what it removes or
+    # replaces (a sent one with its cancellation, before the close), publishes the removal
+    # once, frees the lane for a kept server's queued call; a replacement that fails or
+    # loses its connection first removes the old catalog.
+    reconfigurations = {effect for kind, effect in seen if kind == "reconfigure"}
+    assert "send tools/list" in reconfigurations  # nothing installed yet: G stays
+    assert (
+        "publish, result cancelled, send close, send notifications/cancelled, send tools/call, "
+        "send tools/list"
+    ) in reconfigurations
+    assert any("refresh rejected (reconfigured)" in effect for effect in reconfigurations)
+    assert ("list_failed", "publish, refresh rejected (list_failed)") in seen
+    assert ("disconnect", "publish, refresh rejected (disconnected), result failed") in seen
 
 
 @pytest.mark.slow
