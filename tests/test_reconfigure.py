@@ -167,7 +167,12 @@ async def test_a_changed_servers_catalog_is_replaced_in_one_publication(tmp_path
     kinds = [kind for kind, _ in recorder.inputs]
     assert kinds.count("reconfigure") == 1
     fields = dict(recorder.inputs)["reconfigure"]
-    assert fields == {"added": [], "removed": [], "changed": ["c"]}
+    assert {k: fields[k] for k in ("added", "removed", "changed")} == {
+        "added": [],
+        "removed": [],
+        "changed": ["c"],
+    }
+    assert list(fields["server_options"]) == ["c"]  # what refinement needs of it
     log = methods(tmp_path, "c")
     assert openings(tmp_path, "c") == 2
     assert log.index("EOF") < len(log) - 1  # the old session closed, then the new one
@@ -285,6 +290,8 @@ async def test_a_replacement_that_cannot_start_removes_the_old_catalog_in_one_pu
             "disconnected",
             generation + 1,
         )
+        assert outcome.reason is not None
+        assert texts.REPLACED_CATALOG_REMOVED in outcome.reason  # not "stays installed"
         assert host.sample().specs == ()
         assert [(s.name, s.connected) for s in host.server_status()] == [("c", False)]
 
