@@ -91,7 +91,11 @@ def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth
     assert report.runs > 1000
 
 
-@pytest.mark.parametrize("variant", [PLAIN, LockstepVariant(lazy=True)], ids=["plain", "lazy"])
+@pytest.mark.parametrize(
+    "variant",
+    [PLAIN, LockstepVariant(lazy=True), LockstepVariant(reconfigure=True)],
+    ids=["plain", "lazy", "reconfigure"],
+)
 def test_runtime_on_asyncio_refines_the_model_on_random_interleavings(variant):
     """The same runtime on asyncio (SPEC §11.13): a small budget in CI, the machine on a
     virtual-time event loop (``properties/schedulers.py``)."""
