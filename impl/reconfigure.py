@@ -170,8 +170,9 @@ class Reconfiguring:
         removed servers' tools leave in one publication; a changed server's catalog stays
         until its replacement's first listing replaces it in one publication, or is
         removed if that listing fails; calls to it wait meanwhile. Unchanged servers keep
-        their session and process. Returns once the new servers' first attempts settled
-        (as ``Host.open`` waits). Concurrent calls run one after the other. Raises
+        their session and process. Returns once the retired sessions closed and the new
+        servers' first attempts settled (as ``Host.open`` waits). Concurrent calls run one
+        after the other. Raises
         :class:`HostClosed` once the host closed, and :class:`ConfigError` (nothing
         changed) when a contributor's actions are invalid."""
         if not self._open:
