@@ -787,6 +787,8 @@ def _expiry(before: State, event: SessionExpired, t: Transition) -> str | None:
 def inv_15_state(state: State) -> str | None:
     """INV-15: an absent server has no catalog; a server is ``replacing`` only while the
     new session of a changed server runs its first refresh (the old catalog installed)."""
+    if _settled(state):
+        return None
     registry = state.registry
     for spec, server in zip(state.bound.servers, state.servers, strict=True):
         if not server.present and registry.catalog(spec.source).bindings:
@@ -810,6 +812,8 @@ def inv_15_transition(before: State, event: Event, t: Transition) -> str | None:
     emptied; a replacement that failed leaves no old catalog behind (a close publishes
     nothing, INV-12)."""
     bound = before.bound
+    if not isinstance(event, Reconfigure) and _settled(before):
+        return None  # nothing absent or replacing: nothing of the below can happen
     published = [o for o in t.outputs if isinstance(o, Published)]
     if isinstance(event, Reconfigure):
         due = [
@@ -846,12 +850,19 @@ def inv_15_transition(before: State, event: Event, t: Transition) -> str | None:
     return None
 
 
+def _settled(state: State) -> bool:
+    """Every server is present and none is replacing: the usual case, checked first."""
+    return all(s.present and not s.replacing for s in state.servers)
+
+
 # --- INV-16 a reconfiguration ends exactly what it replaces --------------------------------
 
 
 def inv_16_state(state: State) -> str | None:
     """INV-16: nothing of an absent server is connected, refreshing or pending: no call
     bound to it waits, runs or awaits a late answer."""
+    if all(s.present for s in state.servers):
+        return None
     for spec, server in zip(state.bound.servers, state.servers, strict=True):
         if server.present:
             continue
@@ -881,14 +892,16 @@ def inv_16_transition(before: State, event: Event, t: Transition) -> str | None:
     flight (``reconfigured``); closes their sessions if connected; then a changed or an
     added server lists on its new session."""
     bound = before.bound
+    if isinstance(event, Reconfigure):
+        return _reconfiguration(before, t)
+    if all(s.present for s in before.servers):
+        return None  # every server present, before and after (only reconfigure changes it)
     for out in t.outputs:
         if not isinstance(out, Sent):
             continue
         i = bound.index(out.server)
         if not before.servers[i].present and not t.state.servers[i].present:
             return f"{out.method} sent to absent {out.server}"
-    if isinstance(event, Reconfigure):
-        return _reconfiguration(before, t)
     dispatched = _dispatched(before, event)
     if dispatched is None:
         return None

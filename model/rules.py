@@ -257,11 +257,11 @@ class Rules:
             return [Call(len(state.steps) - 1, call_id_for(len(state.calls)), UNKNOWN_TOOL)]
         events: list[Event] = []
         allowed = bound.environment
-        for i, (spec, server) in enumerate(zip(bound.servers, state.servers, strict=True)):
+        for spec, server in zip(bound.servers, state.servers, strict=True):
             if not server.present:
                 continue  # SPEC §3.7: an absent server has no event of any kind
             name = spec.name
-            versions = listings(state, i)
+            versions = _versions(state, spec)
             for_server: list[Event] = [RefreshRequested(name)]
             refresh = server.refresh
             if refresh is not None and server.connected:
@@ -303,7 +303,7 @@ class Rules:
                 events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
         for record in state.calls:
             events.extend(self.call_events(record, allowed, bound))
-        if not state.reconfigured and _reconfigurable(bound):
+        if not state.reconfigured and any(s.change is not None for s in bound.servers):
             events.append(Reconfigure())
         events.append(Close())
         return events
