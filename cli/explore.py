@@ -93,6 +93,9 @@ def main(args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             print(f"mcpbind explore: --{option} must be >= 0, got {value}", file=sys.stderr)
             return 2
+    if args.workers is not None and args.workers < 1:
+        print(f"mcpbind explore: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
     policies: tuple[Policy, ...] = (
         ("frozen", "revalidate") if args.policy == "both" else (args.policy,)
     )

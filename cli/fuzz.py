@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import pathlib
 import sys
 import time
 from typing import Any
 
+from mcpbind.model.suite import worker_pool
 from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN
 
 __all__ = ["add_parser", "main"]
@@ -174,8 +174,7 @@ def main(args: argparse.Namespace) -> int:
     _database(args.db)  # fail early on a bad database
     started = time.time()
     deadline = started + args.minutes * 60
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(args.workers, initializer=ignore_sigint) as pool:
+    with worker_pool(args.workers, ignore_sigint, "spawn") as pool:
         shards = pool.starmap(
             _worker,
             [(i, deadline, args.db, args.plant, args.failures) for i in range(args.workers)],

@@ -35,7 +35,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.wire.oauth import Authorizer
 
-from .tools import add_config_option, load_config
+from .hosting import add_config_option, load_config
 
 __all__ = ["LOGIN_TIMEOUT", "Callback", "add_parsers"]
 

@@ -7,9 +7,12 @@ results come back in the suite's order whatever order the workers finish in.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -90,12 +93,31 @@ def run_suite(
     # the default chunks of two, both big parts of one policy could share a worker.
     names = [part.name for part in standard_suite(policies[0], servers=servers)]
     order = sorted(range(len(jobs)), key=lambda i: (names.index(jobs[i].part), i))
-    with multiprocessing.get_context().Pool(count, initializer=_ignore_sigint) as pool:
+    with worker_pool(count, _ignore_sigint) as pool:
         done = pool.map(_run_job, [jobs[i] for i in order], chunksize=1)
     runs: list[Run | None] = [None] * len(jobs)
     for i, run in zip(order, done, strict=True):
         runs[i] = run
     return [run for run in runs if run is not None]
+
+
+@contextlib.contextmanager
+def worker_pool(
+    count: int, initializer: Callable[[], None], method: str | None = None
+) -> Iterator[multiprocessing.pool.Pool]:
+    """A pool whose workers never see SIGINT: created with it blocked (the mask is
+    inherited), so a terminal's Ctrl-C, sent to the whole process group, reaches the
+    parent alone, even before a worker's initializer has run. A Ctrl-C while the pool is
+    made lands once it is made, inside ``with``: the workers are always ended."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = multiprocessing.get_context(method).Pool(count, initializer=initializer)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        raise
+    with pool:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        yield pool
 
 
 def _ignore_sigint() -> None:

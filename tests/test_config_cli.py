@@ -234,7 +234,6 @@ def test_catalog_reads_mcpbind_toml_from_the_working_directory_and_applies_filte
         ("mcp__notes__add", '{"text": "hi"}', "ok", 0),
         ("mcp__git_hub__deploy", "", "error", 1),
         ("mcp__nope__nope", "", "unsupported", 1),
-        ("mcp__notes__add", "[1]", "error", 1),
     ],
 )
 def test_call_routes_one_call_and_exits_by_status(tmp_path, name, arguments, status, code):

@@ -1,0 +1,154 @@
+"""``mcpbind catalog``: start the servers, refresh, print what a model would be shown.
+
+Exit status: 0 (every server up), 1 (a server failed), 2 (usage or configuration error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import trio
+
+from mcpbind.impl import Host, HostConfig, McpConnector, ServerStartupError
+from mcpbind.impl.trace import TraceRecorder
+from mcpbind.impl.wire.oauth import Authorizer
+from mcpbind.model import texts
+
+from .hosting import (
+    USAGE,
+    add_config_option,
+    add_trace,
+    add_verbose,
+    config_or_exit,
+    every_tool,
+    print_stderr,
+    startup_failed,
+    tracing,
+    verbose,
+)
+
+__all__ = ["AUTH_SHOWN", "add_parser", "catalog_main"]
+
+AUTH_SHOWN = {
+    "unsupported": "Unsupported",
+    "off": "Off",
+    "bearer_token": "Bearer token",
+    "oauth": "OAuth",
+    "not_logged_in": "Not logged in",
+    "none": "None",
+}
+"""How ``catalog`` shows each server's auth status (Codex's ``mcp list`` words)."""
+
+
+async def _catalog(
+    config: HostConfig, as_model: bool = False, recorder: TraceRecorder | None = None
+) -> dict[str, Any]:
+    authorizer = Authorizer.for_host(config)
+    connector = McpConnector(authorizer=authorizer)
+    opened = Host.open(every_tool(config, as_model), recorder=recorder, connector=connector)
+    async with opened as host:
+        snap = host.sample()
+        statuses = host.server_status()
+        stderr = {name: runtime.statistics().stderr for name, runtime in host.servers.items()}
+    auth = {s.name: await authorizer.status(s.name, config.servers[s.name]) for s in statuses}
+    parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
+    return {
+        "generation": snap.generation,
+        "deferred": snap.deferred,
+        "servers": [
+            {
+                "name": s.name,
+                "status": "connected" if s.connected else "unavailable",
+                "auth": auth[s.name],
+                "tools": s.tools,
+                "error": s.error,
+                "stderr": list(stderr.get(s.name, ())) if not s.connected else [],
+                "excluded": [
+                    {"tool": e.tool, "kind": e.kind, "reason": e.reason} for e in s.excluded
+                ],
+                "hears_list_changed": s.hears_list_changed,
+            }
+            for s in statuses
+        ],
+        "tools": [
+            {
+                "name": spec.name,
+                "server": binding.server,
+                "remote_name": binding.remote_name,
+                "description": spec.description,
+                "input_schema": dict(spec.input_schema),
+                "parallel": binding.read_only or parallel.get(binding.server or "", False),
+            }
+            for spec in snap.specs
+            for binding in [snap.names[spec.name]]
+        ],
+    }
+
+
+def catalog_main(args: argparse.Namespace) -> int:
+    found = config_or_exit(args)
+    if found is None:
+        return USAGE
+    config, source = found
+    verbose(args.verbose)
+    try:
+        with tracing(args.trace, config) as recorder:
+            report = trio.run(_catalog, config, args.as_model, recorder)
+    except ServerStartupError as error:
+        return startup_failed(error)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_catalog(report, source)
+    return 0 if all(s["status"] == "connected" for s in report["servers"]) else 1
+
+
+def _print_catalog(report: dict[str, Any], source: str) -> None:
+    deferred = report["deferred"]
+    more = f"; {deferred} MCP tool(s) deferred until tool_search finds them" if deferred else ""
+    print(f"catalog from {source}: generation {report['generation']}{more}")
+    print()
+    print(f"  {'server':<16} {'status':<12} {'auth':<14} {'tools':>5}  error")
+    for s in report["servers"]:
+        auth = AUTH_SHOWN[s["auth"]]
+        row = f"  {s['name']:<16} {s['status']:<12} {auth:<14} {s['tools']:>5}"
+        print(f"{row}  {s['error'] or ''}")
+    for s in report["servers"]:
+        print_stderr(s["name"], s["stderr"])
+    for s in report["servers"]:
+        if not s["hears_list_changed"]:
+            print(f"  {s['name']}: {texts.UNHEARD}")
+    left_out = [(s["name"], e) for s in report["servers"] for e in s["excluded"]]
+    if left_out:
+        print()
+        print(f"  {'left out (SPEC §5.4)':<28} {'server':<16} why")
+        for server, e in left_out:
+            print(f"  {e['tool']:<28} {server:<16} {e['kind']}: {e['reason']}")
+    print()
+    print(f"  {'tool (what the model calls)':<44} {'server':<10} {'remote name':<14} lane")
+    for t in report["tools"]:
+        lane = "parallel" if t["parallel"] else "exclusive"
+        print(f"  {t['name']:<44} {t['server'] or 'builtin':<10} {t['remote_name']:<14} {lane}")
+        if t["description"]:
+            print(f"      {t['description']}")
+
+
+def add_parser(commands: Any) -> None:
+    catalog = commands.add_parser(
+        "catalog",
+        help="start the servers, refresh, and print what a model would be shown",
+        description="Start every enabled server, run its first refresh, print the step snapshot.",
+    )
+    add_config_option(catalog)
+    catalog.add_argument("--json", action="store_true", help="print one JSON object")
+    catalog.add_argument(
+        "--as-model",
+        action="store_true",
+        help="show the step exactly as a model sees it: above defer_threshold, MCP tools "
+        "are deferred behind tool_search (default: every tool)",
+    )
+    add_trace(catalog)
+    add_verbose(catalog)
+    catalog.set_defaults(handler=catalog_main)
