@@ -240,6 +240,10 @@ DUPLICATE_CALL_ID: Final = (
 EVENT_NOT_ENABLED: Final = "can't handle event {event} in state {state}: {why}"
 UNKNOWN_SERVER: Final = "unknown server {server!r}; the configured servers are: {known}"
 HOST_CLOSED: Final = "the host is closed; use it inside its `async with Host.open(...)` block"
+ENV_VAR_UNSET: Final = (
+    "environment variable {variable!r} for MCP server {server!r} {state} (its "
+    "bearer_token_env_var); set it, or set enabled = false for this server"
+)
 STARTUP_FAILED: Final = (
     "required server {server!r} could not be started: {why}; fix its configuration or "
     "mark it required = false to start without it"

@@ -28,6 +28,7 @@ from mcp.client import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
 from ..config.server import ServerConfig, StdioTarget
+from ..errors import ConfigError
 from .connection import McpConnection, answer_elicitation
 from .http import HttpStatus, failed_at_connect, http_transport
 from .oauth import Authorizer
@@ -85,6 +86,8 @@ class McpConnector(Connector):
         url_elicitation: bool,
         on_stream: OnStream,
     ) -> AsyncIterator[Connection]:
+        if config.unusable is not None:  # SPEC §11.4: this server alone fails to start
+            raise ConfigError(config.unusable)
         holder: list[McpConnection] = []
 
         async def on_elicitation(
