@@ -346,7 +346,8 @@ def _print_summary(report: dict[str, Any]) -> None:
         )
     if "replays" in report:
         r = report["replays"]
-        print(f"  replays:    {r.get('passed', r.get('files'))}/{r['files']} file(s)")
+        source = f" in {r['corpus']}" if "corpus" in r else ""
+        print(f"  replays:    {r.get('passed', r.get('files'))}/{r['files']} file(s){source}")
     for p in report.get("properties", []):
         print(f"  machine:    {p['machine']} ({p['policy']}): {p['examples']} examples")
     for m in report.get("mutants", []):

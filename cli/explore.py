@@ -77,6 +77,11 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--list-mutants", action="store_true", help="print the mutants' names and exit"
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="print every violation found (default: the shortest trace of each invariant)",
+    )
     parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
     parser.set_defaults(handler=main)
 
@@ -117,11 +122,11 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        _print_human(result)
+        _print_human(result, args.all)
     return 1 if result["violations"] else 0
 
 
-def _print_human(result: dict[str, Any]) -> None:
+def _print_human(result: dict[str, Any], show_all: bool = False) -> None:
     title = "explore" + (f" (mutant {result['mutant']})" if result["mutant"] else "")
     print(
         f"{title}: {result['states']} states, {result['transitions']} transitions, "
@@ -140,8 +145,27 @@ def _print_human(result: dict[str, Any]) -> None:
             "LIVE-1, LIVE-2 hold on every drain"
         )
         return
-    for v in result["violations"]:
+    shown = result["violations"] if show_all else shortest_per_invariant(result["violations"])
+    for v in shown:
         print(f"\n{v['invariant']} violated ({v['part']}, {v['policy']}): {v['detail']}")
         print(f"  shortest trace ({len(v['trace'])} events):")
         for number, event in enumerate(v["trace"], 1):
             print(f"  {number:>3}. {event}")
+    hidden = len(result["violations"]) - len(shown)
+    if hidden:
+        print(
+            f"\n{len(result['violations'])} violations in all, of "
+            f"{len({v['invariant'] for v in shown})} invariant(s): the shortest trace of each "
+            f"is shown; --all shows the other {hidden}"
+        )
+
+
+def shortest_per_invariant(violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One violation per invariant: the one with the shortest trace (the first found of
+    equal length), in the order the invariants were first violated (SPEC §10.3)."""
+    best: dict[str, dict[str, Any]] = {}
+    for v in violations:
+        kept = best.get(v["invariant"])
+        if kept is None or len(v["trace"]) < len(kept["trace"]):
+            best[v["invariant"]] = v
+    return list(best.values())
