@@ -107,8 +107,15 @@ def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
 
 
 def _explore_stage(report: dict[str, Any], failures: list[Any], progress: Progress) -> None:
-    started = progress.start("explore the model on the standard suite")
-    runs = run_suite()
+    started = progress.start("explore the model", total=0)
+    states = [0]
+
+    def heard(run: Any, total: int) -> None:
+        states[0] += run.report.states
+        progress.total(total)
+        progress.advance(1, progress.rate(states[0], "states"))
+
+    runs = run_suite(on_run=heard)
     violations = [
         {**v.to_json(), "policy": r.policy, "part": r.part}
         for r in runs
@@ -171,9 +178,10 @@ def _replay_stage(
 
     directory = _corpus(args)
     corpus = sorted(directory.glob("*.json"))
-    started = progress.start(f"replay corpus: {len(corpus)} file(s) in {directory}")
+    started = progress.start(f"replay corpus in {directory}", total=len(corpus), unit="files")
     passed = 0
     for path in corpus:
+        progress.advance(1)
         try:
             run_replay(path)
             passed += 1
@@ -224,8 +232,9 @@ def _machine_stage(
 
         def hook(count: list[int] = count) -> None:
             count[0] += 1
+            progress.advance(1)
 
-        started = progress.start(f"{name} machine ({policy})")
+        started = progress.start(f"{name} machine ({policy})", unit="examples")
         begun = time.perf_counter()
         try:
             build(hook)()
@@ -323,8 +332,11 @@ def main(args: argparse.Namespace) -> int:
     try:
         report = run_checks(args, progress)
     except UsageError as error:
+        progress.close()
         print(f"mcpbind check: {error}", file=sys.stderr)
         return USAGE
+    finally:
+        progress.close()
     report["seconds"] = round(time.perf_counter() - started, 2)
     mutants = report.get("mutants", [])
     report["ok"] = not report["failures"] and all(m["killed"] for m in mutants)

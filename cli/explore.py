@@ -12,6 +12,8 @@ from mcpbind.model.bounds import describe, standard_suite
 from mcpbind.model.suite import Run, run_suite
 from mcpbind.model.values import Policy
 
+from .progress import Progress
+
 __all__ = ["add_parser", "main"]
 
 
@@ -104,7 +106,27 @@ def main(args: argparse.Namespace) -> int:
     policies: tuple[Policy, ...] = (
         ("frozen", "revalidate") if args.policy == "both" else (args.policy,)
     )
+    if args.mutant is not None:
+        from mcpbind.model.mutants import MUTANTS  # noqa: PLC0415 - only on request
+
+        known = [m.name for m in MUTANTS]
+        if args.mutant not in known:
+            print(
+                f"mcpbind explore: unknown mutant {args.mutant!r}; known mutants: "
+                + ", ".join(known),
+                file=sys.stderr,
+            )
+            return 2
     started = time.perf_counter()
+    progress = Progress(quiet=args.json)
+    begun = progress.start("explore", total=0)
+    states = [0]
+
+    def heard(run: Run, total: int) -> None:
+        states[0] += run.report.states
+        progress.total(total)
+        progress.advance(1, progress.rate(states[0], "states"))
+
     try:
         runs = run_suite(
             policies=policies,
@@ -114,10 +136,17 @@ def main(args: argparse.Namespace) -> int:
             depth=args.depth,
             mutant=args.mutant,
             workers=args.workers,
+            on_run=heard,
         )
     except KeyError as error:
+        progress.close()
         print(f"mcpbind explore: {error.args[0]}", file=sys.stderr)
         return 2
+    finally:
+        progress.close()
+    found = sum(len(r.report.violations) for r in runs)
+    verdict = "FAIL" if found else "ok"
+    progress.done(f"explore: {len(runs)} parts, {states[0]:,} states", begun, verdict)
     result = summary(runs, args, time.perf_counter() - started)
     if args.json:
         print(json.dumps(result, indent=2))
