@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import textwrap
 from typing import Any
 
 import trio
@@ -110,29 +112,54 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
     more = f"; {deferred} MCP tool(s) deferred until tool_search finds them" if deferred else ""
     print(f"catalog from {source}: generation {report['generation']}{more}")
     print()
-    print(f"  {'server':<16} {'status':<12} {'auth':<14} {'tools':>5}  error")
-    for s in report["servers"]:
+    servers = report["servers"]
+    name_w = _width(16, (s["name"] for s in servers))
+    print(f"  {'server':<{name_w}} {'status':<12} {'auth':<14} {'tools':>5}  error")
+    for s in servers:
         auth = AUTH_SHOWN[s["auth"]]
-        row = f"  {s['name']:<16} {s['status']:<12} {auth:<14} {s['tools']:>5}"
-        print(f"{row}  {s['error'] or ''}")
-    for s in report["servers"]:
+        row = f"  {s['name']:<{name_w}} {s['status']:<12} {auth:<14} {s['tools']:>5}"
+        print(f"{row}  {s['error'] or ''}".rstrip())
+    for s in servers:
         print_stderr(s["name"], s["stderr"])
-    for s in report["servers"]:
+    for s in servers:
         if not s["hears_list_changed"]:
             print(f"  {s['name']}: {texts.UNHEARD}")
-    left_out = [(s["name"], e) for s in report["servers"] for e in s["excluded"]]
+    left_out = [(s["name"], e) for s in servers for e in s["excluded"]]
     if left_out:
+        tool_w = _width(28, (e["tool"] for _, e in left_out))
         print()
-        print(f"  {'left out (SPEC §5.4)':<28} {'server':<16} why")
+        print(f"  {'left out (SPEC §5.4)':<{tool_w}} {'server':<{name_w}} why")
         for server, e in left_out:
-            print(f"  {e['tool']:<28} {server:<16} {e['kind']}: {e['reason']}")
+            print(f"  {e['tool']:<{tool_w}} {server:<{name_w}} {e['kind']}: {e['reason']}")
+    tools = report["tools"]
+    tool_w = _width(44, (t["name"] for t in tools))
+    server_w = _width(10, (t["server"] or "builtin" for t in tools))
+    remote_w = _width(14, (t["remote_name"] for t in tools))
     print()
-    print(f"  {'tool (what the model calls)':<44} {'server':<10} {'remote name':<14} lane")
-    for t in report["tools"]:
+    header = f"  {'tool (what the model calls)':<{tool_w}} {'server':<{server_w}}"
+    print(f"{header} {'remote name':<{remote_w}} lane")
+    for t in tools:
         lane = "parallel" if t["parallel"] else "exclusive"
-        print(f"  {t['name']:<44} {t['server'] or 'builtin':<10} {t['remote_name']:<14} {lane}")
-        if t["description"]:
-            print(f"      {t['description']}")
+        server = t["server"] or "builtin"
+        print(f"  {t['name']:<{tool_w}} {server:<{server_w}} {t['remote_name']:<{remote_w}} {lane}")
+        for line in _wrapped(t["description"] or ""):
+            print(line)
+
+
+def _width(least: int, values: Any) -> int:
+    """A column as wide as its longest value, at least ``least``: rows stay aligned."""
+    return max([least, *(len(str(v)) for v in values)])
+
+
+def _wrapped(description: str) -> list[str]:
+    """A tool's description under its row: every line indented, long lines wrapped to
+    the terminal (``COLUMNS``, else 100 columns off a terminal)."""
+    width = max(40, shutil.get_terminal_size((100, 24)).columns) - 6
+    lines: list[str] = []
+    for paragraph in description.strip().splitlines():
+        wrapped = textwrap.wrap(paragraph, width) or [""]
+        lines += [f"      {text}".rstrip() for text in wrapped]
+    return lines
 
 
 def add_parser(commands: Any) -> None:

@@ -1,0 +1,74 @@
+"""What ``catalog`` and ``login`` print (issue: output that misleads): columns that stay
+aligned with long names, descriptions wrapped and indented under their row, and a login
+on an unreachable server that does not advise ``required = false``."""
+
+from __future__ import annotations
+
+from cli_runner import mcpbind
+
+from mcpbind.cli.catalog import _print_catalog
+
+
+def report(tools: list[dict[str, object]]) -> dict[str, object]:
+    server = {
+        "name": "a-server-with-a-rather-long-name",
+        "status": "connected",
+        "auth": "unsupported",
+        "tools": len(tools),
+        "error": None,
+        "stderr": [],
+        "excluded": [],
+        "hears_list_changed": True,
+    }
+    return {"generation": 1, "deferred": 0, "servers": [server], "tools": tools}
+
+
+def tool(name: str, description: str) -> dict[str, object]:
+    return {
+        "name": name,
+        "server": "a-server-with-a-rather-long-name",
+        "remote_name": name.rsplit("__", 1)[-1],
+        "description": description,
+        "input_schema": {},
+        "parallel": False,
+    }
+
+
+def test_catalog_columns_stay_aligned_and_descriptions_stay_under_their_row(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    long_name = "mcp__a_server_with_a_rather_long_name__" + "x" * 40
+    tools = [
+        tool("mcp__s__short", "First line.\nSecond line, at column 0 in the server's text."),
+        tool(long_name, "word " * 40),
+    ]
+    _print_catalog(report(tools), "a test")
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.startswith("  mcp__")]
+    assert len(rows) == 2
+    assert len({row.index("exclusive") for row in rows}) == 1  # the lane column lines up
+    header = next(line for line in out if "tool (what the model calls)" in line)
+    assert header.index("lane") == rows[0].index("exclusive")
+    server_row = next(line for line in out if line.startswith("  a-server"))
+    assert server_row.split()[1] == "connected"
+    below = out[out.index(rows[0]) + 1 : out.index(rows[1])]
+    assert below == [
+        "      First line.",
+        "      Second line, at column 0 in the server's text.",
+    ]
+    wrapped = out[out.index(rows[1]) + 1 :]
+    assert len(wrapped) > 1
+    assert all(line.startswith("      word") and len(line) <= 80 for line in wrapped)
+    assert all(line == line.rstrip() for line in out)
+
+
+def test_login_on_an_unreachable_server_names_it_without_the_required_advice(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[mcp_servers.web]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout_sec = 10\n',
+        encoding="utf-8",
+    )
+    done = mcpbind("login", "web", "--config", str(config), "--no-browser")
+    assert done.returncode == 1
+    assert done.stderr.startswith("mcpbind login: could not reach 'web': "), done.stderr
+    assert "required" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
