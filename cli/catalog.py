@@ -20,6 +20,7 @@ from mcpbind.model import texts
 
 from .hosting import (
     USAGE,
+    StartWatch,
     add_config_option,
     add_trace,
     add_verbose,
@@ -49,11 +50,22 @@ async def _catalog(
 ) -> dict[str, Any]:
     authorizer = Authorizer.for_host(config)
     connector = McpConnector(authorizer=authorizer)
-    opened = Host.open(every_tool(config, as_model), recorder=recorder, connector=connector)
-    async with opened as host:
-        snap = host.sample()
-        statuses = host.server_status()
-        stderr = {name: runtime.statistics().stderr for name, runtime in host.servers.items()}
+    watch = StartWatch(recorder, config)
+    failed: ServerStartupError | None = None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch.announce)
+        opened = Host.open(every_tool(config, as_model), recorder=watch, connector=connector)
+        try:
+            async with opened as host:
+                watch.scope.cancel()
+                snap = host.sample()
+                statuses = host.server_status()
+                stderr = {n: runtime.statistics().stderr for n, runtime in host.servers.items()}
+        except ServerStartupError as error:
+            failed = error  # raised below, outside the nursery
+        watch.scope.cancel()
+    if failed is not None:
+        raise failed
     auth = {s.name: await authorizer.status(s.name, config.servers[s.name]) for s in statuses}
     parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
     return {

@@ -9,17 +9,28 @@ import contextlib
 import logging
 import pathlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 import attrs
+import trio
 
-from mcpbind.impl import ConfigError, HostConfig, ServerStartupError
+from mcpbind.impl import (
+    ConfigError,
+    HostConfig,
+    NullRecorder,
+    Recorder,
+    ServerStartupError,
+    ToolResult,
+)
 from mcpbind.impl.config.host import load_toml, parse_toml
 from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.impl.values import RefreshOutcome
+from mcpbind.model.values import EventKind
 
 __all__ = [
     "USAGE",
+    "StartWatch",
     "add_config_option",
     "add_trace",
     "add_verbose",
@@ -133,3 +144,52 @@ def add_verbose(parser: Any) -> None:
         help="show what the servers write to their stderr (default: kept out of the "
         "terminal; a server that fails to start shows its last lines)",
     )
+
+
+class StartWatch(NullRecorder):
+    """A recorder in front of the run's own (``--trace``, or none) that learns which
+    servers have had their first listing; :meth:`announce` names the others while the host
+    opens, so that a slow start is not a silent one."""
+
+    def __init__(self, inner: Recorder | None, config: HostConfig) -> None:
+        self.inner: Recorder = inner if inner is not None else NullRecorder()
+        self.waiting = [name for name, server in config.servers.items() if server.enabled]
+        self.scope = trio.CancelScope()
+        """Cancelled once the host is open: nothing more to announce."""
+
+    async def announce(self, after: float = 1.0, every: float = 5.0) -> None:
+        """After ``after`` seconds, then every ``every``: the servers still starting."""
+        with self.scope:
+            await trio.sleep(after)
+            while self.waiting:
+                names = ", ".join(self.waiting)
+                print(f"mcpbind: still starting: {names}", file=sys.stderr, flush=True)
+                await trio.sleep(every)
+
+    def _settled(self, server: object) -> None:
+        if server in self.waiting:
+            self.waiting.remove(server)
+
+    def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
+        self.inner.published(generation, source, names)
+
+    def refresh_outcome(self, outcome: RefreshOutcome) -> None:
+        self._settled(outcome.server)
+        self.inner.refresh_outcome(outcome)
+
+    def result(self, result: ToolResult) -> None:
+        self.inner.result(result)
+
+    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
+        self.inner.sent(server, method, detail, call_id)
+
+    def refused(self, call_id: str, text: str) -> None:
+        self.inner.refused(call_id, text)
+
+    def late_dropped(self, call_id: str) -> None:
+        self.inner.late_dropped(call_id)
+
+    def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
+        if kind in ("list_failed", "disconnect"):
+            self._settled(fields.get("server"))
+        self.inner.event(kind, fields)

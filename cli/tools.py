@@ -39,6 +39,7 @@ from mcpbind.impl.trace import TraceRecorder
 from . import catalog
 from .hosting import (
     USAGE,
+    StartWatch,
     add_config_option,
     add_trace,
     add_verbose,
@@ -145,8 +146,11 @@ async def _call(
         async with trio.open_nursery() as nursery:
             with trio.CancelScope() as startup:
                 nursery.start_soon(interrupt.watch, signals, opened, call_id, startup)
+                watch = StartWatch(recorder, config)
+                nursery.start_soon(watch.announce)
                 try:
-                    async with Host.open(every_tool(config, as_model), recorder=recorder) as host:
+                    async with Host.open(every_tool(config, as_model), recorder=watch) as host:
+                        watch.scope.cancel()
                         opened.append(host)
                         step = host.sample()
                         if interrupt.signum is None:

@@ -72,3 +72,30 @@ def test_login_on_an_unreachable_server_names_it_without_the_required_advice(tmp
     assert done.stderr.startswith("mcpbind login: could not reach 'web': "), done.stderr
     assert "required" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_catalog_names_the_servers_still_starting_while_it_waits(tmp_path):
+    import json
+    import sys
+
+    from wire import SERVER
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[mcp_servers.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "mcpbind.demo.servers", "notes"]\n'
+        "[mcp_servers.slow]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(SERVER), str(tmp_path / 'state')])}\n"
+        "startup_timeout_sec = 4\n"
+        'env = { MCPBIND_TEST_SLOW_START = "300" }\n',  # never answers in time
+        encoding="utf-8",
+    )
+    done = mcpbind("catalog", "--config", str(config))
+    assert done.returncode == 1  # slow never started
+    assert "Traceback" not in done.stderr
+    notices = [line for line in done.stderr.splitlines() if "still starting" in line]
+    assert notices, done.stderr
+    assert all(line.startswith("mcpbind: still starting: ") for line in notices)
+    assert "slow" in notices[-1]
