@@ -80,3 +80,31 @@ def test_the_wheel_ships_the_replay_corpus_and_check_outside_a_checkout_replays_
     )
     assert where.returncode == 0, where.stderr
     assert pathlib.Path(where.stdout.strip()) == tmp_path / "site" / "mcpbind" / "replays"
+
+
+@pytest.mark.slow
+def test_strict_check_of_a_trace_whose_server_never_started_cannot_refine(tmp_path):
+    from wire import SERVER
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[mcp_servers.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "mcpbind.demo.servers", "notes"]\n'
+        "[mcp_servers.dead]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(SERVER), str(tmp_path / 'state')])}\n"
+        'env = { MCPBIND_TEST_EXIT_AT_START = "1" }\n',
+        encoding="utf-8",
+    )
+    trace = tmp_path / "run.ndjson"
+    ran = mcpbind("catalog", "--config", str(config), "--trace", str(trace))
+    assert ran.returncode == 1  # dead did not start
+    assert mcpbind("trace", "check", str(trace)).returncode == 0  # the monitors: conforms
+    strict = mcpbind("trace", "check", "--strict", str(trace))
+    assert strict.returncode == 2
+    assert strict.stderr.strip() == (
+        f"mcpbind trace check: {trace}: cannot refine: line 1: server 'dead' never started "
+        "(no record names it), which refinement does not cover"
+    )
+    assert not (tmp_path / "run.ndjson.replay.json").exists()
