@@ -68,7 +68,7 @@ async def _catalog(
         raise failed
     auth = {s.name: await authorizer.status(s.name, config.servers[s.name]) for s in statuses}
     parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
-    return {
+    report: dict[str, Any] = {
         "generation": snap.generation,
         "deferred": snap.deferred,
         "servers": [
@@ -99,6 +99,22 @@ async def _catalog(
             for binding in [snap.names[spec.name]]
         ],
     }
+    for server in report["servers"]:
+        server["unlisted_enabled_tools"] = _unlisted(config, server, report["tools"], as_model)
+    return report
+
+
+def _unlisted(
+    config: HostConfig, server: dict[str, Any], tools: list[dict[str, Any]], as_model: bool
+) -> list[str]:
+    """The names in a connected server's ``enabled_tools`` that it does not list (a typo
+    keeps a tool out without a word, as in Codex)."""
+    enabled = config.servers[server["name"]].enabled_tools
+    if enabled is None or as_model or server["status"] != "connected":
+        return []  # (as the model sees it, deferred tools are not in the step)
+    listed = {t["remote_name"] for t in tools if t["server"] == server["name"]}
+    listed |= {e["tool"] for e in server["excluded"]}
+    return sorted(enabled - listed)
 
 
 def catalog_main(args: argparse.Namespace) -> int:
@@ -136,6 +152,9 @@ def _print_catalog(report: dict[str, Any], source: str) -> None:
     for s in servers:
         if not s["hears_list_changed"]:
             print(f"  {s['name']}: {texts.UNHEARD}")
+        if s["unlisted_enabled_tools"]:
+            names = ", ".join(repr(n) for n in s["unlisted_enabled_tools"])
+            print(f"  {s['name']}: enabled_tools names {names}, which it does not list")
     left_out = [(s["name"], e) for s in servers for e in s["excluded"]]
     if left_out:
         tool_w = _width(28, (e["tool"] for _, e in left_out))

@@ -19,6 +19,7 @@ def report(tools: list[dict[str, object]]) -> dict[str, object]:
         "stderr": [],
         "excluded": [],
         "hears_list_changed": True,
+        "unlisted_enabled_tools": [],
     }
     return {"generation": 1, "deferred": 0, "servers": [server], "tools": tools}
 
@@ -99,3 +100,23 @@ def test_catalog_names_the_servers_still_starting_while_it_waits(tmp_path):
     assert notices, done.stderr
     assert all(line.startswith("mcpbind: still starting: ") for line in notices)
     assert "slow" in notices[-1]
+
+
+def test_catalog_names_an_enabled_tool_the_server_does_not_list(tmp_path):
+    import json
+    import sys
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[mcp_servers.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "mcpbind.demo.servers", "notes"]\n'
+        'enabled_tools = ["add", "lsit"]\n',
+        encoding="utf-8",
+    )
+    human = mcpbind("catalog", "--config", str(config))
+    assert human.returncode == 0, human.stderr
+    assert "  notes: enabled_tools names 'lsit', which it does not list" in human.stdout
+    report = json.loads(mcpbind("catalog", "--config", str(config), "--json").stdout)
+    assert report["servers"][0]["unlisted_enabled_tools"] == ["lsit"]
+    assert [t["remote_name"] for t in report["tools"] if t["server"] == "notes"] == ["add"]
