@@ -286,6 +286,10 @@ CREDENTIALS_REQUIRED: Final = (
 HTTP_STATUS: Final = "the server answered HTTP {status}"
 HTTP_STATUS_TEXT: Final = "the server answered HTTP {status}: {text}"
 """A failed HTTP answer with the server's own text, one short line (SPEC §11.2)."""
+HTTP_NOT_FOUND: Final = (
+    "the server answered HTTP 404 Not Found: nothing serves MCP at {url}; check the "
+    "URL's path (MCP servers often serve it at /mcp)"
+)
 CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "server {server!r} requires authorization (HTTP {status}) and publishes no OAuth metadata "
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "

@@ -120,3 +120,26 @@ def test_catalog_names_an_enabled_tool_the_server_does_not_list(tmp_path):
     report = json.loads(mcpbind("catalog", "--config", str(config), "--json").stdout)
     assert report["servers"][0]["unlisted_enabled_tools"] == ["lsit"]
     assert [t["remote_name"] for t in report["tools"] if t["server"] == "notes"] == ["add"]
+
+
+async def test_a_url_with_a_wrong_path_is_named_as_such_not_just_not_found(tmp_path):
+    import pytest
+    from testservers.processes import free_port, start_http_server, stop, wait_listening
+
+    from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
+
+    port = free_port()
+    process = await start_http_server(tmp_path, port)
+    try:
+        await wait_listening(port)
+        url = f"http://127.0.0.1:{port}/wrong"
+        config = HostConfig(servers={"web": ServerConfig(target=url, required=True)})
+        with pytest.raises(ServerStartupError) as caught:
+            async with Host.open(config):
+                pytest.fail("the host must not open")
+        assert caught.value.why == (
+            f"the server answered HTTP 404 Not Found: nothing serves MCP at {url}; check the "
+            "URL's path (MCP servers often serve it at /mcp)"
+        )
+    finally:
+        await stop(process)
