@@ -118,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
             )
             return 2
     started = time.perf_counter()
-    progress = Progress(quiet=args.json)
+    progress = Progress(quiet=args.json, plain=False)
     begun = progress.start("explore", total=0)
     states = [0]
 

@@ -189,7 +189,7 @@ def main(args: argparse.Namespace) -> int:
     started = time.time()
     deadline = started + args.minutes * 60
     counter = multiprocessing.get_context("spawn").Value("q", 0)
-    progress = Progress(quiet=args.json)
+    progress = Progress(quiet=args.json, plain=False)
     seconds = args.minutes * 60
     begun = progress.start(f"fuzz: {args.workers} worker(s)", total=seconds)
     jobs = [(i, deadline, args.db, args.plant, args.failures) for i in range(args.workers)]

@@ -159,6 +159,8 @@ class StartWatch(NullRecorder):
 
     async def announce(self, after: float = 1.0, every: float = 5.0) -> None:
         """After ``after`` seconds, then every ``every``: the servers still starting."""
+        if not sys.stderr.isatty():
+            return  # a script waits as long as it takes; a person is told
         with self.scope:
             await trio.sleep(after)
             while self.waiting:

@@ -18,10 +18,14 @@ __all__ = ["Progress"]
 class Progress:
     """Stages one after the other, each with a count that goes up (examples, runs, parts)."""
 
-    def __init__(self, quiet: bool, stream: TextIO | None = None) -> None:
+    def __init__(self, quiet: bool, stream: TextIO | None = None, plain: bool = True) -> None:
+        """``plain``: off a terminal, one line per stage (False: nothing off a terminal,
+        for a command whose result says it all)."""
         self.quiet = quiet
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()
+        if not self.tty and not plain:
+            self.quiet = True
         self.finished: list[str] = []
         """Stages finished so far (the one-line summary after Ctrl-C)."""
         self._live: Any = None

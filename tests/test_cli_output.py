@@ -75,7 +75,7 @@ def test_login_on_an_unreachable_server_names_it_without_the_required_advice(tmp
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_catalog_names_the_servers_still_starting_while_it_waits(tmp_path):
+def test_catalog_on_a_terminal_names_the_servers_still_starting_while_it_waits(tmp_path):
     import json
     import sys
 
@@ -93,11 +93,13 @@ def test_catalog_names_the_servers_still_starting_while_it_waits(tmp_path):
         'env = { MCPBIND_TEST_SLOW_START = "300" }\n',  # never answers in time
         encoding="utf-8",
     )
-    done = mcpbind("catalog", "--config", str(config))
-    assert done.returncode == 1  # slow never started
-    assert "Traceback" not in done.stderr
-    notices = [line for line in done.stderr.splitlines() if "still starting" in line]
-    assert notices, done.stderr
+    from test_cli_progress import on_a_terminal
+
+    code, drawn = on_a_terminal("catalog", "--config", str(config))
+    assert code == 1  # slow never started
+    assert "Traceback" not in drawn
+    notices = [line for line in drawn.splitlines() if "still starting" in line]
+    assert notices, drawn
     assert all(line.startswith("mcpbind: still starting: ") for line in notices)
     assert "slow" in notices[-1]
 
@@ -143,3 +145,23 @@ async def test_a_url_with_a_wrong_path_is_named_as_such_not_just_not_found(tmp_p
         )
     finally:
         await stop(process)
+
+
+def test_catalog_into_a_pipe_waits_without_a_word(tmp_path):
+    import json
+    import sys
+
+    from wire import SERVER
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[mcp_servers.slow]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps([str(SERVER), str(tmp_path / 'state')])}\n"
+        "startup_timeout_sec = 3\n"
+        'env = { MCPBIND_TEST_SLOW_START = "300" }\n',
+        encoding="utf-8",
+    )
+    done = mcpbind("catalog", "--config", str(config))
+    assert done.returncode == 1
+    assert done.stderr == ""

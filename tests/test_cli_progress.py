@@ -1,6 +1,7 @@
 """Progress of the long commands (cli/progress.py): on a terminal, a live line (stage,
 counts, rate, time) and one line per finished stage; plain lines when stderr is not a
-terminal; nothing with ``--json``."""
+terminal for ``check`` (``explore`` and ``fuzz``: none, their result says it); nothing with
+``--json``."""
 
 from __future__ import annotations
 
@@ -54,14 +55,10 @@ def test_explore_on_a_terminal_draws_parts_states_and_rate_then_one_line():
     assert last.rstrip().endswith(" s)")
 
 
-def test_explore_into_a_pipe_prints_plain_lines_and_json_prints_none():
+def test_explore_into_a_pipe_or_with_json_prints_no_progress():
     plain = mcpbind(*SMALL)
     assert plain.returncode == 0
-    lines = plain.stderr.splitlines()
-    assert lines[0] == "  … explore"
-    assert lines[1].startswith("  ok   explore: 8 parts, ")
-    assert len(lines) == 2
-    assert "\x1b" not in plain.stderr
+    assert plain.stderr == ""  # its result on stdout says it all
     quiet = mcpbind(*SMALL, "--json")
     assert quiet.stderr == ""
     assert json.loads(quiet.stdout)["violations"] == []

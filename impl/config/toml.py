@@ -238,14 +238,12 @@ class _Reader(Values):
         """The headers, and why the server cannot start (or None). As Codex does (SPEC
         §11.4): a variable of ``env_http_headers`` that is unset or blank leaves its header
         out; an unset or empty ``bearer_token_env_var`` fails this server alone, when it
-        starts; a disabled server's variables are not read at all."""
+        starts; for a disabled server, which never starts, it is no error at all."""
         headers = self.secret_table(table, "http_headers", raw.get("http_headers", {}))
         from_env = self.secret_table(table, "env_http_headers", raw.get("env_http_headers", {}))
         variable = None
         if "bearer_token_env_var" in raw:
             variable = self.string(table, "bearer_token_env_var", raw["bearer_token_env_var"])
-        if raw.get("enabled", True) is False:
-            return headers, None
         for header, source in from_env.items():
             value = self.environ.get(source)
             if value is not None and value.strip():
@@ -253,6 +251,8 @@ class _Reader(Values):
         if variable is None:
             return headers, None
         token = self.environ.get(variable)
+        if not token and raw.get("enabled", True) is False:
+            return headers, None  # never started: nothing to fail
         if not token:
             state = "is not set" if token is None else "is empty"
             return headers, texts.ENV_VAR_UNSET.format(variable=variable, server=name, state=state)
