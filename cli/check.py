@@ -18,36 +18,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpbind.model.bounds import standard_suite
-from mcpbind.model.explore import explore
 from mcpbind.model.suite import run_suite
 from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVariant
 
-__all__ = ["add_parser", "main"]
+from .mutants import check_mutants
+from .progress import Progress
+from .replays import STAGES, UsageError, bundled_corpus, usage_problem
+
+__all__ = ["USAGE", "add_parser", "main"]
+
+USAGE = 2
 
 DEPTHS = {"ci": {"revalidate": 4, "frozen": 3}, "nightly": {"revalidate": 5, "frozen": 5}}
-
-
-class Progress:
-    """A live progress display on stderr; one line per finished stage."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.finished: list[str] = []
-        """Stages finished so far (the one-line summary after Ctrl-C)."""
-
-    def start(self, label: str) -> float:
-        if not self.quiet:
-            end = "\r" if self.tty else "\n"
-            print(f"  … {label}", end=end, file=sys.stderr, flush=True)
-        return time.perf_counter()
-
-    def done(self, label: str, started: float, verdict: str) -> None:
-        self.finished.append(label)
-        if not self.quiet:
-            seconds = time.perf_counter() - started
-            print(f"  {verdict:<4} {label} ({seconds:.1f} s)", file=sys.stderr, flush=True)
 
 
 def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[str]) -> str:
@@ -63,6 +45,7 @@ def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[
 def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     # Heavy imports (trio, mcp, hypothesis machinery) load only for this command.
     from mcpbind.properties import profiles  # noqa: PLC0415
+    from mcpbind.properties.chooser import ReplayMismatch  # noqa: PLC0415
     from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
     from mcpbind.properties.machines import (  # noqa: PLC0415
         lockstep_property,
@@ -104,13 +87,12 @@ def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
             progress.done(f"replay {path}: {len(trace)} events", started, "ok")
         except MachineFailure as error:
             progress.done(f"replay {path}", started, "FAIL")
-            machine_failure("replay", json.loads(path.read_text())["policy"], error)
+            machine_failure("replay", _policy(path), error)
+        except ReplayMismatch as error:  # its events do not fit this model: not a replay
+            raise UsageError(f"{path} does not replay: {error}") from None
         return report
 
     stages = {s.strip() for s in args.stages.split(",") if s.strip()}
-    unknown = stages - {"explore", "odometer", "replays", "machines", "mutants"}
-    if unknown:
-        raise SystemExit(f"mcpbind check: unknown stage(s): {', '.join(sorted(unknown))}")
     if "explore" in stages:
         _explore_stage(report, failures, progress)
     if "odometer" in stages:
@@ -120,13 +102,20 @@ def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
     if "machines" in stages:
         _machine_stage(report, progress, machine_failure, lockstep_property, real_servers_property)
     if args.mutants or "mutants" in stages:
-        report["mutants"] = check_mutants(progress, pathlib.Path(args.corpus))
+        report["mutants"] = check_mutants(progress, _corpus(args))
     return report
 
 
 def _explore_stage(report: dict[str, Any], failures: list[Any], progress: Progress) -> None:
-    started = progress.start("explore the model on the standard suite")
-    runs = run_suite()
+    started = progress.start("explore the model", total=0)
+    states = [0]
+
+    def heard(run: Any, total: int) -> None:
+        states[0] += run.report.states
+        progress.total(total)
+        progress.advance(1, progress.rate(states[0], "states"))
+
+    runs = run_suite(on_run=heard)
     violations = [
         {**v.to_json(), "policy": r.policy, "part": r.part}
         for r in runs
@@ -184,18 +173,26 @@ def _replay_stage(
     machine_failure: Callable[..., None],
     run_replay: Callable[..., Any],
 ) -> None:
+    from mcpbind.properties.chooser import ReplayMismatch  # noqa: PLC0415
     from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
 
-    corpus = sorted(pathlib.Path(args.corpus).glob("*.json")) if args.corpus else []
-    started = progress.start(f"replay corpus: {len(corpus)} file(s)")
+    directory = _corpus(args)
+    corpus = sorted(directory.glob("*.json"))
+    started = progress.start(f"replay corpus in {directory}", total=len(corpus), unit="files")
     passed = 0
     for path in corpus:
+        progress.advance(1)
         try:
             run_replay(path)
             passed += 1
         except MachineFailure as error:
-            machine_failure("replay", json.loads(path.read_text())["policy"], error)
-    report["replays"] = {"files": len(corpus), "passed": passed}
+            machine_failure("replay", _policy(path), error)
+        except ReplayMismatch as error:  # the model moved on: the file no longer fits it
+            detail = f"{path} does not replay: {error}"
+            report["failures"].append({"stage": "replay", "check": "replay", "detail": detail})
+            if not args.json:
+                print(f"\nFAILED replay: {detail}", file=sys.stderr)
+    report["replays"] = {"files": len(corpus), "passed": passed, "corpus": str(directory)}
     progress.done(
         f"replay corpus: {passed}/{len(corpus)} passed",
         started,
@@ -235,8 +232,9 @@ def _machine_stage(
 
         def hook(count: list[int] = count) -> None:
             count[0] += 1
+            progress.advance(1)
 
-        started = progress.start(f"{name} machine ({policy})")
+        started = progress.start(f"{name} machine ({policy})", unit="examples")
         begun = time.perf_counter()
         try:
             build(hook)()
@@ -257,6 +255,14 @@ def _machine_stage(
         progress.done(f"{name} ({policy}): {count[0]} examples", started, verdict)
 
 
+def _corpus(args: argparse.Namespace) -> pathlib.Path:
+    return bundled_corpus() if args.corpus is None else pathlib.Path(args.corpus)
+
+
+def _policy(path: pathlib.Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8")).get("policy", "revalidate"))
+
+
 def _counting(test: Callable[[], None], hook: Callable[[], None]) -> Callable[[], None]:
     inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
 
@@ -266,52 +272,6 @@ def _counting(test: Callable[[], None], hook: Callable[[], None]) -> Callable[[]
 
     test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
     return test
-
-
-def check_mutants(progress: Progress, corpus: pathlib.Path | None = None) -> list[dict[str, Any]]:
-    """Every model mutant through the explorer, every runtime mutant through the lockstep
-    machine (generation only: a mutant counts as killed at its first failing example)."""
-    from mcpbind.model.mutants import MUTANTS  # noqa: PLC0415
-    from mcpbind.properties.impl_mutants import IMPL_MUTANTS  # noqa: PLC0415
-    from mcpbind.properties.machines import kill_impl_mutant  # noqa: PLC0415
-
-    results: list[dict[str, Any]] = []
-    for model_mutant in MUTANTS:
-        started = progress.start(f"model mutant {model_mutant.name}")
-        killed_by: str | None = None
-        for policy in ("revalidate", "frozen"):
-            part = next(p for p in standard_suite(policy) if p.name == model_mutant.part)
-            found = explore(part.bound, model_mutant, stop_on=model_mutant.target)
-            hit = [v for v in found.violations if v.invariant == model_mutant.target]
-            if hit:
-                killed_by = model_mutant.target
-                break
-        results.append(
-            {
-                "name": model_mutant.name,
-                "kind": "model",
-                "killed": killed_by is not None,
-                "invariant": model_mutant.target,
-                "examples": found.states,
-            }
-        )
-        progress.done(f"model mutant {model_mutant.name}", started, "kill" if killed_by else "LIVE")
-    for impl in IMPL_MUTANTS:
-        started = progress.start(f"runtime mutant {impl.name}")
-        kill = kill_impl_mutant(impl.name, corpus)
-        results.append(
-            {
-                "name": impl.name,
-                "kind": "runtime",
-                "killed": kill.killed,
-                "invariant": impl.target,
-                "check": kill.check,
-                "by": kill.by,
-                "examples": kill.examples,
-            }
-        )
-        progress.done(f"runtime mutant {impl.name}", started, "kill" if kill.killed else "LIVE")
-    return results
 
 
 def add_parser(commands: Any) -> None:
@@ -340,10 +300,15 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--stages",
         default="explore,odometer,replays,machines",
-        help="comma-separated stages to run (default: all four; add 'mutants' or use --mutants)",
+        help=f"comma-separated stages to run, of {', '.join(STAGES)} (default: all but "
+        "mutants; add it or use --mutants)",
     )
     parser.add_argument(
-        "--corpus", default="tests/replays", help="replay corpus directory (default tests/replays)"
+        "--corpus",
+        metavar="DIR",
+        default=None,
+        help="replay corpus directory (default: the corpus installed with mcpbind, "
+        "tests/replays in a checkout)",
     )
     parser.add_argument(
         "--failures",
@@ -354,13 +319,24 @@ def add_parser(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    problem = usage_problem(args)
+    if problem is not None:  # SPEC §15: one line, exit 2, nothing run
+        print(f"mcpbind check: {problem}", file=sys.stderr)
+        return USAGE
     progress = Progress(quiet=args.json)
     args.interrupted = lambda: (
         f"{len(progress.finished)} stage(s) finished"
         + (f", the last: {progress.finished[-1]}" if progress.finished else "")
     )
     started = time.perf_counter()
-    report = run_checks(args, progress)
+    try:
+        report = run_checks(args, progress)
+    except UsageError as error:
+        progress.close()
+        print(f"mcpbind check: {error}", file=sys.stderr)
+        return USAGE
+    finally:
+        progress.close()
     report["seconds"] = round(time.perf_counter() - started, 2)
     mutants = report.get("mutants", [])
     report["ok"] = not report["failures"] and all(m["killed"] for m in mutants)
@@ -382,7 +358,8 @@ def _print_summary(report: dict[str, Any]) -> None:
         )
     if "replays" in report:
         r = report["replays"]
-        print(f"  replays:    {r.get('passed', r.get('files'))}/{r['files']} file(s)")
+        source = f" in {r['corpus']}" if "corpus" in r else ""
+        print(f"  replays:    {r.get('passed', r.get('files'))}/{r['files']} file(s){source}")
     for p in report.get("properties", []):
         print(f"  machine:    {p['machine']} ({p['policy']}): {p['examples']} examples")
     for m in report.get("mutants", []):

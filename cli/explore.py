@@ -12,6 +12,8 @@ from mcpbind.model.bounds import describe, standard_suite
 from mcpbind.model.suite import Run, run_suite
 from mcpbind.model.values import Policy
 
+from .progress import Progress
+
 __all__ = ["add_parser", "main"]
 
 
@@ -77,6 +79,11 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--list-mutants", action="store_true", help="print the mutants' names and exit"
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="print every violation found (default: the shortest trace of each invariant)",
+    )
     parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
     parser.set_defaults(handler=main)
 
@@ -93,10 +100,33 @@ def main(args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             print(f"mcpbind explore: --{option} must be >= 0, got {value}", file=sys.stderr)
             return 2
+    if args.workers is not None and args.workers < 1:
+        print(f"mcpbind explore: --workers must be >= 1, got {args.workers}", file=sys.stderr)
+        return 2
     policies: tuple[Policy, ...] = (
         ("frozen", "revalidate") if args.policy == "both" else (args.policy,)
     )
+    if args.mutant is not None:
+        from mcpbind.model.mutants import MUTANTS  # noqa: PLC0415 - only on request
+
+        known = [m.name for m in MUTANTS]
+        if args.mutant not in known:
+            print(
+                f"mcpbind explore: unknown mutant {args.mutant!r}; known mutants: "
+                + ", ".join(known),
+                file=sys.stderr,
+            )
+            return 2
     started = time.perf_counter()
+    progress = Progress(quiet=args.json, plain=False)
+    begun = progress.start("explore", total=0)
+    states = [0]
+
+    def heard(run: Run, total: int) -> None:
+        states[0] += run.report.states
+        progress.total(total)
+        progress.advance(1, progress.rate(states[0], "states"))
+
     try:
         runs = run_suite(
             policies=policies,
@@ -106,19 +136,26 @@ def main(args: argparse.Namespace) -> int:
             depth=args.depth,
             mutant=args.mutant,
             workers=args.workers,
+            on_run=heard,
         )
     except KeyError as error:
+        progress.close()
         print(f"mcpbind explore: {error.args[0]}", file=sys.stderr)
         return 2
+    finally:
+        progress.close()
+    found = sum(len(r.report.violations) for r in runs)
+    verdict = "FAIL" if found else "ok"
+    progress.done(f"explore: {len(runs)} parts, {states[0]:,} states", begun, verdict)
     result = summary(runs, args, time.perf_counter() - started)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        _print_human(result)
+        _print_human(result, args.all)
     return 1 if result["violations"] else 0
 
 
-def _print_human(result: dict[str, Any]) -> None:
+def _print_human(result: dict[str, Any], show_all: bool = False) -> None:
     title = "explore" + (f" (mutant {result['mutant']})" if result["mutant"] else "")
     print(
         f"{title}: {result['states']} states, {result['transitions']} transitions, "
@@ -137,8 +174,27 @@ def _print_human(result: dict[str, Any]) -> None:
             "LIVE-1, LIVE-2 hold on every drain"
         )
         return
-    for v in result["violations"]:
+    shown = result["violations"] if show_all else shortest_per_invariant(result["violations"])
+    for v in shown:
         print(f"\n{v['invariant']} violated ({v['part']}, {v['policy']}): {v['detail']}")
         print(f"  shortest trace ({len(v['trace'])} events):")
         for number, event in enumerate(v["trace"], 1):
             print(f"  {number:>3}. {event}")
+    hidden = len(result["violations"]) - len(shown)
+    if hidden:
+        print(
+            f"\n{len(result['violations'])} violations in all, of "
+            f"{len({v['invariant'] for v in shown})} invariant(s): the shortest trace of each "
+            f"is shown; --all shows the other {hidden}"
+        )
+
+
+def shortest_per_invariant(violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One violation per invariant: the one with the shortest trace (the first found of
+    equal length), in the order the invariants were first violated (SPEC §10.3)."""
+    best: dict[str, dict[str, Any]] = {}
+    for v in violations:
+        kept = best.get(v["invariant"])
+        if kept is None or len(v["trace"]) < len(kept["trace"]):
+            best[v["invariant"]] = v
+    return list(best.values())

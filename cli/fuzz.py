@@ -17,7 +17,10 @@ import sys
 import time
 from typing import Any
 
+from mcpbind.model.suite import worker_pool
 from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN
+
+from .progress import Progress
 
 __all__ = ["add_parser", "main"]
 
@@ -67,6 +70,9 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
 
     def hook() -> None:
         examples[0] += 1
+        if _COUNTER is not None:  # the parent's progress line
+            with _COUNTER.get_lock():
+                _COUNTER.value += 1
 
     round_ = 0
     # The first round always runs whole, so that a short run on a slow machine still
@@ -152,9 +158,17 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(handler=main)
 
 
-def ignore_sigint() -> None:
-    """In a worker process: Ctrl-C is the parent's to report (the pool ends the workers)."""
+_COUNTER: Any = None
+"""In a worker process: the examples run by every worker so far (shared memory)."""
+
+
+def ignore_sigint(counter: Any = None) -> None:
+    """In a worker process: Ctrl-C is the parent's to report (the pool ends the workers);
+    ``counter`` counts the examples for the parent's progress line."""
     import signal  # noqa: PLC0415
+
+    global _COUNTER  # noqa: PLW0603 - one per worker process, set once as it starts
+    _COUNTER = counter
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -174,12 +188,26 @@ def main(args: argparse.Namespace) -> int:
     _database(args.db)  # fail early on a bad database
     started = time.time()
     deadline = started + args.minutes * 60
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(args.workers, initializer=ignore_sigint) as pool:
-        shards = pool.starmap(
-            _worker,
-            [(i, deadline, args.db, args.plant, args.failures) for i in range(args.workers)],
-        )
+    counter = multiprocessing.get_context("spawn").Value("q", 0)
+    progress = Progress(quiet=args.json, plain=False)
+    seconds = args.minutes * 60
+    begun = progress.start(f"fuzz: {args.workers} worker(s)", total=seconds)
+    jobs = [(i, deadline, args.db, args.plant, args.failures) for i in range(args.workers)]
+    try:
+        with worker_pool(args.workers, ignore_sigint, "spawn", (counter,)) as pool:
+            pending = pool.starmap_async(_worker, jobs)
+            while not pending.ready():
+                pending.wait(0.5)
+                elapsed = min(time.time() - started, seconds)
+                progress.set(elapsed, progress.rate(counter.value, "examples"))
+            shards = pending.get()
+    finally:
+        progress.close()
+    progress.done(
+        f"fuzz: {sum(s['examples'] for s in shards)} examples",
+        begun,
+        "FAIL" if any(s["failures"] for s in shards) else "ok",
+    )
     failures = [f for shard in shards for f in shard["failures"]]
     report = {
         "seconds": round(time.time() - started, 1),

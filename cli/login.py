@@ -35,7 +35,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.wire.oauth import Authorizer
 
-from .tools import add_config_option, load_config
+from .hosting import add_config_option, load_config
 
 __all__ = ["LOGIN_TIMEOUT", "Callback", "add_parsers"]
 
@@ -203,7 +203,12 @@ def login_main(args: argparse.Namespace) -> int:
     login = functools.partial(_login, browser=browser, timeout=args.timeout)
     try:
         trio.run(login, config, args.server)
-    except (ServerStartupError, AuthorizationError, CredentialsError) as error:
+    except ServerStartupError as error:
+        # login starts the one server as if required: its "mark it required = false"
+        # advice is not for the user's config.
+        print(f"mcpbind login: could not reach {args.server!r}: {error.why}", file=sys.stderr)
+        return 1
+    except (AuthorizationError, CredentialsError) as error:
         print(f"mcpbind: {error}", file=sys.stderr)
         return 1
     print(f"Successfully logged in to MCP server '{args.server}'.")

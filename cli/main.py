@@ -1,19 +1,37 @@
-"""The ``mcpbind`` command line (README "CLI reference")."""
+"""The ``mcpbind`` command line (README "CLI reference"; exit statuses: SPEC §15).
+
+Nothing heavy is imported before :func:`main` has its handlers in place: the command
+modules (trio, the SDK, the model) load inside it, so Ctrl-C at any moment, including
+the first seconds spent importing, ends with one line and exit 130, and a reader that
+stops early (``mcpbind explore | head -2``) ends the command quietly.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
 
 from .. import __version__
-from . import check, explore, fuzz, login, tools, trace
 
-__all__ = ["main"]
+__all__ = ["BROKEN_PIPE", "INTERRUPTED", "USAGE", "build_parser", "main"]
+
+USAGE = 2
+"""A usage or configuration error (SPEC §15): one line on stderr, nothing started."""
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+BROKEN_PIPE = 141
+"""stdout was closed before the output was written (128 + SIGPIPE, as a shell reports a
+command that a pipe's reader stopped): nothing more is printed."""
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import check, explore, fuzz, login, tools, trace  # noqa: PLC0415 - see the docstring
+
     parser = argparse.ArgumentParser(
         prog="mcpbind",
         description="A consistent tool layer over MCP servers, and the checks that prove it.",
@@ -30,25 +48,62 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
     started = time.perf_counter()
+    args: argparse.Namespace | None = None
+    # Until the command begins, nothing needs closing: Ctrl-C ends the process at once.
+    # (A KeyboardInterrupt raised while the SDK's types are built would reach us wrapped
+    # in a pydantic SchemaError.)
+    signal.signal(signal.SIGINT, functools.partial(_interrupted_early, started, argv))
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if args.command is None:
+            parser.print_help()
+            return USAGE
         result: int = args.handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        _stdout_closed()
+        return BROKEN_PIPE
     except BaseException as error:
         if not _interrupted(error):
             raise
         # Ctrl-C: one line, no traceback. Hosts close gracefully on the way out (their
         # servers get their cancellations and are stopped), worker processes are ended.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: the line still
         seconds = time.perf_counter() - started
+        command = args.command if args is not None else _command(argv)
         done = getattr(args, "interrupted", None)
         what = f"; {done()}" if callable(done) else ""
-        print(f"mcpbind {args.command}: interrupted after {seconds:.1f} s{what}", file=sys.stderr)
+        name = f"mcpbind {command}" if command else "mcpbind"
+        print(f"{name}: interrupted after {seconds:.1f} s{what}", file=sys.stderr)
         return INTERRUPTED
     return result
+
+
+def _interrupted_early(started: float, argv: Sequence[str] | None, *_: object) -> None:
+    command = _command(argv)
+    name = f"mcpbind {command}" if command else "mcpbind"
+    seconds = time.perf_counter() - started
+    os.write(2, f"{name}: interrupted after {seconds:.1f} s\n".encode())
+    os._exit(INTERRUPTED)
+
+
+def _command(argv: Sequence[str] | None) -> str | None:
+    """The command asked for, before the parser exists (Ctrl-C while importing)."""
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    return words[0] if words and words[0].isalpha() else None
+
+
+def _stdout_closed() -> None:
+    """Whoever read our stdout has gone: point it at /dev/null so that the interpreter's
+    last flush at exit does not complain about the pipe too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout is not a file
+        pass
 
 
 def _interrupted(error: BaseException) -> bool:
@@ -60,10 +115,6 @@ def _interrupted(error: BaseException) -> bool:
         interrupts, _ = error.split(KeyboardInterrupt)
         return interrupts is not None
     return False
-
-
-INTERRUPTED = 130
-"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
-"""``mcpbind catalog`` and ``mcpbind call``: what a model would see, and what a call returns.
+"""``mcpbind call``: route one call and print its terminal result.
 
-Configuration lookup: ``--config PATH``, else ``./mcpbind.toml``, else the embedded demo.
-Exit status: 0 (``catalog``: every server up; ``call``: ``ok``), 1 (a server failed; a call
-ended in any other status), 2 (usage or configuration error), 130 or 143 (``call`` stopped
-by SIGINT or SIGTERM: the call ends ``cancelled``, its cancellation delivered, no child
-process left).
+Exit status: 0 (``ok``), 1 (a server failed; the call ended in any other status), 2
+(usage or configuration error: a bad config, an empty ``--call-id``, ARGS_JSON that is not
+a JSON object, each found before any server starts), 130 or 143 (stopped by SIGINT or
+SIGTERM: the call ends ``cancelled``, its cancellation delivered, no child process left).
 
 ``call`` approves calls (SPEC §11.8) by asking on the terminal: stdin a terminal, the
 question on stderr. ``--yes`` answers "allow" without asking; with neither, the host has no
@@ -14,14 +13,11 @@ approver, and a call that needs approval ends ``denied``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import json
-import logging
-import pathlib
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import attrs
@@ -31,198 +27,30 @@ from mcpbind.impl import (
     ApprovalAnswer,
     ApprovalRequest,
     Approver,
-    ConfigError,
     DuplicateCallId,
     Host,
     HostConfig,
-    McpConnector,
     Progress,
     ServerStartupError,
 )
-from mcpbind.impl.config.host import load_toml, parse_toml
-from mcpbind.impl.trace import TraceRecorder, trace_header
-from mcpbind.impl.wire.oauth import Authorizer
-from mcpbind.model import texts
+from mcpbind.impl.calls.arguments import parse_arguments
+from mcpbind.impl.trace import TraceRecorder
 
-__all__ = ["ProgressLine", "add_config_option", "add_parsers", "load_config", "terminal_approver"]
+from . import catalog
+from .hosting import (
+    USAGE,
+    StartWatch,
+    add_config_option,
+    add_trace,
+    add_verbose,
+    config_or_exit,
+    every_tool,
+    startup_failed,
+    tracing,
+    verbose,
+)
 
-USAGE = 2
-AUTH_SHOWN = {
-    "unsupported": "Unsupported",
-    "off": "Off",
-    "bearer_token": "Bearer token",
-    "oauth": "OAuth",
-    "not_logged_in": "Not logged in",
-    "none": "None",
-}
-"""How ``catalog`` shows each server's auth status (Codex's ``mcp list`` words)."""
-
-
-def load_config(option: str | None) -> tuple[HostConfig, str]:
-    """The config and where it came from; ConfigError on a bad one."""
-    if option is not None:
-        loaded, source = load_toml(option), option
-    elif pathlib.Path("mcpbind.toml").is_file():
-        loaded, source = load_toml("mcpbind.toml"), "./mcpbind.toml"
-    else:
-        from mcpbind.demo import demo_toml  # noqa: PLC0415 - only without a config
-
-        loaded, source = parse_toml(demo_toml(), path="<embedded demo>"), "the embedded demo"
-    for message in loaded.warnings:
-        print(f"mcpbind: warning: {message}", file=sys.stderr)
-    return loaded.config, source
-
-
-def _config_or_exit(args: argparse.Namespace) -> tuple[HostConfig, str] | None:
-    try:
-        return load_config(args.config)
-    except ConfigError as error:
-        print(f"mcpbind: {error}", file=sys.stderr)
-        return None
-
-
-def _every_tool(config: HostConfig, as_model: bool = False) -> HostConfig:
-    """A person names tools directly: the CLI lists and calls every tool, also above
-    ``defer_threshold`` (deferral is for a model's steps, SPEC §11.9), unless asked to
-    act as a model would (``--as-model``)."""
-    return config if as_model else attrs.evolve(config, defer_threshold=None)
-
-
-@contextlib.contextmanager
-def _tracing(path: str | None, config: HostConfig) -> Iterator[TraceRecorder | None]:
-    """``--trace FILE``: the run's trace (SPEC §14), ended however the run ends."""
-    if path is None:
-        yield None
-        return
-    with open(path, "w", encoding="utf-8") as out:
-        recorder = TraceRecorder(out, trace_header(config))
-        try:
-            yield recorder
-        finally:
-            recorder.end()
-
-
-async def _catalog(
-    config: HostConfig, as_model: bool = False, recorder: TraceRecorder | None = None
-) -> dict[str, Any]:
-    authorizer = Authorizer.for_host(config)
-    connector = McpConnector(authorizer=authorizer)
-    opened = Host.open(_every_tool(config, as_model), recorder=recorder, connector=connector)
-    async with opened as host:
-        snap = host.sample()
-        statuses = host.server_status()
-        stderr = {name: runtime.statistics().stderr for name, runtime in host.servers.items()}
-    auth = {s.name: await authorizer.status(s.name, config.servers[s.name]) for s in statuses}
-    parallel = {name: s.supports_parallel_tool_calls for name, s in config.servers.items()}
-    return {
-        "generation": snap.generation,
-        "deferred": snap.deferred,
-        "servers": [
-            {
-                "name": s.name,
-                "status": "connected" if s.connected else "unavailable",
-                "auth": auth[s.name],
-                "tools": s.tools,
-                "error": s.error,
-                "stderr": list(stderr.get(s.name, ())) if not s.connected else [],
-                "excluded": [
-                    {"tool": e.tool, "kind": e.kind, "reason": e.reason} for e in s.excluded
-                ],
-                "hears_list_changed": s.hears_list_changed,
-            }
-            for s in statuses
-        ],
-        "tools": [
-            {
-                "name": spec.name,
-                "server": binding.server,
-                "remote_name": binding.remote_name,
-                "description": spec.description,
-                "input_schema": dict(spec.input_schema),
-                "parallel": binding.read_only or parallel.get(binding.server or "", False),
-            }
-            for spec in snap.specs
-            for binding in [snap.names[spec.name]]
-        ],
-    }
-
-
-def _print_stderr(server: str, lines: Any, file: TextIO = sys.stdout) -> None:
-    """A server's last stderr lines, when it failed (SPEC §11.14)."""
-    if lines:
-        print(f"  stderr of {server} (last {len(lines)} lines):", file=file)
-        for line in lines:
-            print(f"    {line}", file=file)
-
-
-def _startup_failed(error: ServerStartupError) -> int:
-    print(f"mcpbind: {error}", file=sys.stderr)
-    _print_stderr(error.server, error.stderr, file=sys.stderr)
-    return 1
-
-
-def _verbose(enabled: bool) -> None:
-    """``-v``: every server's stderr on ours, each line after the server's name."""
-    if not enabled:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_ServerLineFormatter())
-    logger = logging.getLogger("mcpbind.server")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-
-
-class _ServerLineFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return f"[{record.name.removeprefix('mcpbind.server.')}] {record.getMessage()}"
-
-
-def catalog_main(args: argparse.Namespace) -> int:
-    found = _config_or_exit(args)
-    if found is None:
-        return USAGE
-    config, source = found
-    _verbose(args.verbose)
-    try:
-        with _tracing(args.trace, config) as recorder:
-            report = trio.run(_catalog, config, args.as_model, recorder)
-    except ServerStartupError as error:
-        return _startup_failed(error)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        _print_catalog(report, source)
-    return 0 if all(s["status"] == "connected" for s in report["servers"]) else 1
-
-
-def _print_catalog(report: dict[str, Any], source: str) -> None:
-    deferred = report["deferred"]
-    more = f"; {deferred} MCP tool(s) deferred until tool_search finds them" if deferred else ""
-    print(f"catalog from {source}: generation {report['generation']}{more}")
-    print()
-    print(f"  {'server':<16} {'status':<12} {'auth':<14} {'tools':>5}  error")
-    for s in report["servers"]:
-        auth = AUTH_SHOWN[s["auth"]]
-        row = f"  {s['name']:<16} {s['status']:<12} {auth:<14} {s['tools']:>5}"
-        print(f"{row}  {s['error'] or ''}")
-    for s in report["servers"]:
-        _print_stderr(s["name"], s["stderr"])
-    for s in report["servers"]:
-        if not s["hears_list_changed"]:
-            print(f"  {s['name']}: {texts.UNHEARD}")
-    left_out = [(s["name"], e) for s in report["servers"] for e in s["excluded"]]
-    if left_out:
-        print()
-        print(f"  {'left out (SPEC §5.4)':<28} {'server':<16} why")
-        for server, e in left_out:
-            print(f"  {e['tool']:<28} {server:<16} {e['kind']}: {e['reason']}")
-    print()
-    print(f"  {'tool (what the model calls)':<44} {'server':<10} {'remote name':<14} lane")
-    for t in report["tools"]:
-        lane = "parallel" if t["parallel"] else "exclusive"
-        print(f"  {t['name']:<44} {t['server'] or 'builtin':<10} {t['remote_name']:<14} {lane}")
-        if t["description"]:
-            print(f"      {t['description']}")
+__all__ = ["ProgressLine", "add_parsers", "call_main", "terminal_approver"]
 
 
 CHOICES: dict[str, ApprovalAnswer] = {
@@ -318,8 +146,11 @@ async def _call(
         async with trio.open_nursery() as nursery:
             with trio.CancelScope() as startup:
                 nursery.start_soon(interrupt.watch, signals, opened, call_id, startup)
+                watch = StartWatch(recorder, config)
+                nursery.start_soon(watch.announce)
                 try:
-                    async with Host.open(_every_tool(config, as_model), recorder=recorder) as host:
+                    async with Host.open(every_tool(config, as_model), recorder=watch) as host:
+                        watch.scope.cancel()
                         opened.append(host)
                         step = host.sample()
                         if interrupt.signum is None:
@@ -369,7 +200,11 @@ class ProgressLine:
 
 
 def call_main(args: argparse.Namespace) -> int:
-    found = _config_or_exit(args)
+    problem = _usage_problem(args)
+    if problem is not None:  # SPEC §15: before any server starts
+        print(f"mcpbind call: {problem}", file=sys.stderr)
+        return USAGE
+    found = config_or_exit(args)
     if found is None:
         return USAGE
     config, _ = found
@@ -379,15 +214,15 @@ def call_main(args: argparse.Namespace) -> int:
     line = ProgressLine(sys.stderr) if sys.stderr.isatty() else None
     if line is not None and config.on_progress is None:
         config = attrs.evolve(config, on_progress=line)
-    _verbose(args.verbose)
+    verbose(args.verbose)
     try:
-        with _tracing(args.trace, config) as recorder:
+        with tracing(args.trace, config) as recorder:
             call = functools.partial(
                 _call, config, args.name, args.arguments, args.call_id, as_model=args.as_model
             )
             report, signum = trio.run(functools.partial(call, recorder=recorder))
     except ServerStartupError as error:
-        return _startup_failed(error)
+        return startup_failed(error)
     except DuplicateCallId as error:  # pragma: no cover - one call per process
         print(f"mcpbind: {error}", file=sys.stderr)
         return USAGE
@@ -408,23 +243,17 @@ def call_main(args: argparse.Namespace) -> int:
     return 0 if report["status"] == "ok" else 1
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    if not args.call_id.strip():
+        return "--call-id must not be empty"
+    arguments = parse_arguments(args.arguments)
+    if isinstance(arguments, str):
+        return f'ARGS_JSON is {arguments}; pass a JSON object, e.g. \'{{"text": "hi"}}\''
+    return None
+
+
 def add_parsers(commands: Any) -> None:
-    catalog = commands.add_parser(
-        "catalog",
-        help="start the servers, refresh, and print what a model would be shown",
-        description="Start every enabled server, run its first refresh, print the step snapshot.",
-    )
-    add_config_option(catalog)
-    catalog.add_argument("--json", action="store_true", help="print one JSON object")
-    catalog.add_argument(
-        "--as-model",
-        action="store_true",
-        help="show the step exactly as a model sees it: above defer_threshold, MCP tools "
-        "are deferred behind tool_search (default: every tool)",
-    )
-    _add_trace(catalog)
-    _add_verbose(catalog)
-    catalog.set_defaults(handler=catalog_main)
+    catalog.add_parser(commands)
 
     call = commands.add_parser(
         "call",
@@ -450,32 +279,6 @@ def add_parsers(commands: Any) -> None:
         help="route the call in a step as a model sees it (tool_search is callable above "
         "defer_threshold; deferred tools are unsupported)",
     )
-    _add_trace(call)
-    _add_verbose(call)
+    add_trace(call)
+    add_verbose(call)
     call.set_defaults(handler=call_main)
-
-
-def add_config_option(parser: Any) -> None:
-    """``--config PATH``: where every command that opens a host reads its servers."""
-    parser.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
-
-
-def _add_trace(parser: Any) -> None:
-    parser.add_argument(
-        "--trace",
-        metavar="FILE",
-        help="write the run's trace (format mcpbind-trace/1, SPEC §14) to FILE; check it "
-        "with mcpbind trace check FILE",
-    )
-
-
-def _add_verbose(parser: Any) -> None:
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="show what the servers write to their stderr (default: kept out of the "
-        "terminal; a server that fails to start shows its last lines)",
-    )

@@ -44,7 +44,7 @@ def check_main(args: argparse.Namespace) -> int:
     path = pathlib.Path(args.file)
     try:
         with path.open(encoding="utf-8") as lines:
-            records = parse_trace(lines)
+            records = parse_trace(lines, prefix=True)
     except OSError as error:
         print(f"mcpbind trace check: cannot read {path}: {error.strerror}", file=sys.stderr)
         return USAGE
@@ -52,6 +52,8 @@ def check_main(args: argparse.Namespace) -> int:
         print(f"mcpbind trace check: {path}: not a trace: {error}", file=sys.stderr)
         return USAGE
     violations = check_trace(records)
+    if records[-1].kind != "end":  # its writer was killed: the monitors ran over the prefix
+        return _ended_early(args, path, records, violations)
     strict: dict[str, Any] | None = None
     if args.strict:
         try:
@@ -85,3 +87,27 @@ def check_main(args: argparse.Namespace) -> int:
         refined = ", refines the model" if strict is not None else ""
         print(f"{path}: conforms ({len(records)} records{refined})")
     return 1 if violations else 0
+
+
+def _ended_early(
+    args: argparse.Namespace, path: pathlib.Path, records: list[Any], violations: list[Any]
+) -> int:
+    """A trace without its ``end`` record (SPEC §14.3): the invariants that hold at every
+    record are checked over what is there; those owed by the end (every call ends) are
+    not. Exit 1: the trace is not whole; refinement (``--strict``) is not tried."""
+    early = f'ends early after line {records[-1].line} (no {{"kind": "end"}})'
+    if args.json:
+        report = {
+            "file": str(path),
+            "records": len(records),
+            "conforms": False,
+            "ends_early": True,
+            "violations": [v.to_json() for v in violations],
+        }
+        print(json.dumps(report, indent=2))
+        return 1
+    for violation in violations:
+        print(f"{path}: {violation}")
+    clean = "" if violations else "; the records so far break no invariant"
+    print(f"{path}: {early}: {len(records)} records checked{clean}")
+    return 1

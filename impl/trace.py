@@ -81,12 +81,14 @@ class TraceRecorder:
         if self._ended:
             return
         self._out.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+        # Each record reaches the file as it is written (SPEC §14.3): a run that is
+        # killed leaves a trace that ends early, every record before that intact.
+        self._out.flush()
 
     def end(self) -> None:
         """The last line, ``{"kind": "end"}``; nothing is written after it."""
         self._write({"kind": "end"})
         self._ended = True
-        self._out.flush()
 
     # --- outputs (SPEC §3.2) ----------------------------------------------------------
 

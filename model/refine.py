@@ -653,10 +653,25 @@ class _Refiner:
 # --- the check -----------------------------------------------------------------------------
 
 
+def _every_server_started(records: Sequence[TraceRecord]) -> None:
+    """The model starts every server: its first ``tools/list`` is sent in any trace it
+    refines. A server of the header that no record names never started (it failed at
+    once, or could not be spawned): not covered (SPEC §14.5)."""
+    named = {record.get("server") for record in records[1:]}
+    for name in records[0].get("servers") or ():
+        if name not in named:
+            raise NotRefinable(
+                records[0].line,
+                f"server {name!r} never started (no record names it), which refinement "
+                "does not cover",
+            )
+
+
 def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinement:
     """Replay ``records`` (a parsed trace) through ``rules``; raise :class:`NotRefinable`
     when the header does not give the bound."""
-    refiner = _Refiner(records[0], rules)
+    refiner = _Refiner(records[0], rules)  # the header first: its own reasons come first
+    _every_server_started(records)
     candidates = [refiner.start()]
     most = 1
     for record in records[1:]:

@@ -7,9 +7,12 @@ results come back in the suite's order whatever order the workers finish in.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -59,6 +62,10 @@ def _run_job(job: _Job) -> Run:
     return Run(job.part, job.policy, report)
 
 
+def _run_indexed(indexed: tuple[int, _Job]) -> tuple[int, Run]:
+    return indexed[0], _run_job(indexed[1])
+
+
 def run_suite(
     *,
     policies: tuple[Policy, ...] = ("frozen", "revalidate"),
@@ -69,12 +76,13 @@ def run_suite(
     mutant: str | None = None,
     workers: int | None = None,
     effects: bool = False,
+    on_run: Callable[[Run, int], None] | None = None,
 ) -> list[Run]:
     """Explore every part of the standard suite under every policy, in parallel: one
     :class:`Run` per policy and part, policies outermost, parts in the suite's order.
     ``mutant`` names a model mutant (:mod:`.mutants`) to explore instead of the rules,
     stopping at its target's first violation; an unknown name raises ``KeyError`` before
-    any process starts."""
+    any process starts. ``on_run(run, total)`` hears each run as it ends (progress)."""
     _rules(mutant)
     jobs = [
         _Job(part.name, policy, servers, steps, calls, depth, mutant, effects)
@@ -82,20 +90,48 @@ def run_suite(
         for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
     ]
     count = min(len(jobs), workers or os.cpu_count() or 1)
+    heard = on_run or (lambda run, total: None)
     if count <= 1:
-        return [_run_job(job) for job in jobs]
+        single: list[Run] = []
+        for job in jobs:
+            single.append(_run_job(job))
+            heard(single[-1], len(jobs))
+        return single
     # A multiprocessing pool, not concurrent.futures: leaving it terminates the workers,
     # so Ctrl-C stops at once; the workers ignore SIGINT (one line from the parent).
     # Largest first, one job at a time (the parts come largest first in the suite): with
     # the default chunks of two, both big parts of one policy could share a worker.
     names = [part.name for part in standard_suite(policies[0], servers=servers)]
     order = sorted(range(len(jobs)), key=lambda i: (names.index(jobs[i].part), i))
-    with multiprocessing.get_context().Pool(count, initializer=_ignore_sigint) as pool:
-        done = pool.map(_run_job, [jobs[i] for i in order], chunksize=1)
-    runs: list[Run | None] = [None] * len(jobs)
-    for i, run in zip(order, done, strict=True):
-        runs[i] = run
+    with worker_pool(count, _ignore_sigint) as pool:
+        runs: list[Run | None] = [None] * len(jobs)
+        for i, run in pool.imap_unordered(_run_indexed, [(i, jobs[i]) for i in order]):
+            runs[i] = run
+            heard(run, len(jobs))
     return [run for run in runs if run is not None]
+
+
+@contextlib.contextmanager
+def worker_pool(
+    count: int,
+    initializer: Callable[..., None],
+    method: str | None = None,
+    initargs: tuple[object, ...] = (),
+) -> Iterator[multiprocessing.pool.Pool]:
+    """A pool whose workers never see SIGINT: created with it blocked (the mask is
+    inherited), so a terminal's Ctrl-C, sent to the whole process group, reaches the
+    parent alone, even before a worker's initializer has run. A Ctrl-C while the pool is
+    made lands once it is made, inside ``with``: the workers are always ended."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        context = multiprocessing.get_context(method)
+        pool = context.Pool(count, initializer=initializer, initargs=initargs)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        raise
+    with pool:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        yield pool
 
 
 def _ignore_sigint() -> None:

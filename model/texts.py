@@ -276,6 +276,10 @@ DUPLICATE_CALL_ID: Final = (
 EVENT_NOT_ENABLED: Final = "can't handle event {event} in state {state}: {why}"
 UNKNOWN_SERVER: Final = "unknown server {server!r}; the configured servers are: {known}"
 HOST_CLOSED: Final = "the host is closed; use it inside its `async with Host.open(...)` block"
+ENV_VAR_UNSET: Final = (
+    "environment variable {variable!r} for MCP server {server!r} {state} (its "
+    "bearer_token_env_var); set it, or set enabled = false for this server"
+)
 STARTUP_FAILED: Final = (
     "required server {server!r} could not be started: {why}; fix its configuration or "
     "mark it required = false to start without it"
@@ -318,6 +322,10 @@ CREDENTIALS_REQUIRED: Final = (
 HTTP_STATUS: Final = "the server answered HTTP {status}"
 HTTP_STATUS_TEXT: Final = "the server answered HTTP {status}: {text}"
 """A failed HTTP answer with the server's own text, one short line (SPEC §11.2)."""
+HTTP_NOT_FOUND: Final = (
+    "the server answered HTTP 404 Not Found: nothing serves MCP at {url}; check the "
+    "URL's path (MCP servers often serve it at /mcp)"
+)
 CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "server {server!r} requires authorization (HTTP {status}) and publishes no OAuth metadata "
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "

@@ -147,9 +147,12 @@ REQUIRED: dict[TraceKind, tuple[str, ...]] = {
 }
 
 
-def parse_trace(lines: Iterable[str]) -> list[TraceRecord]:
+def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceRecord]:
     """The records of a trace; raises :class:`TraceError` for anything that is not one
-    (not JSON, no ``kind``, an unknown kind, a missing field, no header first, no end)."""
+    (not JSON, no ``kind``, an unknown kind, a missing field, no header first, no end).
+
+    ``prefix``: a trace that ends early (its writer was killed, SPEC §14.3) is accepted:
+    no ``end`` record, and a last line cut short (no newline, not JSON) is left out."""
     records: list[TraceRecord] = []
     for number, text in enumerate(lines, start=1):
         if not text.strip():
@@ -157,6 +160,8 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRecord]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:
+            if prefix and not text.endswith("\n"):
+                break  # the last line, cut as it was written
             raise TraceError(number, f"not JSON ({error.msg})") from error
         if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
             raise TraceError(number, 'not a JSON object with a string "kind"')
@@ -178,7 +183,7 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRecord]:
         records.append(TraceRecord(number, kind, value))
     if not records:
         raise TraceError(1, "an empty file")
-    if records[-1].kind != "end":
+    if records[-1].kind != "end" and not prefix:
         raise TraceError(records[-1].line, 'the trace does not end with {"kind": "end"}')
     return records
 

@@ -6,6 +6,7 @@ the logging relay."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -176,3 +177,27 @@ def test_a_server_that_fails_to_start_shows_its_last_stderr_lines(tmp_path):
     assert "required server 's' could not be started" in done.stderr
     assert "stderr of s" in done.stderr
     assert "fatal: the test asked this server to exit at start" in done.stderr
+
+
+def test_a_killed_runs_trace_is_a_checkable_prefix_that_ends_early(tmp_path):
+    # SPEC §14.3: each record reaches the file as it is written.
+    trace = tmp_path / "run.ndjson"
+    process, _ = start_call(tmp_path, "--trace", str(trace))
+    process.kill()
+    process.communicate(timeout=60)
+    with contextlib.suppress(ProcessLookupError):  # orphaned by the kill: ours to end
+        os.kill(int((tmp_path / "pid").read_text()), signal.SIGKILL)
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    kinds = [json.loads(line)["kind"] for line in lines]
+    assert kinds[0] == "header"
+    assert "call" in kinds  # the call on the wire is in the file already
+    assert "end" not in kinds
+    done = mcpbind("trace", "check", str(trace))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.strip() == (
+        f'{trace}: ends early after line {len(lines)} (no {{"kind": "end"}}): '
+        f"{len(lines)} records checked; the records so far break no invariant"
+    )
+    as_json = json.loads(mcpbind("trace", "check", str(trace), "--json").stdout)
+    assert (as_json["ends_early"], as_json["conforms"]) == (True, False)

@@ -182,6 +182,10 @@ class ServerConfig:
     supports_parallel_tool_calls: bool = False
     headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     """HTTP headers for a URL target (secrets: never shown)."""
+    unusable: str | None = None
+    """Why this server cannot start, found when its configuration was read (an unset
+    ``bearer_token_env_var``, SPEC §11.4): each start of it fails with this text, as a
+    server that cannot be reached does; None for a server that can start."""
     default_tools_approval_mode: ApprovalMode | None = attrs.field(
         default=None, validator=_approval_mode("default_tools_approval_mode")
     )

@@ -21,6 +21,8 @@ from typing import Any
 
 import attrs
 
+from mcpbind.model import texts
+
 from ..errors import ConfigError
 from .credentials import STORE_CHOICES
 from .oauth import OAuthConfig
@@ -87,6 +89,7 @@ class _Reader(Values):
                 cwd=self.string(table, "cwd", raw["cwd"]) if "cwd" in raw else None,
             )
             headers: dict[str, str] = {}
+            unusable: str | None = None
         else:
             for key in ("args", "env", "cwd"):
                 if key in raw:
@@ -94,7 +97,7 @@ class _Reader(Values):
             target = self.string(table, "url", raw["url"])
             if not target.startswith(("http://", "https://")):
                 raise self.error(table, "url", "must start with http:// or https://")
-            headers = self.headers(table, raw)
+            headers, unusable = self.headers(name, table, raw)
         timeouts: dict[str, Any] = {}
         if "startup_timeout_ms" in raw:
             timeouts["startup_timeout_sec"] = (
@@ -125,6 +128,7 @@ class _Reader(Values):
         return ServerConfig(
             target=target,
             headers=headers,
+            unusable=unusable,
             tools=tools,
             **timeouts,
             **flags,
@@ -228,25 +232,32 @@ class _Reader(Values):
             tools[tool] = ToolConfig(**values)
         return tools
 
-    def headers(self, table: str, raw: Mapping[str, Any]) -> dict[str, str]:
+    def headers(
+        self, name: str, table: str, raw: Mapping[str, Any]
+    ) -> tuple[dict[str, str], str | None]:
+        """The headers, and why the server cannot start (or None). As Codex does (SPEC
+        §11.4): a variable of ``env_http_headers`` that is unset or blank leaves its header
+        out; an unset or empty ``bearer_token_env_var`` fails this server alone, when it
+        starts; for a disabled server, which never starts, it is no error at all."""
         headers = self.secret_table(table, "http_headers", raw.get("http_headers", {}))
         from_env = self.secret_table(table, "env_http_headers", raw.get("env_http_headers", {}))
-        for header, variable in from_env.items():
-            value = self.environ.get(variable)
-            if value is None:
-                raise self.error(
-                    table, "env_http_headers", f"environment variable {variable!r} is not set"
-                )
-            headers[header] = value
+        variable = None
         if "bearer_token_env_var" in raw:
             variable = self.string(table, "bearer_token_env_var", raw["bearer_token_env_var"])
-            token = self.environ.get(variable)
-            if not token:
-                raise self.error(
-                    table, "bearer_token_env_var", f"environment variable {variable!r} is not set"
-                )
-            headers["Authorization"] = f"Bearer {token}"
-        return headers
+        for header, source in from_env.items():
+            value = self.environ.get(source)
+            if value is not None and value.strip():
+                headers[header] = value
+        if variable is None:
+            return headers, None
+        token = self.environ.get(variable)
+        if not token and raw.get("enabled", True) is False:
+            return headers, None  # never started: nothing to fail
+        if not token:
+            state = "is not set" if token is None else "is empty"
+            return headers, texts.ENV_VAR_UNSET.format(variable=variable, server=name, state=state)
+        headers["Authorization"] = f"Bearer {token}"
+        return headers, None
 
     def host(self, data: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], dict[str, Any]]:
         servers_raw = data.get("mcp_servers", {})

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    nullcontext,
+)
 from importlib import metadata
 from typing import Any
 
@@ -23,12 +28,13 @@ from mcp.client import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
 from ..config.server import ServerConfig, StdioTarget
+from ..errors import ConfigError
 from .connection import McpConnection, answer_elicitation
 from .http import HttpStatus, failed_at_connect, http_transport
 from .oauth import Authorizer
 from .sdk import ElicitationModesClient
 from .seam import Connection, Connector, Elicit, OnStderr, OnStream
-from .stderr import StderrPipe
+from .stderr import StderrPipe, stdout_lines_to
 from .tasks import TasksExtension
 
 __all__ = ["CLIENT_INFO", "McpConnector"]
@@ -80,6 +86,8 @@ class McpConnector(Connector):
         url_elicitation: bool,
         on_stream: OnStream,
     ) -> AsyncIterator[Connection]:
+        if config.unusable is not None:  # SPEC §11.4: this server alone fails to start
+            raise ConfigError(config.unusable)
         holder: list[McpConnection] = []
 
         async def on_elicitation(
@@ -95,6 +103,7 @@ class McpConnector(Connector):
 
         target = config.target
         stderr: StderrPipe | None = None
+        stdout_lines: AbstractContextManager[None] = nullcontext()
         http: HttpStatus | None = None
         if isinstance(target, str):
             http = HttpStatus(url=target.rstrip("/"), secrets=tuple(config.headers.values()))
@@ -105,6 +114,7 @@ class McpConnector(Connector):
             # instead of into the user's terminal (SPEC §11.14).
             stderr = StderrPipe(on_stderr or (lambda line: None))
             target = stdio_client(_stdio_parameters(target), errlog=stderr.writer)
+            stdout_lines = stdout_lines_to(on_stderr or (lambda line: None))
         client = ElicitationModesClient(
             target,
             url=url_elicitation,
@@ -116,25 +126,26 @@ class McpConnector(Connector):
             extensions=[TasksExtension()],
         )
         try:
-            async with anyio.create_task_group() as pipes:
-                if stderr is not None:
-                    pipes.start_soon(stderr.read)
-                try:
-                    async with failed_at_connect(server, http), client:
-                        if stderr is not None:
-                            stderr.spawned()
-                        connection = McpConnection(
-                            client, on_elicit, http, server, url_elicitation=url_elicitation
-                        )
-                        holder.append(connection)
-                        async with anyio.create_task_group() as group:
-                            group.start_soon(connection.listen, on_list_changed, on_stream)
-                            try:
-                                yield connection
-                            finally:
-                                group.cancel_scope.cancel()
-                finally:
-                    pipes.cancel_scope.cancel()
+            with stdout_lines:
+                async with anyio.create_task_group() as pipes:
+                    if stderr is not None:
+                        pipes.start_soon(stderr.read)
+                    try:
+                        async with failed_at_connect(server, http), client:
+                            if stderr is not None:
+                                stderr.spawned()
+                            connection = McpConnection(
+                                client, on_elicit, http, server, url_elicitation=url_elicitation
+                            )
+                            holder.append(connection)
+                            async with anyio.create_task_group() as group:
+                                group.start_soon(connection.listen, on_list_changed, on_stream)
+                                try:
+                                    yield connection
+                                finally:
+                                    group.cancel_scope.cancel()
+                    finally:
+                        pipes.cancel_scope.cancel()
         finally:
             if stderr is not None:
                 stderr.finish()  # the last lines, before a startup error is described

@@ -169,7 +169,14 @@ class HttpStatus:
     def named(self, message: str) -> str | None:
         """The status behind the SDK's stand-in error ``message``, with the server's text
         when it gave one; None for any other message, or when no failed answer was seen."""
-        if message != HTTP_STAND_IN or self.failed is None:
+        if self.failed is None:
+            return None
+        # A wrong path: the SDK says only "Not Found" (its discovery's 404 taken for
+        # "method not found") or its stand-in.
+        wrong_path = self.failed.startswith("404") and not self.expired
+        if wrong_path and message in (HTTP_STAND_IN, self.failed.partition(" ")[2]):
+            return texts.HTTP_NOT_FOUND.format(url=self.url)
+        if message != HTTP_STAND_IN:
             return None
         if self.said is None:
             return texts.HTTP_STATUS.format(status=self.failed)

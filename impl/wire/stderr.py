@@ -1,15 +1,60 @@
 """A stdio server's stderr: a pipe of ours instead of the user's terminal, read line by
-line into a callback (SPEC §11.14)."""
+line into a callback (SPEC §11.14). And a line on its stdout that is not JSON-RPC (a
+banner): the SDK skips it but logs it with a traceback on ``mcp.client.stdio``; it goes
+to the same callback instead, as one line (SPEC §11.14)."""
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 
 from .seam import OnStderr
 
-__all__ = ["StderrPipe"]
+__all__ = ["StderrPipe", "stdout_lines_to"]
+
+_NOT_JSON_RPC = "Failed to parse JSONRPC message"
+"""How the SDK's stdio client logs a stdout line it cannot parse (SDK-NOTES)."""
+_ON_STDOUT_LINE: contextvars.ContextVar[OnStderr | None] = contextvars.ContextVar(
+    "mcpbind_on_stdout_line", default=None
+)
+"""The callback of the server whose session this task (and the SDK's reader task that it
+starts, which inherits the context) belongs to."""
+
+
+class _StdoutLineFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        on_line = _ON_STDOUT_LINE.get()
+        if on_line is None or not str(record.msg).startswith(_NOT_JSON_RPC):
+            return True  # not about one of our servers' stdout
+        error = record.exc_info[1] if record.exc_info else None
+        errors = getattr(error, "errors", None)  # pydantic's ValidationError
+        details = errors() if callable(errors) else []
+        line = details[0].get("input") if details else None
+        shown = line if isinstance(line, str) else str(error)
+        on_line(f"(stdout, not JSON-RPC, skipped) {shown}")
+        return False
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_StdoutLineFilter())
+
+
+@contextmanager
+def stdout_lines_to(on_line: OnStderr) -> Iterator[None]:
+    """In this block (and the tasks started in it), the stdout lines the SDK cannot
+    parse go to ``on_line``, not to the SDK's log."""
+    token = _ON_STDOUT_LINE.set(on_line)
+    try:
+        yield
+    finally:
+        try:
+            _ON_STDOUT_LINE.reset(token)
+        except ValueError:  # pragma: no cover - left in another context than entered
+            _ON_STDOUT_LINE.set(None)
 
 
 class StderrPipe:
