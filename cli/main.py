@@ -1,4 +1,4 @@
-"""The ``mcpbind`` command line (README "CLI reference")."""
+"""The ``mcpbind`` command line (docs/cli.md)."""
 
 from __future__ import annotations
 
