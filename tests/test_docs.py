@@ -14,6 +14,7 @@ import fcntl
 import itertools
 import os
 import pathlib
+import pty
 import re
 import select
 import shlex
@@ -73,8 +74,10 @@ def terminal(line: str, cwd: pathlib.Path, answers: list[str], timeout: float = 
     """Run one ``$ `` line with stdin, stdout and stderr on a pseudo-terminal of 100 x 50;
     type each answer when a prompt waits for it. Returns everything the terminal got."""
     argv = shlex.split(line, comments=True)
-    if argv[0] == "mcpbind":
-        argv = [sys.executable, "-m", "mcpbind.cli", *argv[1:]]
+    if argv[0] == "mcpbind":  # the installed command, as after `. .venv/bin/activate`
+        script = pathlib.Path(sys.executable).parent / "mcpbind"
+        command = [str(script)] if script.exists() else [sys.executable, "-m", "mcpbind.cli"]
+        argv = [*command, *argv[1:]]
     env = {
         **os.environ,
         "HOME": str(cwd),
@@ -85,7 +88,7 @@ def terminal(line: str, cwd: pathlib.Path, answers: list[str], timeout: float = 
         "TERM": "xterm",
     }
     env.pop("MCPBIND_HYPOTHESIS_PROFILE", None)
-    controller, terminal_fd = os.openpty()
+    controller, terminal_fd = pty.openpty()
     fcntl.ioctl(terminal_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 100, 0, 0))
     process = subprocess.Popen(
         argv,
