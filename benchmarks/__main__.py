@@ -1,7 +1,7 @@
 """``python -m benchmarks [--quick] [--json PATH]``: mcpbind against the raw SDK.
 
 Prints a table and, with ``--json``, writes every figure as one JSON object. Every figure
-is a ratio against a baseline measured in the same run (README "Benchmarks").
+is a ratio against a baseline measured in the same run (docs/benchmarks.md).
 """
 
 from __future__ import annotations

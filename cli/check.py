@@ -21,6 +21,7 @@ from typing import Any
 from mcpbind.model.suite import run_suite
 from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVariant
 
+from . import explore as explore_cli
 from .mutants import check_mutants
 from .progress import Progress
 from .replays import STAGES, UsageError, bundled_corpus, usage_problem
@@ -365,7 +366,7 @@ def _print_summary(report: dict[str, Any]) -> None:
     for m in report.get("mutants", []):
         state = "killed" if m["killed"] else "SURVIVED"
         print(f"  mutant:     {m['kind']} {m['name']}: {state} ({m['invariant']})")
-    print("  invariants: INV-1..INV-13 and LIVE-1, LIVE-2")
+    print(f"  invariants: {explore_cli.safety_ids()} and {explore_cli.liveness_ids()}")
     if report["failures"]:
         print(f"FAILED: {len(report['failures'])} check(s); traces above")
         for f in report["failures"]:

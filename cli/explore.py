@@ -9,6 +9,8 @@ import time
 from typing import Any
 
 from mcpbind.model.bounds import describe, standard_suite
+from mcpbind.model.explore import LIVENESS
+from mcpbind.model.invariants import INVARIANTS
 from mcpbind.model.suite import Run, run_suite
 from mcpbind.model.values import Policy
 
@@ -18,7 +20,7 @@ __all__ = ["add_parser", "main"]
 
 
 def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
-    """The JSON object of ``mcpbind explore --json`` (README, SPEC §10.3)."""
+    """The JSON object of ``mcpbind explore --json`` (docs/model.md, SPEC §10.3)."""
     policies = sorted({r.policy for r in runs})
     parts = standard_suite(policies[0], servers=args.servers, steps=args.steps, calls=args.calls)
     violations = [
@@ -55,14 +57,29 @@ def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[s
     }
 
 
+def safety_ids() -> str:
+    """``INV-1..INV-n``, read from the model's invariants, so no output names a stale range
+    (ids are never reused, so they run from 1 without a gap: tests/test_docs.py)."""
+    return _id_range("INV", [inv.id for inv in INVARIANTS])
+
+
+def liveness_ids() -> str:
+    """``LIVE-1..LIVE-n``, read from the explorer's liveness checks."""
+    return _id_range("LIVE", list(LIVENESS))
+
+
+def _id_range(prefix: str, ids: list[str]) -> str:
+    return f"{prefix}-1..{prefix}-{max(int(i.removeprefix(prefix + '-')) for i in ids)}"
+
+
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "explore",
         help="explore every interleaving of the model on a bound and check every invariant",
         description=(
             "Breadth-first exploration of the abstract model (SPEC §10) over the standard "
-            "suite: every reachable state, every INV checked on every state and transition, "
-            "LIVE-1/LIVE-2 on every drain. Exit 0 iff no violation."
+            f"suite: every reachable state, {safety_ids()} checked on every state and "
+            f"transition, {liveness_ids()} on every drain. Exit 0 iff no violation."
         ),
     )
     parser.add_argument("--servers", type=int, default=2, choices=(1, 2), help="scripted servers")
@@ -170,8 +187,8 @@ def _print_human(result: dict[str, Any], show_all: bool = False) -> None:
         )
     if not result["violations"]:
         print(
-            "no violation: INV-1..INV-13 hold on every reachable state and transition; "
-            "LIVE-1, LIVE-2 hold on every drain"
+            f"no violation: {safety_ids()} hold on every reachable state and transition; "
+            f"{liveness_ids()} hold on every drain"
         )
         return
     shown = result["violations"] if show_all else shortest_per_invariant(result["violations"])

@@ -1,4 +1,4 @@
-"""The ``mcpbind`` command line (README "CLI reference"; exit statuses: SPEC §15).
+"""The ``mcpbind`` command line (docs/cli.md; exit statuses: SPEC §15).
 
 Nothing heavy is imported before :func:`main` has its handlers in place: the command
 modules (trio, the SDK, the model) load inside it, so Ctrl-C at any moment, including

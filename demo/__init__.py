@@ -1,7 +1,7 @@
 """Demo MCP servers shipped with mcpbind, and the embedded default configuration.
 
 ``mcpbind catalog`` and ``mcpbind call`` use them when no configuration is given: three
-stdio servers chosen to show what mcpbind handles (README "Walkthrough").
+stdio servers chosen to show what mcpbind handles (README "First run").
 """
 
 from __future__ import annotations

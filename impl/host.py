@@ -1,4 +1,4 @@
-"""Host: the facade an agent host uses (README "Library quick start").
+"""Host: the facade an agent host uses (docs/library/index.md).
 
 ::
 

@@ -1,7 +1,7 @@
 """Traces of three host layers through the same four scenarios (issue 18, SPEC §14.4):
 mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup`` and
 openai-agents' MCP tools (written by the harness from outside). The files in
-``benchmarks/peers/traces/`` are flagged as the table in README.md says, and recording the
+``benchmarks/peers/traces/`` are flagged as the table in docs/traces.md says, and recording the
 first two anew gives the same verdicts (openai-agents needs its own venv, installed from
 the package index: ``python -m benchmarks.peers.traces --with-peers`` records it anew)."""
 
@@ -16,9 +16,9 @@ from benchmarks.peers.traces import OUT, SCENARIOS, SUBJECTS, record, verdict
 from mcpbind.model.refine import NotRefinable, refine
 from mcpbind.model.trace import parse_trace
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+TRACES_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "traces.md"
 
-#: What each subject's trace of each scenario violates (README "Traces of other host
+#: What each subject's trace of each scenario violates (docs/traces.md "Traces of other host
 #: layers"): mcpbind conforms throughout; both others accept a reused call_id (two
 #: results, INV-4); the group never refreshes after list_changed (LIVE-2), the agent layer
 #: lists again for its next step.
@@ -50,11 +50,11 @@ def test_each_committed_trace_is_flagged_as_the_table_says(subject, scenario):
     assert verdict(text) == EXPECTED[subject][scenario]
 
 
-def test_the_readme_table_says_what_the_traces_show():
-    readme = README.read_text(encoding="utf-8")
+def test_the_docs_table_says_what_the_traces_show():
+    page = TRACES_PAGE.read_text(encoding="utf-8")
     for subject, row in EXPECTED.items():
         line = f"| `{subject}` | " + " | ".join(cell(row[s]) for s in SCENARIOS) + " |"
-        assert line in readme, line
+        assert line in page, line
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

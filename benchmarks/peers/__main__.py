@@ -5,7 +5,7 @@ OWN raw ``mcp`` calls, next to mcpbind's overhead over its raw calls, measured i
 run. Each asyncio peer is installed into its own virtualenv (they may pin another ``mcp``
 than ours), keyed by the pinned version and reused, and its runner (``*_peer.py``) runs
 there as a subprocess, over stdio, printing one JSON object. A peer that cannot be
-installed or fails is reported with the reason. README "Benchmarks" describes the figures.
+installed or fails is reported with the reason. docs/benchmarks.md describes the figures.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The host's configuration (README "Configuration", SPEC §8.4, §11.4).
+"""The host's configuration (docs/configuration.md, SPEC §8.4, §11.4).
 
 :class:`HostConfig` is validated when built: a bad value raises :class:`ConfigError`
 naming the setting, and nothing is started. Server-level values live in the leaf
@@ -120,7 +120,7 @@ class HostConfig:
     def from_toml(
         cls, path: str | os.PathLike[str], *, approver: Approver | None = None
     ) -> HostConfig:
-        """Read a Codex-compatible ``config.toml`` (README "Configuration file"); the
+        """Read a Codex-compatible ``config.toml`` (docs/configuration.md); the
         result remembers ``path`` as its ``config_path``.
 
         Raises ConfigError naming the file, table and key; a Codex key mcpbind does not act

@@ -1,4 +1,4 @@
-"""Server-level configuration values (README "Configuration", SPEC §8.4, §11.4).
+"""Server-level configuration values (docs/configuration.md, SPEC §8.4, §11.4).
 
 A leaf module: ``ServerConfig``, ``ToolConfig``, ``BuiltinTool`` and the mode literals
 depend on nothing else of mcpbind but its errors, so every component that reads a

@@ -1,4 +1,4 @@
-"""Codex-compatible TOML configuration (README "Configuration file", SPEC §11.4).
+"""Codex-compatible TOML configuration (docs/configuration.md, SPEC §11.4).
 
 An existing Codex ``config.toml`` works unchanged: servers are ``[mcp_servers.<name>]``
 tables with Codex's keys; mcpbind's own settings live in ``[mcpbind]``; every other
