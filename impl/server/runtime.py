@@ -34,11 +34,12 @@ from mcpbind.model.values import Exclusion
 
 from ..calls.elicitation import answer
 from ..config.server import ServerConfig
-from ..errors import ServerStartupError
+from ..errors import CredentialsRequired, LoginRequired, ServerStartupError
 from ..values import RefreshOutcome
 from ..wire.seam import Connection, ConnectionLost
 from .attempt import Failed, connect_and_serve
 from .context import RuntimeContext, Session
+from .health import ServerState, StreamFault, server_state
 from .install import Installer
 from .notices import ServerNotices
 from .phases import ServerPhase
@@ -113,6 +114,16 @@ class ServerRuntime(ServerNotices):
         self._stop = anyio.CancelScope()
         """Cancelled when the host closes a server that has no session to close."""
         self._ended = anyio.Event()
+        self.attempts = 0
+        """Connection attempts failed since its last session (SPEC §11.18)."""
+        self.login_required = False
+        """The last attempt failed for want of credentials (SPEC §11.18)."""
+        self.stream_fault: StreamFault | None = None
+        """What the transport found of the server while the session was idle."""
+        self._retry = anyio.Event()
+        """Set to end the backoff wait at once (:meth:`reconnect_now`)."""
+        self._settled = anyio.Event()
+        """Set when an attempt settles: connected and listed once, or failed."""
 
     @property
     def phase(self) -> ServerPhase:
@@ -127,6 +138,17 @@ class ServerRuntime(ServerNotices):
     def starting(self) -> bool:
         """A lazy start is pending: calls to this server wait for it (INV-11)."""
         return self._start.pending
+
+    @property
+    def state(self) -> ServerState:
+        """What it is doing now, in one word (:mod:`.health`, SPEC §11.18)."""
+        return server_state(
+            phase=self.phase,
+            connected=self.connected,
+            closing=self._closing,
+            login_required=self.login_required,
+            stream_fault=self.stream_fault,
+        )
 
     @property
     def closing(self) -> bool:
@@ -178,6 +200,7 @@ class ServerRuntime(ServerNotices):
                 task_status.started(await self._start.wait_reported())
         finally:
             self._start.release()  # the host is closing: calls waiting for a start end now
+            self._settled.set()  # and so does anyone waiting for an attempt
             self._ended.set()
 
     async def _live(self) -> None:
@@ -232,6 +255,9 @@ class ServerRuntime(ServerNotices):
                     self._renewal_failed()
                 why, cause = failed
                 self.last_error = why
+                self.attempts += 1
+                self.login_required = isinstance(cause, CredentialsRequired | LoginRequired)
+                self._attempt_settled()
                 if self.phase == "connecting":  # the first attempt failed
                     if self.config.required:
                         self._start.enter("failed")
@@ -243,7 +269,9 @@ class ServerRuntime(ServerNotices):
                     self._start.enter("running")  # optional: it starts absent, keeps trying
                     self._start.report()
                 self._start_failed()
-            await anyio.sleep(delay)
+            with anyio.move_on_after(delay):
+                await self._retry.wait()  # SPEC §11.18: new credentials end the wait
+            self._retry = anyio.Event()
             delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
 
     def stop_waiting(self) -> None:
@@ -312,15 +340,35 @@ class ServerRuntime(ServerNotices):
             session = self._session = Session(connection, group)
             self._sessions += 1
             self._hears = True
+            self.attempts, self.login_required, self.stream_fault = 0, False, None
             renewing, self._renewing = self._renewing, False
             if self._sessions > 1 and not renewing:  # a session again after a lost one (SPEC §3.1)
                 self._context.recorder.event("reconnect", {"server": self.name})
             first = self._start_refresh(self._refreshes.first)
             self._refreshes.first = None
             await self._start.settle_with(first.done.wait)  # this refresh settles a start
+            group.start_soon(self._settle_after, first)
             group.start_soon(self._watch, connection)
             await session.lost.wait()
             group.cancel_scope.cancel()
+
+    async def _settle_after(self, first: RefreshRun) -> None:
+        await first.done.wait()
+        self._attempt_settled()
+
+    def _attempt_settled(self) -> None:
+        self._settled.set()
+        self._settled = anyio.Event()
+
+    async def reconnect_now(self) -> None:
+        """SPEC §11.18: connect again at once, without waiting out the backoff, and return
+        once that attempt settled (connected and listed, or failed). At once when a
+        session is open, the host is closing, or the first start has not settled."""
+        if self.connected or self._closing or self.phase != "running":
+            return
+        settled = self._settled
+        self._retry.set()
+        await settled.wait()
 
     async def _watch(self, connection: Connection) -> None:
         await connection.wait_lost()
@@ -342,6 +390,7 @@ class ServerRuntime(ServerNotices):
         self._session = None
         if not self._closing:
             self._context.recorder.event("disconnect", {"server": self.name})
+            self.last_error = texts.SESSION_ENDED.format(server=self.name)
         self._context.calls.fail_server(self.name)
         reason = texts.REJECT_DISCONNECTED.format(server=self.name)
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))

@@ -97,7 +97,9 @@ class McpConnector(Connector):
         stderr: StderrPipe | None = None
         http: HttpStatus | None = None
         if isinstance(target, str):
-            http = HttpStatus(url=target.rstrip("/"), secrets=tuple(config.headers.values()))
+            http = HttpStatus(
+                url=target.rstrip("/"), secrets=tuple(config.headers.values()), on_idle=on_stream
+            )
             auth = None if self.authorizer is None else self.authorizer.auth(server, config)
             target = http_transport(target, config, http, auth)
         elif isinstance(target, StdioTarget | StdioServerParameters):

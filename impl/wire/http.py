@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,6 +23,7 @@ from mcpbind.model import texts
 
 from ..config.server import ServerConfig
 from ..errors import AuthorizationError, CredentialsRequired, HttpStatusError, describe
+from .seam import StreamEvent
 
 __all__ = [
     "HTTP_READ_MARGIN",
@@ -132,10 +133,31 @@ class HttpStatus:
     expired: bool = False
     """The last failed answer said the server no longer knows the session
     (:func:`expired_session`, SPEC §8.13)."""
+    on_idle: Callable[[StreamEvent], None] | None = None
+    """Hears what the session's notification stream (its ``GET``) found while the host
+    was idle (SPEC §11.18): ``unreachable``, ``expired``, then ``reachable`` once an
+    answer came again."""
+    faulted: bool = False
+    """``on_idle`` was told ``unreachable`` or ``expired`` and not ``reachable`` since."""
+
+    def _idle(self, event: StreamEvent) -> None:
+        self.faulted = event != "reachable"
+        if self.on_idle is not None:
+            self.on_idle(event)
+
+    def on_unreachable(self, request: Any) -> None:
+        """SPEC §11.18: a request could not even connect. The notification stream's
+        ``GET`` of an open session is retried by the SDK while idle: when it finds
+        nothing listening, the server is down (a refusal by a live server is a status,
+        never a connection failure)."""
+        if request.method == "GET" and SESSION_HEADER in request.headers:
+            self._idle("unreachable")
 
     async def on_response(self, response: Any) -> None:
         if self.url is not None and str(response.request.url).rstrip("/") != self.url:
             return
+        if response.status_code < 400 and self.faulted:
+            self._idle("reachable")
         if response.status_code >= 400:
             refused = is_refusal(response)
             said = None if refused else await self._text(response)
@@ -145,6 +167,8 @@ class HttpStatus:
             self.refused, self.said = refused, said
             had_session = SESSION_HEADER in response.request.headers
             self.expired = expired_session(response.status_code, had_session, said)
+            if self.expired and response.request.method == "GET":
+                self._idle("expired")  # SPEC §11.18: the stream's session was refused
 
     async def _text(self, response: Any) -> str | None:
         """What the server said in a failed answer, read once (the transport reads the
@@ -230,10 +254,37 @@ async def http_transport(
 
     timeout = httpx2.Timeout(30.0, read=http_read_timeout(config))
     hooks = {"response": [http.on_response]}
+    transport = _watched_transport(http)
     async with (
         httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=timeout, event_hooks=hooks, auth=auth
+            headers=dict(config.headers),
+            timeout=timeout,
+            event_hooks=hooks,
+            auth=auth,
+            transport=transport,
         ) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
+
+
+def _watched_transport(http: HttpStatus) -> Any:
+    """The SDK client's usual HTTP transport, its connection failures told to
+    :meth:`HttpStatus.on_unreachable` (an event hook sees answers only)."""
+    import httpx2  # noqa: PLC0415 - the SDK's HTTP client, only for URL servers
+
+    class Watched(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            try:
+                return await self._inner.handle_async_request(request)
+            except httpx2.ConnectError:
+                http.on_unreachable(request)
+                raise
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Watched()
