@@ -30,6 +30,7 @@ __all__ = [
     "HTTP_READ_TIMEOUT",
     "HTTP_STAND_IN",
     "SESSION_HEADER",
+    "SESSION_REFUSED",
     "HttpStatus",
     "body_text",
     "expired_session",
@@ -105,13 +106,23 @@ def expired_session(status: int, had_session: bool, said: str | None) -> bool:
     transport (2025-11-25 basic/transports, "Session Management"): a server that
     terminated a session MUST answer requests with its id with HTTP 404, and a client
     that receives 404 for a request with a session id MUST start a new session. Some
-    servers answer 400 instead (server-everything: "No valid session ID provided"): a 400
-    counts only when its text names the session."""
+    servers answer 400 instead (server-everything 2026.8.31 answers a request whose
+    session it does not know with HTTP 400, ``application/json``, the JSON-RPC error
+    ``-32000`` "Bad Request: No valid session ID provided"): a 400 counts only when its
+    text says that the session is not valid, unknown, expired or not found
+    (:data:`SESSION_REFUSED`), not merely when it names a session."""
     if not had_session:
         return False
     if status == 404:
         return True
-    return status == 400 and said is not None and "session" in said.lower()
+    return status == 400 and said is not None and SESSION_REFUSED.search(said) is not None
+
+
+SESSION_REFUSED = re.compile(
+    r"(?i)\b(?:no valid|not a valid|invalid|unknown|expired)\s+session\b"
+    r"|\bsession(?:\s+id)?\s+(?:not found|expired|unknown|is invalid|is not valid)\b"
+)
+"""The text of a 400 that refuses a request for its session (:func:`expired_session`)."""
 
 
 @attrs.define
