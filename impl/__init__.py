@@ -75,6 +75,7 @@ from .errors import (
     UnknownServer,
 )
 from .host import Host, HostStatistics, ServerStatus
+from .reconfigure import ReconfigureReport, ServerChange
 from .seams import Seams
 from .server.runtime import ServerStatistics
 from .values import (
@@ -146,6 +147,7 @@ __all__ = [
     "OnProgress",
     "OverlayRecord",
     "Progress",
+    "ReconfigureReport",
     "Recorder",
     "RefreshOutcome",
     "RegistryState",
@@ -153,6 +155,7 @@ __all__ = [
     "RemoveServer",
     "RequestFailed",
     "Seams",
+    "ServerChange",
     "ServerConfig",
     "ServerError",
     "ServerProvenance",

@@ -57,6 +57,7 @@ from .contributors import (
 )
 from .errors import HostClosed, ServerStartupError, UnknownServer
 from .lifetime import HostLifetime
+from .reconfigure import Reconfiguring
 from .router import META_CALL_ID, META_SESSION_ID, META_STEP
 from .seams import PRODUCTION, Seams
 from .server.context import RuntimeContext
@@ -109,7 +110,7 @@ class ServerStatus:
     """Connection attempts that failed since its last session (0 while connected)."""
 
 
-class Host(HostLifetime):
+class Host(Reconfiguring, HostLifetime):
     """Exposes the tools of several MCP servers to a model and routes its calls."""
 
     def __init__(
@@ -158,6 +159,12 @@ class Host(HostLifetime):
             read_listing=seams.read_listing,
             build_bindings=seams.build_bindings,
         )
+        self._context = context
+        self._make_runtime = seams.runtime
+        self._plan = seams.reconfigure
+        self._group: TaskGroup | None = None
+        self._reconfiguring = anyio.Lock()
+        self._retiring = []
         self.servers: dict[str, ServerRuntime] = {
             name: seams.runtime(name, server, context)
             for name, server in self._overlay.servers.items()
@@ -208,6 +215,7 @@ class Host(HostLifetime):
         host = cls(config, connector=connector, recorder=recorder, seams=seams)
         failure: BaseException | None = None
         async with anyio.create_task_group() as group:
+            host._group = group
             if wait_ready:
                 failure = await host._start(group)
             else:
@@ -266,6 +274,8 @@ class Host(HostLifetime):
             async with anyio.create_task_group() as closing:
                 for runtime in self.servers.values():
                     closing.start_soon(runtime.close)
+            for retirement in list(self._retiring):  # a reconfiguration's, under way
+                await retirement.closed.wait()
 
     async def _end_grace(self, grace: float, scope: anyio.CancelScope) -> None:
         with scope:

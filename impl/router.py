@@ -9,7 +9,8 @@ Theory of operation
 2. the name is resolved in the step's own snapshot (INV-2), else ``unsupported``;
 3. the arguments must be a JSON object, else ``error``; a builtin or extension tool now
    runs the handler its binding captured, ``tool_search`` ranks the step's tools;
-4. a call that approval gates waits for its approver (INV-10), else ``denied``;
+4. a call that approval gates waits for its approver (INV-10), else ``denied``; a tool
+   of a server a reconfiguration removed ends ``unavailable`` (SPEC §11.17);
 
 then, in :meth:`Router._dispatch` (the model's ``dispatch``):
 
@@ -51,6 +52,7 @@ from .catalog.planner import Planner, StepSnapshot
 from .catalog.registry import Binding, ToolRegistry
 from .config.host import HostConfig
 from .config.recorder import Recorder
+from .config.server import ServerConfig
 from .errors import DuplicateCallId
 from .sending import META_CALL_ID, META_SESSION_ID, META_STEP, Sending
 from .server.runtime import ServerRuntime
@@ -97,13 +99,21 @@ class Router(Sending):
         self.registry = registry
         self.recorder = recorder
         self.session_id = session_id
-        self._endings = CallEndings(recorder, lambda server: servers[server].config)
-        self._limits = OutputLimits.build(
-            config.output_limit, {name: r.config for name, r in servers.items()}
-        )
+        self._configs: dict[str, ServerConfig] = {}
+        """Each server's settings, kept after a reconfiguration removed it: a call that
+        ended with it may still be making its result."""
+        self._endings = CallEndings(recorder, self._configs.__getitem__)
+        self._limits = OutputLimits.build(config.output_limit, {})
+        self.reconfigured()
         self._results: Counter[str] = Counter()
         self._late_dropped = 0
         self._progress = ProgressCounts()
+
+    def reconfigured(self) -> None:
+        """The host's servers changed (SPEC §11.17): read their settings again."""
+        configs = {name: r.config for name, r in self.servers.items()}
+        self._configs.update(configs)
+        self._limits = OutputLimits.build(self.config.output_limit, configs)
 
     def statistics(self) -> RouterStatistics:
         counts = self._progress
@@ -167,17 +177,19 @@ class Router(Sending):
             if self.planner.is_search(binding):
                 return tool_search(self.planner, step, parsed)
             return await run_local(call, binding, parsed)
-        runtime = self.servers[binding.server]
         denied = await self.approvals.admit(  # 4. INV-10
             call,
             binding,
             name=name,
             arguments=parsed,
-            config=runtime.config,
+            config=self._configs[binding.server],
             recorder=self.recorder,
         )
         if denied is not None:
             return denied
+        runtime = self.servers.get(binding.server)
+        if runtime is None:  # SPEC §11.17: a reconfiguration removed it; both policies
+            return Ending("unavailable", texts.REMOVED.format(name=name, server=binding.server))
         return await self._dispatch(
             call, step=step.step, binding=binding, name=name, arguments=parsed, runtime=runtime
         )

@@ -19,6 +19,7 @@ from .calls.table import CallTable
 from .catalog.listing import BuildBindings, ReadListing, build_bindings, read_listing
 from .catalog.planner import Planner
 from .catalog.registry import ToolRegistry
+from .reconfigure import PlanReconfiguration, plan_reconfiguration
 from .router import Router
 from .server.runtime import ServerRuntime
 
@@ -44,7 +45,10 @@ class Seams:
     approvals: type[ApprovalGate] = ApprovalGate
     """Approval before sending (INV-10)."""
     runtime: type[ServerRuntime] = ServerRuntime
-    """A server's sessions and refreshes (INV-8, INV-11, LIVE-2)."""
+    """A server's sessions and refreshes (INV-8, INV-11, LIVE-2); how it joins and
+    retires on a reconfiguration (INV-15, INV-16)."""
+    reconfigure: PlanReconfiguration = plan_reconfiguration
+    """What a reconfiguration adds, removes, changes and keeps (SPEC §11.17, INV-16)."""
 
 
 PRODUCTION = Seams()

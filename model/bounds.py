@@ -115,6 +115,23 @@ SESSIONS_ENVIRONMENT: frozenset[Environment] = frozenset(
 )
 SESSION_SERVERS = (SERVER_A,)
 
+#: The ``reconfigure`` part (SPEC §3.7): four servers with one exclusive tool each, and
+#: one reconfiguration that keeps ``a``, removes ``b``, replaces ``c`` (its replacement
+#: lists ``search`` and ``write``) and adds ``d``. Its environment is kept small (SPEC
+#: §10.2): installs and failed listings (a replacement whose first refresh fails removes
+#: the old catalog), disconnects without reconnects (a replacement that loses its
+#: connection first removes it too), answers and the host's cancel; no timeouts (they end
+#: calls as a cancel does, with more transitions) and one step.
+RECONFIGURE_SERVERS = (
+    ServerSpec("a", versions=(((SEARCH,),),)),
+    ServerSpec("b", versions=(((SEARCH,),),), change="removed"),
+    ServerSpec("c", versions=(((SEARCH,),),), change="changed", replacement=(((SEARCH, WRITE),),)),
+    ServerSpec("d", versions=(((SEARCH,),),), change="added"),
+)
+RECONFIGURE_ENVIRONMENT: frozenset[Environment] = frozenset(
+    {"list_done", "list_failed", "disconnect", "call_responded", "cancel"}
+)
+
 
 def installable(spec: ServerSpec) -> ServerSpec:
     """The versions of ``spec`` that can install, each as a single page (SPEC §10.2).
@@ -147,7 +164,7 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the eight parts of SPEC §10.2, the large ones first: the
+    """The standard bound, as the nine parts of SPEC §10.2, the large ones first: the
     order :func:`~mcpbind.model.suite.run_suite` hands them to its workers.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
@@ -157,6 +174,9 @@ def standard_suite(
     ``sessions``: as ``calls`` with ``git.hub`` ending its ``list_changed`` stream and
     forgetting the session (SPEC §5.7, §8.13), plus those events and the host's
     ``relisten``; 1 step, 2 calls.
+    ``reconfigure``: four one-tool servers and the one reconfiguration of SPEC §3.7 (kept,
+    removed, changed, added); installs, failed listings, disconnects, answers and
+    cancels; 1 step, 2 calls; ``servers`` does not cut it.
     ``lazy``: as ``calls`` with ``git.hub`` started lazily from a cached catalog (SPEC
     §3.5), plus host refreshes and failed listings; 2 steps, 2 calls.
     ``retry``: as ``calls`` plus rejections unrun (-32020, SPEC §8.9) and failed listings;
@@ -228,11 +248,20 @@ def standard_suite(
         max_calls=2 if calls is None else calls,
         environment=SESSIONS_ENVIRONMENT,
     )
+    reconfigure_part = Bound(
+        servers=RECONFIGURE_SERVERS,
+        policy=policy,
+        max_steps=1 if steps is None else steps,
+        max_calls=2 if calls is None else calls,
+        bad_arguments=False,
+        environment=RECONFIGURE_ENVIRONMENT,
+    )
     return (
         Part("catalogs", catalogs),
         Part("calls", call_part),
         Part("approval", approval_part),
         Part("sessions", sessions_part),
+        Part("reconfigure", reconfigure_part),
         Part("lazy", lazy_part),
         Part("retry", retry_part),
         Part("progress", progress_part),
@@ -279,6 +308,11 @@ def describe(bound: Bound) -> dict[str, object]:
                 "sessions": s.sessions,
                 "enabled_tools": None if s.enabled_tools is None else sorted(s.enabled_tools),
                 "disabled_tools": sorted(s.disabled_tools),
+                "change": s.change,
+                "replacement": [
+                    [[attrs.asdict(t) for t in page] for page in version]
+                    for version in s.replacement
+                ],
             }
             for s in bound.servers
         ],
@@ -301,9 +335,12 @@ def load_bound(data: Mapping[str, Any]) -> Bound:
     servers = []
     for server in data["servers"]:
         enabled = server.get("enabled_tools")
-        versions = tuple(
-            tuple(tuple(ToolDef(**tool) for tool in page) for page in version)
-            for version in server["versions"]
+        versions, replacement = (
+            tuple(
+                tuple(tuple(ToolDef(**tool) for tool in page) for page in version)
+                for version in server.get(key, ())
+            )
+            for key in ("versions", "replacement")
         )
         servers.append(
             ServerSpec(
@@ -318,6 +355,8 @@ def load_bound(data: Mapping[str, Any]) -> Bound:
                 sessions=bool(server.get("sessions", False)),
                 enabled_tools=None if enabled is None else frozenset(enabled),
                 disabled_tools=frozenset(server.get("disabled_tools", ())),
+                change=server.get("change"),
+                replacement=replacement,
             )
         )
     environment = data.get("environment")

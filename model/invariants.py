@@ -1,4 +1,4 @@
-"""One predicate per invariant of SPEC §4 (INV-1..INV-14), over states and transitions.
+"""One predicate per invariant of SPEC §4 (INV-1..INV-16), over states and transitions.
 
 A state predicate sees one reachable state; a transition predicate sees the state
 before, the event and the transition. Each returns ``None`` when the invariant holds
@@ -16,7 +16,7 @@ import attrs
 
 from . import texts
 from .naming import is_mcp_source, source_owner
-from .rules import STANDARD, left_out
+from .rules import STANDARD, left_out, listings
 from .values import (
     OUTPUT_KIND,
     Approve,
@@ -34,6 +34,7 @@ from .values import (
     ListFailed,
     OutputKind,
     Published,
+    Reconfigure,
     RefreshOutcome,
     Refused,
     Result,
@@ -70,18 +71,37 @@ class Invariant:
 
 
 def inv_1_transition(before: State, event: Event, t: Transition) -> str | None:
-    """INV-1: a refresh that installs advances G by exactly 1; anything else by 0."""
+    """INV-1: a refresh that installs advances G by exactly 1, and so does the removal of
+    a failed replacement's old catalog; a reconfiguration by 1 when it empties a catalog,
+    all its publications carrying that one generation (SPEC §3.7); anything else by 0."""
     if t.state.registry is before.registry and not t.outputs:
         return None
     g0, g1 = before.registry.generation, t.state.registry.generation
-    installed = [o for o in t.outputs if isinstance(o, RefreshOutcome) and o.status == "installed"]
     published = [o for o in t.outputs if isinstance(o, Published)]
+    if isinstance(event, Reconfigure):
+        if g1 - g0 != (1 if published else 0):
+            return f"the reconfiguration moved G {g0}->{g1} with {len(published)} publication(s)"
+        apart = sorted({p.generation for p in published} - {g0 + 1})
+        if apart:
+            return f"the reconfiguration published generation(s) {apart}, not all {g0 + 1}"
+        return None
+    installed = [o for o in t.outputs if isinstance(o, RefreshOutcome) and o.status == "installed"]
+    removals = [
+        o
+        for o in t.outputs
+        if isinstance(o, RefreshOutcome)
+        and o.status == "rejected"
+        and o.generation > g0
+        and before.servers[before.bound.index(o.server)].replacing
+    ]
+    changes = len(installed) + len(removals)
     if g1 < g0:
         return f"generation went back from {g0} to {g1}"
-    if g1 - g0 != len(installed) or len(published) != len(installed):
+    if g1 - g0 != changes or len(published) != changes:
         return (
-            f"generation moved {g0}->{g1} with {len(installed)} installed refresh(es) and "
-            f"{len(published)} publication(s)"
+            f"generation moved {g0}->{g1} with {len(installed)} installed refresh(es), "
+            f"{len(removals)} removal(s) of a replaced catalog and {len(published)} "
+            "publication(s)"
         )
     if t.state.registry != before.registry and g1 == g0:
         return f"registry changed without a new generation (still {g0})"
@@ -168,8 +188,8 @@ def complete_catalogs(bound: Bound) -> dict[str, frozenset[frozenset[str]]]:
     allowed: dict[str, frozenset[frozenset[str]]] = {}
     for spec in bound.servers:
         sets: set[frozenset[str]] = {frozenset()}
-        for version in range(len(spec.versions)):
-            tools = STANDARD.listed_tools(spec, version)
+        for listing in (*spec.versions, *spec.replacement):  # SPEC §3.7: a replacement's too
+            tools = tuple(tool for page in listing for tool in page)
             if all(t.valid for t in tools):
                 sets.add(offered(spec, tools))
         allowed[spec.source] = frozenset(sets)
@@ -207,11 +227,14 @@ def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
         i = before.bound.index(server)
         spec = before.bound.servers[i]
         refresh = before.servers[i].refresh
+        if not out.names and (isinstance(event, Reconfigure) or before.servers[i].replacing):
+            continue  # a removal (SPEC §3.7): INV-15 says when one is due
         if not isinstance(event, ListDone) or event.server != server or refresh is None:
             return f"{out.source} published by {event.kind}, not by the end of its listing"
-        if refresh.pages + 1 != len(spec.versions[refresh.version]):
+        versions = listings(before, i)
+        if refresh.pages + 1 != len(versions[refresh.version]):
             return f"{out.source} published after {refresh.pages + 1} page(s) of a longer listing"
-        tools = STANDARD.listed_tools(spec, refresh.version)
+        tools = tuple(tool for page in versions[refresh.version] for tool in page)
         if not all(tool.valid for tool in tools):
             return f"{out.source} published from a listing with an invalid tool"
         expected = offered(spec, tools)
@@ -229,7 +252,7 @@ def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | Non
     refresh = before.servers[i].refresh
     if refresh is None:
         return None
-    tools = STANDARD.listed_tools(spec, refresh.version)
+    tools = tuple(tool for page in listings(before, i)[refresh.version] for tool in page)
     valid = all(tool.valid for tool in tools)
     excluded = tuple(
         tool.name for tool in STANDARD.filter_tools(spec, tools) if left_out(spec, tool)
@@ -385,18 +408,25 @@ def inv_8_state(state: State) -> str | None:
 
 
 def inv_8_transition(before: State, event: Event, t: Transition) -> str | None:
-    """INV-8: a disconnect keeps the catalog; calls to a disconnected server fail at once."""
+    """INV-8: a disconnect keeps the catalog (a replacement's old one aside, INV-15);
+    calls to a disconnected server fail at once."""
     if not t.outputs:
         return None
-    if isinstance(event, Disconnect) and t.state.registry != before.registry:
+    if (
+        isinstance(event, Disconnect)
+        and t.state.registry != before.registry
+        and not before.servers[before.bound.index(event.server)].replacing
+    ):
         return f"disconnect of {event.server} changed the registry"
-    # What close sends (owed cancellations, then the session's end) goes to servers that
-    # are connected until their sessions close (INV-12); anything else to servers still
-    # connected after the event.
-    servers = before.servers if isinstance(event, Close) else t.state.servers
+    # What close and a reconfiguration send to end a session (owed cancellations, then
+    # the session's end) goes to servers connected until their sessions close (INV-12,
+    # INV-16); anything else to servers still connected after the event.
+    ending = isinstance(event, Close | Reconfigure)
     for out in t.outputs:
         if isinstance(out, Sent):
             i = before.bound.index(out.server)
+            closing = ending and out.method in ("close", *CANCEL_SIGNALS)
+            servers = before.servers if closing else t.state.servers
             if not servers[i].connected:
                 return f"{out.method} sent to disconnected {out.server}"
     return None
@@ -519,8 +549,8 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
         assert record.binding is not None
         assert record.binding.server is not None
         server = record.binding.server
-        if isinstance(event, Cancel) and out.status == "cancelled":
-            continue
+        if isinstance(event, Cancel | Reconfigure) and out.status == "cancelled":
+            continue  # the host's cancel; a reconfiguration as INV-16 says
         if isinstance(event, Timeout) and out.status == "timed_out":
             seconds = f"{bound.server(server).tool_timeout_sec:g}"
             if out.text != texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server):
@@ -751,6 +781,206 @@ def _expiry(before: State, event: SessionExpired, t: Transition) -> str | None:
     return None
 
 
+# --- INV-15 a reconfiguration is one publication ------------------------------------------
+
+
+def inv_15_state(state: State) -> str | None:
+    """INV-15: an absent server has no catalog; a server is ``replacing`` only while the
+    new session of a changed server runs its first refresh (the old catalog installed)."""
+    registry = state.registry
+    for spec, server in zip(state.bound.servers, state.servers, strict=True):
+        if not server.present and registry.catalog(spec.source).bindings:
+            return f"absent {spec.name} still has tools installed"
+        if server.replacing and not (
+            state.reconfigured
+            and spec.change == "changed"
+            and server.connected
+            and server.refresh is not None
+            and server.start == "starting"
+        ):
+            return f"{spec.name} is replacing without its replacement's first refresh in flight"
+    return None
+
+
+def inv_15_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-15: a reconfiguration publishes once: exactly the removed servers' non-empty
+    catalogs are emptied, in configuration order, and a changed server's catalog stays
+    as it was. Later, a changed server's source is published while it is replacing only
+    by its replacement's first refresh: installed, or (rejected, or the connection lost)
+    emptied; a replacement that failed leaves no old catalog behind (a close publishes
+    nothing, INV-12)."""
+    bound = before.bound
+    published = [o for o in t.outputs if isinstance(o, Published)]
+    if isinstance(event, Reconfigure):
+        due = [
+            s.source
+            for s in bound.servers
+            if s.change == "removed" and before.registry.catalog(s.source).bindings
+        ]
+        shown = [(o.source, o.names) for o in published]
+        if shown != [(source, ()) for source in due]:
+            return f"the reconfiguration published {shown}, expected the removals of {due}"
+        for spec in bound.servers:
+            if spec.change != "changed":
+                continue
+            if t.state.registry.catalog(spec.source) != before.registry.catalog(spec.source):
+                return f"the reconfiguration changed {spec.name}'s catalog before it was listed"
+        return None
+    outcomes = {o.server: o for o in t.outputs if isinstance(o, RefreshOutcome)}
+    for out in published:
+        server = source_owner(out.source)
+        i = bound.index(server)
+        if not before.servers[i].present:
+            return f"{out.source} of absent {server} published"
+        if before.servers[i].replacing and server not in outcomes:
+            return f"{out.source} published while replacing, not by its first refresh's end"
+    if isinstance(event, Close):
+        return None  # close publishes nothing (INV-12): the registry stays as it was
+    for i, (spec, old_server) in enumerate(zip(bound.servers, before.servers, strict=True)):
+        outcome = outcomes.get(spec.name)
+        if not old_server.replacing or t.state.servers[i].replacing or outcome is None:
+            continue
+        left = t.state.registry.catalog(spec.source).bindings
+        if outcome.status == "rejected" and left:
+            return f"{spec.name}'s replacement failed ({outcome.kind}) and the old catalog stays"
+    return None
+
+
+# --- INV-16 a reconfiguration ends exactly what it replaces --------------------------------
+
+
+def inv_16_state(state: State) -> str | None:
+    """INV-16: nothing of an absent server is connected, refreshing or pending: no call
+    bound to it waits, runs or awaits a late answer."""
+    for spec, server in zip(state.bound.servers, state.servers, strict=True):
+        if server.present:
+            continue
+        if server.connected or server.refresh is not None or server.start is not None:
+            return f"absent {spec.name} is connected, refreshing or starting"
+        for record in state.calls:
+            if record.binding is None or record.binding.server != spec.name:
+                continue
+            if record.phase != "done" or record.late:
+                return f"{record.call_id} of absent {spec.name} is {record.phase}"
+    return None
+
+
+_ENDED_BY_RECONFIGURATION = {
+    "sent": texts.RECONFIGURED_SENT,
+    "task": texts.RECONFIGURED_SENT,
+    "retrying": texts.RECONFIGURED_RETRYING,
+}
+
+
+def inv_16_transition(before: State, event: Event, t: Transition) -> str | None:
+    """INV-16: no message ever reaches an absent server, and a call to one ends
+    ``unavailable`` (``REMOVED``) with nothing sent. A reconfiguration leaves every
+    unchanged server as it was (no close, no call ended, no refresh rejected); ends every
+    call pending on a removed or changed server once, ``cancelled`` with its text, a sent
+    one with its one cancellation before that server's close; rejects their refreshes in
+    flight (``reconfigured``); closes their sessions if connected; then a changed or an
+    added server lists on its new session."""
+    bound = before.bound
+    for out in t.outputs:
+        if not isinstance(out, Sent):
+            continue
+        i = bound.index(out.server)
+        if not before.servers[i].present and not t.state.servers[i].present:
+            return f"{out.method} sent to absent {out.server}"
+    if isinstance(event, Reconfigure):
+        return _reconfiguration(before, t)
+    dispatched = _dispatched(before, event)
+    if dispatched is None:
+        return None
+    call_id, name, server = dispatched
+    if before.servers[bound.index(server)].present:
+        return None
+    got = [(o.status, o.text) for o in t.outputs if isinstance(o, Result) and o.call_id == call_id]
+    after = t.state.call(call_id)
+    if not got and after is not None and after.phase == "approval":
+        return None  # checked once approved (SPEC §8.2)
+    if isinstance(event, Call) and not event.arguments_ok:
+        return None  # the arguments are checked first (SPEC §8.2)
+    if got != [("unavailable", texts.REMOVED.format(name=name, server=server))]:
+        return f"{call_id} to removed {server} ended {got}"
+    return None
+
+
+def _dispatched(before: State, event: Event) -> tuple[str, str, str] | None:
+    """``(call_id, name, server)`` of a new call (``call``) or one approved (``approve``) to
+    an MCP tool: what is dispatched by the event."""
+    if isinstance(event, Call):
+        if before.closed or before.call(event.call_id) is not None:
+            return None
+        snapshot = before.steps[event.step]
+        binding = None if snapshot is None else snapshot.lookup(event.name)
+        name, call_id = event.name, event.call_id
+    elif isinstance(event, Approve):
+        record = before.call(event.call_id)
+        assert record is not None
+        binding, name, call_id = record.binding, record.name, record.call_id
+    else:
+        return None
+    if binding is None or binding.server is None:
+        return None
+    return call_id, name, binding.server
+
+
+def _reconfiguration(before: State, t: Transition) -> str | None:
+    """What ``reconfigure`` must do at once (INV-16)."""
+    results = {o.call_id: o for o in t.outputs if isinstance(o, Result)}
+    for i, spec in enumerate(before.bound.servers):
+        name = spec.name
+        old, new = before.servers[i], t.state.servers[i]
+        mine = [o for o in t.outputs if isinstance(o, Sent) and o.server == name]
+        outcomes = [
+            (o.status, o.kind)
+            for o in t.outputs
+            if isinstance(o, RefreshOutcome) and o.server == name
+        ]
+        calls = [c for c in before.calls if c.binding is not None and c.binding.server == name]
+        if spec.change is None:
+            if new != old or outcomes or any(o.method != "tools/call" for o in mine):
+                return f"the reconfiguration touched unchanged {name}: {[o.method for o in mine]}"
+            ended = [c.call_id for c in calls if c.call_id in results]
+            if ended:
+                return f"the reconfiguration ended {ended} of unchanged {name}"
+            continue
+        if spec.change == "added":
+            if [o.method for o in mine] != ["tools/list"] or not new.connected:
+                return f"added {name} got {[o.method for o in mine]} and is not listing"
+            continue
+        how = "removed" if spec.change == "removed" else "replaced"
+        if outcomes != ([("rejected", "reconfigured")] if old.refresh is not None else []):
+            return f"{name}'s refresh ended {outcomes} at the reconfiguration"
+        owed: list[tuple[str, str]] = []
+        for record in calls:
+            if record.phase == "done":
+                continue
+            template = _ENDED_BY_RECONFIGURATION.get(record.phase, texts.RECONFIGURED_UNSENT)
+            text = template.format(how=how, server=name)
+            got = results.get(record.call_id)
+            if got is None or (got.status, got.text) != ("cancelled", text):
+                return f"{record.call_id} ({record.phase}) on {how} {name} did not end cancelled"
+            if record.phase in ("sent", "task"):
+                signal = "tasks/cancel" if record.phase == "task" else "notifications/cancelled"
+                owed.append((record.call_id, signal))
+        methods = [o.method for o in mine]
+        closing = ["close"] if old.connected else []
+        opening = ["tools/list"] if spec.change == "changed" else []
+        cancelled = [(o.detail, o.method) for o in mine if o.method in CANCEL_SIGNALS]
+        if sorted(cancelled) != sorted(owed):
+            return f"{name} got cancellations {cancelled} at the reconfiguration, owed {owed}"
+        signals = [m for m in methods if m in CANCEL_SIGNALS]
+        if methods != signals + closing + opening:
+            return f"{name} got {methods} at the reconfiguration"
+        if spec.change == "removed" and new.present:
+            return f"removed {name} is still present"
+        if spec.change == "changed" and not (new.replacing and new.connected and new.refresh):
+            return f"changed {name} does not list on a new session"
+    return None
+
+
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
         "INV-1",
@@ -834,6 +1064,20 @@ INVARIANTS: tuple[Invariant, ...] = (
         inv_14_transition,
         frozenset({"session_expired", "sent"}),
     ),
+    Invariant(
+        "INV-15",
+        "a reconfiguration is one publication",
+        inv_15_state,
+        inv_15_transition,
+        frozenset({"reconfigure", "published", "refresh_outcome"}),
+    ),
+    Invariant(
+        "INV-16",
+        "a reconfiguration ends exactly what it replaces",
+        inv_16_state,
+        inv_16_transition,
+        frozenset({"reconfigure", "sent", "call", "approve"}),
+    ),
 )
 _STATE_CHECKS = tuple((inv.id, inv.state) for inv in INVARIANTS if inv.state is not None)
 _TRANSITION_CHECKS = tuple(
@@ -858,7 +1102,9 @@ def triggers_of(before: State, event: Event, t: Transition) -> set[Trigger]:
         found.add("registry")
     if t.state.steps is not before.steps:
         found.add("steps")
-    if isinstance(event, (Call, CallRejected, SessionExpired, Disconnect, Approve, Deny, Close)):
+    if isinstance(
+        event, (Call, CallRejected, SessionExpired, Disconnect, Approve, Deny, Close, Reconfigure)
+    ):
         found.add(event.kind)
     return found
 

@@ -51,6 +51,16 @@ what the host would send or report is returned as outputs of the transition.
   wait in phase ``starting`` (INV-11); the end of the first refresh settles the start and
   dispatches them in order under the usual checks, a ``disconnect`` before that fails
   them ``NOT_CONNECTED``; each may still be cancelled or time out, with nothing sent.
+* Reconfiguration (SPEC §3.7). A bound scripts at most one ``reconfigure``: servers
+  ``added`` (absent until then: no event of any kind), ``removed`` (absent afterwards) and
+  ``changed`` (replaced by a new session of a server listing ``replacement``). In one
+  transition the removed and changed servers' refreshes end ``rejected``, their pending
+  calls ``cancelled`` (sent ones with their cancellation, before the session closes),
+  the removed catalogs are emptied by ONE publication (one generation, INV-1), a changed
+  server keeps its old catalog until its replacement's first refresh ends (``replacing``;
+  installed: replaced; rejected or disconnected: removed by one publication), and the
+  unchanged servers are untouched (INV-15, INV-16). A call to a removed server ends
+  ``unavailable`` with nothing sent, under both policies.
 
 Guards live in :meth:`Rules.enabled`; effects in the ``_on_*`` methods, which
 :attr:`Rules.handlers` maps the event types to. Each effect is split into small hooks so
@@ -98,9 +108,11 @@ from .values import (
     ListChanged,
     ListDone,
     ListFailed,
+    Listing,
     ListPage,
     Output,
     Published,
+    Reconfigure,
     Reconnect,
     RefreshOutcome,
     RefreshRequested,
@@ -115,6 +127,7 @@ from .values import (
     ServerState,
     SessionExpired,
     SourceCatalog,
+    Start,
     State,
     StreamEnded,
     TaskCreated,
@@ -125,7 +138,17 @@ from .values import (
     evolve,
 )
 
-__all__ = ["GUARDS", "EventNotEnabled", "Guard", "Rules", "enabled", "initial", "left_out", "step"]
+__all__ = [
+    "GUARDS",
+    "EventNotEnabled",
+    "Guard",
+    "Rules",
+    "enabled",
+    "initial",
+    "left_out",
+    "listings",
+    "step",
+]
 
 
 class EventNotEnabled(Exception):
@@ -149,6 +172,15 @@ def left_out(spec: ServerSpec, tool: ToolDef) -> bool:
     """SPEC §5.4: the host leaves out a valid tool it cannot call: one that must run as a
     task, when its server runs none; one whose x-mcp-header is invalid (on HTTP)."""
     return tool.excluded is not None and not (tool.excluded == "task_required" and spec.tasks)
+
+
+def listings(state: State, i: int) -> tuple[Listing, ...]:
+    """The listings server ``i`` answers with, version by version: a ``changed`` server's
+    :attr:`~.values.ServerSpec.replacement` once the reconfiguration happened (SPEC §3.7)."""
+    spec = state.bound.servers[i]
+    if state.reconfigured and spec.change == "changed":
+        return spec.replacement
+    return spec.versions
 
 
 Handler = Callable[[State, Event], Transition]
@@ -186,12 +218,16 @@ class Rules:
         )
         catalogs = (*local, *(SourceCatalog(s.source, 0, ()) for s in bound.servers))
         servers = tuple(
-            ServerState(connected=True, version=0, refresh=RefreshState(version=0))
-            for _ in bound.servers
+            ABSENT
+            if s.change == "added"  # SPEC §3.7: not in the configuration until reconfigure
+            else ServerState(connected=True, version=0, refresh=RefreshState(version=0))
+            for s in bound.servers
         )
         state = State(bound=bound, servers=servers, registry=Registry(0, catalogs))
         outputs: list[Output] = []
         for i, spec in enumerate(bound.servers):
+            if not state.servers[i].present:
+                continue
             if spec.name in bound.lazy:
                 state = self.install_cached(state, i, outputs)
             if state.servers[i].start is None:
@@ -221,18 +257,21 @@ class Rules:
             return [Call(len(state.steps) - 1, call_id_for(len(state.calls)), UNKNOWN_TOOL)]
         events: list[Event] = []
         allowed = bound.environment
-        for spec, server in zip(bound.servers, state.servers, strict=True):
+        for i, (spec, server) in enumerate(zip(bound.servers, state.servers, strict=True)):
+            if not server.present:
+                continue  # SPEC §3.7: an absent server has no event of any kind
             name = spec.name
+            versions = listings(state, i)
             for_server: list[Event] = [RefreshRequested(name)]
             refresh = server.refresh
             if refresh is not None and server.connected:
-                pages = len(spec.versions[refresh.version])
+                pages = len(versions[refresh.version])
                 if refresh.pages + 1 < pages:
                     for_server.append(ListPage(name))
                 else:
                     for_server.append(ListDone(name))
                 for_server.append(ListFailed(name))
-            if server.version + 1 < len(spec.versions):
+            if server.version + 1 < len(versions):
                 for_server.append(ListChanged(name))
             if server.start != "dormant":  # a dormant server is woken, not reconnected
                 for_server.append(Disconnect(name) if server.connected else Reconnect(name))
@@ -264,6 +303,8 @@ class Rules:
                 events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
         for record in state.calls:
             events.extend(self.call_events(record, allowed, bound))
+        if not state.reconfigured and _reconfigurable(bound):
+            events.append(Reconfigure())
         events.append(Close())
         return events
 
@@ -429,6 +470,7 @@ class Rules:
             TaskStatus: self._on_task_status,
             Disconnect: self._on_disconnect,
             Reconnect: self._on_reconnect,
+            Reconfigure: self._on_reconfigure,
             Close: self._on_close,
         }
 
@@ -485,7 +527,7 @@ class Rules:
         spec = state.bound.servers[i]
         refresh = state.servers[i].refresh
         assert refresh is not None
-        tools = self.listed_tools(spec, refresh.version)
+        tools = tuple(tool for page in listings(state, i)[refresh.version] for tool in page)
         outputs: list[Output] = []
         state = self.install(state, spec, tools, outputs)
         return self.end_refresh(state, i, outputs, completed=True)
@@ -630,13 +672,15 @@ class Rules:
         refresh = server.refresh
         assert refresh is not None
         owed = server.owed and not (completed and refresh.fresh)
+        if server.replacing:
+            state = self.replaced(state, i, outputs)
         if refresh.queued:
             # The queued refresh starts: it reads the current version (LIVE-3).
             refreshing = RefreshState(server.version)
             updated = ServerState(True, server.version, refreshing, owed, None, server.listening)
             outputs.append(Sent(state.bound.servers[i].name, "tools/list"))
         else:
-            updated = evolve(server, refresh=None, owed=owed, start=None)
+            updated = evolve(server, refresh=None, owed=owed, start=None, replacing=False)
         state = _with_server(state, i, updated)
         if server.start == "starting":
             state = self.settle_start(state, state.bound.servers[i].name, outputs)
@@ -737,6 +781,150 @@ class Rules:
             return self.coalesce(state, i, stale=True)
         return self.start_refresh(state, i, server)
 
+    # --- reconfiguration (SPEC §3.7) ---------------------------------------------------
+
+    def _on_reconfigure(self, state: State, event: Event) -> Transition:
+        """INV-15, INV-16: the host applies its new configuration in one transition. For
+        each removed or changed server, in configuration order: its refresh in flight ends
+        ``rejected`` (``reconfigured``), every call pending on it ends ``cancelled`` (a sent
+        one with its one cancellation), and its session closes after them. Removed servers
+        become absent; a changed server starts a new session whose first refresh is in
+        flight, its old catalog still installed (``replacing``); an added server connects
+        and lists. Unchanged servers are untouched. Then ONE publication empties the
+        removed servers' non-empty catalogs, every one at the same generation (INV-1), and
+        the lanes the ended calls held move on."""
+        assert isinstance(event, Reconfigure)
+        bound = state.bound
+        generation = state.registry.generation
+        outputs: list[Output] = []
+        calls = state.calls
+        steps: set[int] = set()
+        for spec, server in zip(bound.servers, state.servers, strict=True):
+            if not self.ends_session(spec):
+                continue
+            how = "removed" if spec.change == "removed" else "replaced"
+            if server.refresh is not None:
+                reason = texts.REJECT_RECONFIGURED.format(how=how, server=spec.name)
+                outputs.append(
+                    RefreshOutcome(spec.name, "rejected", generation, "reconfigured", reason)
+                )
+            calls = self.end_server_calls(calls, spec.name, how, outputs, steps)
+            if server.connected:
+                outputs.append(Sent(spec.name, "close"))
+        servers: list[ServerState] = []
+        for spec, server in zip(bound.servers, state.servers, strict=True):
+            if spec.change == "removed":
+                servers.append(ABSENT)
+            elif spec.change == "added" or self.ends_session(spec):
+                # A new session: connected, listening, its first refresh in flight; a
+                # replacement keeps the old catalog and calls wait for it (INV-11).
+                replacing = spec.change != "added"
+                start: Start | None = "starting" if replacing else None
+                servers.append(
+                    ServerState(True, 0, RefreshState(0), start=start, replacing=replacing)
+                )
+                outputs.append(Sent(spec.name, "tools/list"))
+            else:
+                servers.append(server)
+        state = State(bound, tuple(servers), state.registry, state.steps, calls, state.closed, True)
+        emptied = tuple(s.source for s in bound.servers if self.emptied_at_reconfiguration(s))
+        state = self.remove_catalogs(state, emptied, outputs)
+        for index in sorted(steps):
+            state = self.hand_off(state, index, outputs)
+        return Transition(state, tuple(outputs))
+
+    def ends_session(self, spec: ServerSpec) -> bool:
+        """INV-16: a reconfiguration ends the session of a removed or changed server only."""
+        return spec.change in ("removed", "changed")
+
+    def emptied_at_reconfiguration(self, spec: ServerSpec) -> bool:
+        """INV-15: the reconfiguration empties the removed servers' catalogs; a changed
+        server's stays until its replacement's first refresh ends."""
+        return spec.change == "removed"
+
+    def end_server_calls(
+        self,
+        calls: tuple[CallRecord, ...],
+        server: str,
+        how: str,
+        outputs: list[Output],
+        steps: set[int],
+    ) -> tuple[CallRecord, ...]:
+        """INV-16: every call pending on ``server`` ends ``cancelled`` once, whatever it
+        waits for (approval included); a sent one owes its one cancellation (INV-7). A call
+        that ended but might still get a late answer is retired: the session is gone."""
+        kept: list[CallRecord] = []
+        for record in calls:
+            binding = record.binding
+            if binding is None or binding.server != server:
+                kept.append(record)
+                continue
+            if record.phase == "done":
+                kept.append(retired(evolve(record, late=False)) if record.late else record)
+                continue
+            sent = record.phase in ("sent", "task")
+            if sent:
+                template = texts.RECONFIGURED_SENT
+            elif record.phase == "retrying":
+                template = texts.RECONFIGURED_RETRYING
+            else:
+                template = texts.RECONFIGURED_UNSENT
+            outputs.append(
+                Result(record.call_id, "cancelled", template.format(how=how, server=server))
+            )
+            if sent:
+                outputs.extend(self.reconfigure_cancellations(server, record))
+            kept.append(retired(evolve(record, phase="done", results=record.results + 1)))
+            steps.add(record.step)
+        return tuple(kept)
+
+    def reconfigure_cancellations(self, server: str, record: CallRecord) -> tuple[Output, ...]:
+        """INV-16 (INV-7): a call in flight on a session the reconfiguration ends owes its
+        server one cancellation, before the session closes."""
+        return self.cancel_messages(server, record)
+
+    def remove_catalogs(
+        self, state: State, sources: tuple[str, ...], outputs: list[Output]
+    ) -> State:
+        """INV-1, INV-15: empty every non-empty catalog of ``sources`` in ONE new registry
+        state: one generation, one ``Published(G+1, source, ())`` per source emptied (in
+        ``sources``' order). Nothing to empty: G does not move."""
+        registry = state.registry
+        emptied = {
+            c.source
+            for c in registry.catalogs
+            if c.source in sources and c.bindings  # an empty catalog stays as it is
+        }
+        if not emptied:
+            return state
+        generation = registry.generation + 1
+        catalogs = tuple(
+            SourceCatalog(c.source, c.generation + 1, ()) if c.source in emptied else c
+            for c in registry.catalogs
+        )
+        outputs.extend(Published(generation, s, ()) for s in sources if s in emptied)
+        return _evolve(state, registry=Registry(generation, catalogs, registry.remembered))
+
+    def replaced(self, state: State, i: int, outputs: list[Output]) -> State:
+        """INV-15: the first refresh of a replacement ended. Installed (or unchanged), its
+        catalog took the old one's place by that refresh's publication. Rejected, or the
+        connection lost: the old server's catalog is removed in one publication, and the
+        refresh's outcome, reported after it, carries the new generation."""
+        spec = state.bound.servers[i]
+        k = max(
+            n
+            for n, o in enumerate(outputs)
+            if isinstance(o, RefreshOutcome) and o.server == spec.name
+        )
+        outcome = outputs[k]
+        assert isinstance(outcome, RefreshOutcome)
+        if outcome.status != "rejected":
+            return state
+        del outputs[k]
+        state = self.remove_catalogs(state, (spec.source,), outputs)
+        outputs.append(evolve(outcome, generation=state.registry.generation))
+        return state
+
     def _on_reconnect(self, state: State, event: Event) -> Transition:
         assert isinstance(event, Reconnect)
         i = state.bound.index(event.server)
@@ -767,8 +955,10 @@ class Rules:
         for spec, server in zip(bound.servers, state.servers, strict=True):
             if server.connected:
                 outputs.append(Sent(spec.name, "close"))
-        servers = tuple(ServerState(False, 0, None) for _ in bound.servers)
-        closed = State(bound, servers, state.registry, state.steps, tuple(calls), True)
+        servers = tuple(ServerState(False, 0, None) if s.present else ABSENT for s in state.servers)
+        closed = State(
+            bound, servers, state.registry, state.steps, tuple(calls), True, state.reconfigured
+        )
         return Transition(closed, tuple(outputs))
 
     def ends_at_close(self, record: CallRecord) -> bool:
@@ -839,6 +1029,8 @@ class Rules:
         server = binding.server
         assert server is not None
         i = state.bound.index(server)
+        if not state.servers[i].present:
+            return self.to_absent(state, record)
         live = state.registry.catalog(binding.source)
         if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
             text = texts.UNAVAILABLE.format(
@@ -862,6 +1054,15 @@ class Rules:
         return Transition(
             _replace_call(state, record), (Sent(server, "tools/call", binding.remote_name),)
         )
+
+    def to_absent(self, state: State, record: CallRecord) -> Transition:
+        """SPEC §3.7 (INV-16): a call whose server a reconfiguration removed ends
+        ``unavailable`` with nothing sent, under both policies: a step pinned before the
+        removal does not keep the removed server's session."""
+        binding = record.binding
+        assert binding is not None
+        text = texts.REMOVED.format(name=record.name, server=binding.server)
+        return self.finish_new(state, record, "unavailable", text)
 
     def waits_for_start(self, state: State, i: int) -> bool:
         """SPEC §11.12 (INV-11): a call to a dormant or starting server waits for the
@@ -1151,8 +1352,12 @@ class Rules:
                     event.server, "rejected", state.registry.generation, "disconnected", reason
                 )
             )
+        if server.replacing:
+            state = self.replaced(state, i, outputs)
         # A new session listens anew (SPEC §5.7): the stream ends with this one.
-        lost = evolve(server, connected=False, refresh=None, start=None, listening=True)
+        lost = evolve(
+            server, connected=False, refresh=None, start=None, listening=True, replacing=False
+        )
         state = _with_server(state, i, lost)
         return Transition(self.fail_calls(state, event.server, outputs), tuple(outputs))
 
@@ -1206,6 +1411,7 @@ def _evolve(
         state.steps if steps is None else steps,
         state.calls if calls is None else calls,
         state.closed,
+        state.reconfigured,
     )
 
 
@@ -1220,6 +1426,16 @@ def _guard_key(event: Event) -> Event:
     if isinstance(event, TaskStatus):
         return evolve(event, why=attrs.fields(TaskStatus).why.default)
     return event
+
+
+ABSENT = ServerState(connected=False, version=0, refresh=None, present=False)
+"""An absent server (SPEC §3.7): one value, whatever it was before."""
+
+
+@functools.cache
+def _reconfigurable(bound: Bound) -> bool:
+    """Some server of ``bound`` has a ``change``: its one ``reconfigure`` is possible."""
+    return any(s.change is not None for s in bound.servers)
 
 
 @functools.cache
@@ -1331,9 +1547,19 @@ def _allows(state: State, *what: Environment) -> bool:
 def _some_server(
     state: State, kind: EventKind, test: Callable[[ServerSpec, ServerState], bool]
 ) -> bool:
-    """The host is open, the environment may do ``kind`` and some server passes ``test``."""
+    """The host is open, the environment may do ``kind`` and some present server passes
+    ``test`` (an absent server has no event of any kind, SPEC §3.7)."""
     servers = zip(state.bound.servers, state.servers, strict=True)
-    return not state.closed and _allows(state, kind) and any(test(*each) for each in servers)
+    return (
+        not state.closed
+        and _allows(state, kind)
+        and any(server.present and test(spec, server) for spec, server in servers)
+    )
+
+
+def _versions(state: State, spec: ServerSpec) -> tuple[Listing, ...]:
+    """:func:`listings` by spec: a changed server's replacement once reconfigured."""
+    return spec.replacement if state.reconfigured and spec.change == "changed" else spec.versions
 
 
 def _some_call(state: State, test: Callable[[CallRecord], bool]) -> bool:
@@ -1346,11 +1572,11 @@ def _listing(server: ServerState) -> bool:
     return server.refresh is not None and server.connected
 
 
-def _last_page(spec: ServerSpec, server: ServerState) -> bool:
+def _last_page(versions: tuple[Listing, ...], server: ServerState) -> bool:
     """The next page of the listing in flight is its last."""
     refresh = server.refresh
     assert refresh is not None
-    return refresh.pages + 1 >= len(spec.versions[refresh.version])
+    return refresh.pages + 1 >= len(versions[refresh.version])
 
 
 def _late(record: CallRecord) -> bool:
@@ -1392,19 +1618,24 @@ def _in_phase(state: State, kind: EventKind, *phases: CallPhase) -> bool:
 #: predicate (SPEC §3.3; ``tests/test_guards.py`` checks the two agree).
 GUARDS: dict[type[Event], Guard] = {
     RefreshRequested: Guard(
-        "always (wakes a dormant server; rejected at once while the server is disconnected)",
+        "the server is present (wakes a dormant server; rejected at once while the server "
+        "is disconnected)",
         lambda s: _some_server(s, "refresh_requested", lambda spec, server: True),
     ),
     ListPage: Guard(
         "a refresh is in flight, the server is connected, pages remain after this one",
         lambda s: _some_server(
-            s, "list_page", lambda spec, server: _listing(server) and not _last_page(spec, server)
+            s,
+            "list_page",
+            lambda spec, server: _listing(server) and not _last_page(_versions(s, spec), server),
         ),
     ),
     ListDone: Guard(
         "a refresh is in flight, the server is connected, this is its last page",
         lambda s: _some_server(
-            s, "list_done", lambda spec, server: _listing(server) and _last_page(spec, server)
+            s,
+            "list_done",
+            lambda spec, server: _listing(server) and _last_page(_versions(s, spec), server),
         ),
     ),
     ListFailed: Guard(
@@ -1414,7 +1645,9 @@ GUARDS: dict[type[Event], Guard] = {
     ListChanged: Guard(
         "the server has a next scripted catalog version",
         lambda s: _some_server(
-            s, "list_changed", lambda spec, server: server.version + 1 < len(spec.versions)
+            s,
+            "list_changed",
+            lambda spec, server: server.version + 1 < len(_versions(s, spec)),
         ),
     ),
     StreamEnded: Guard(
@@ -1505,6 +1738,11 @@ GUARDS: dict[type[Event], Guard] = {
             "reconnect",
             lambda spec, server: not server.connected and server.start != "dormant",
         ),
+    ),
+    Reconfigure: Guard(
+        "the host is open, has not reconfigured yet and some server of the bound has a "
+        "`change` (the bound scripts one reconfiguration)",
+        lambda s: not s.closed and not s.reconfigured and _reconfigurable(s.bound),
     ),
     Close: Guard(
         "the host is open (afterwards no other event is enabled but a call, which is refused)",

@@ -30,7 +30,9 @@ CALL_STATUSES: Final[tuple[CallStatus, ...]] = (
 )
 
 OutcomeStatus = Literal["installed", "unchanged", "rejected"]
-RejectKind = Literal["invalid", "collision", "disconnected", "list_failed", "cap", "closed"]
+RejectKind = Literal[
+    "invalid", "collision", "disconnected", "list_failed", "cap", "closed", "reconfigured"
+]
 ExclusionKind = Literal["task_required", "x_mcp_header"]
 """Why one tool of an installed listing was left out (SPEC §5.4): nobody can call it
 (``task_required``: only as a task, on a server that declares no tasks for tools/call),
@@ -157,6 +159,23 @@ URL_ACCEPTED: Final = (
 URL_STEP: Final = "{url} ({message})"
 """One URL of :data:`URL_REQUIRED`, :data:`URL_DECLINED` and :data:`URL_ACCEPTED` with
 the server's message (the URL alone when it gave none); several are joined by ``and``."""
+REMOVED: Final = (
+    "tool {name} is no longer available: server {server!r} was removed by a "
+    "reconfiguration; nothing was sent; sample a new step to see the current tools"
+)
+RECONFIGURED_SENT: Final = (
+    "call cancelled: a reconfiguration {how} server {server!r} while the call was in "
+    "flight; the server was told to cancel it"
+)
+RECONFIGURED_UNSENT: Final = (
+    "call cancelled: a reconfiguration {how} server {server!r} before the call was sent; "
+    "nothing was sent; sample a new step to see the current tools"
+)
+RECONFIGURED_RETRYING: Final = (
+    "call cancelled: a reconfiguration {how} server {server!r} while the call waited to be "
+    "sent again; the server had refused it unrun"
+)
+"""``how`` of the three ``RECONFIGURED_*`` texts: ``removed`` or ``replaced``."""
 TIMED_OUT_STARTING: Final = (
     "call timed out after {seconds} seconds while waiting for server {server!r} to start; "
     "nothing was sent"
@@ -216,6 +235,9 @@ REJECT_LIST_FAILED: Final = (
 )
 REJECT_CLOSED: Final = (
     "the host closed during the refresh of server {server!r}; nothing was installed"
+)
+REJECT_RECONFIGURED: Final = (
+    "a reconfiguration {how} server {server!r} during the refresh; nothing was installed"
 )
 REJECT_CAP: Final = (
     "tools/list of server {server!r} exceeded a limit: {cap}; the previous catalog stays installed"

@@ -32,6 +32,7 @@ __all__ = [
     "CallRejected",
     "CallResponded",
     "Cancel",
+    "Change",
     "Close",
     "Deny",
     "Disconnect",
@@ -47,6 +48,7 @@ __all__ = [
     "Output",
     "OutputKind",
     "Published",
+    "Reconfigure",
     "Reconnect",
     "RefreshOutcome",
     "RefreshRequested",
@@ -72,6 +74,8 @@ __all__ = [
 ]
 
 Policy = Literal["frozen", "revalidate"]
+Change = Literal["added", "removed", "changed"]
+"""What the one reconfiguration of a bound does to a server (SPEC §3.7)."""
 UNKNOWN_TOOL = "no_such_tool"
 """A name no catalog of the bound produces: calls to it end ``unsupported``."""
 
@@ -140,6 +144,13 @@ class ServerSpec:
     sessions: bool = False
     """The server keeps an HTTP session it may forget (SPEC §8.13): a call sent to it may
     be refused unrun (``session_expired``)."""
+    change: Change | None = None
+    """What the bound's one ``reconfigure`` does to it (SPEC §3.7); None: unchanged. An
+    ``added`` server is absent until then, a ``removed`` one afterwards; a ``changed`` one
+    is replaced by a new session of a server that lists :attr:`replacement`."""
+    replacement: tuple[Listing, ...] = ()
+    """With ``change="changed"``: the replacement server's listings, version by version,
+    read instead of :attr:`versions` once the reconfiguration happened."""
 
     @property
     def source(self) -> str:
@@ -281,6 +292,13 @@ class ServerState:
     unread: bool = False
     """The catalog changed while nobody listened, and no refresh has started since (one
     that starts reads the current version): LIVE-3."""
+    present: bool = True
+    """The server is in the configuration (SPEC §3.7): False for an ``added`` server before
+    the reconfiguration and a ``removed`` one after it. An absent server is not connected,
+    has no refresh, an empty catalog, no call pending and no event of any kind."""
+    replacing: bool = False
+    """A ``changed`` server whose replacement has not finished its first refresh yet: the
+    catalog installed is still the old server's (INV-15)."""
 
 
 CallPhase = Literal["approval", "starting", "queued", "sent", "retrying", "task", "done"]
@@ -332,6 +350,8 @@ class State:
     calls: tuple[CallRecord, ...] = ()
     closed: bool = False
     """The host has closed (SPEC §3.6): sessions ended, every call ended, none accepted."""
+    reconfigured: bool = False
+    """The bound's one ``reconfigure`` happened (SPEC §3.7)."""
 
     def call(self, call_id: str) -> CallRecord | None:
         for record in self.calls:
@@ -365,6 +385,7 @@ EventKind = Literal[
     "task_status",
     "disconnect",
     "reconnect",
+    "reconfigure",
     "close",
 ]
 """The kind of an input (SPEC §3.1): an event's ``kind``, a trace record's ``kind`` (SPEC
@@ -567,6 +588,14 @@ class Reconnect:
     server: str
 
 
+@attrs.frozen
+class Reconfigure:
+    """The host applies a new configuration (SPEC §3.7): every server with a ``change``
+    is added, removed or replaced in one transition; the others are untouched."""
+
+    kind: ClassVar[EventKind] = "reconfigure"
+
+
 Event = (
     RefreshRequested
     | ListPage
@@ -590,6 +619,7 @@ Event = (
     | TaskStatus
     | Disconnect
     | Reconnect
+    | Reconfigure
     | Close
 )
 EVENT_TYPES: tuple[type[Event], ...] = (
@@ -615,6 +645,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     TaskStatus,
     Disconnect,
     Reconnect,
+    Reconfigure,
     Close,
 )
 

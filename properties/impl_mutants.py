@@ -10,8 +10,8 @@ use imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 import anyio
 import attrs
@@ -28,6 +28,7 @@ from mcpbind.impl.catalog.registry import Binding, RegistryState, SourceCatalog,
 from mcpbind.impl.config.hooks import ApprovalRequest
 from mcpbind.impl.config.server import ServerConfig
 from mcpbind.impl.errors import CatalogRejected
+from mcpbind.impl.reconfigure import ReconfigurePlan, plan_reconfiguration
 from mcpbind.impl.router import Router
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.server.context import Session
@@ -39,7 +40,7 @@ from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 
 from .variants import PLAIN, LockstepVariant
 
-__all__ = ["IMPL_MUTANTS", "ImplMutant", "impl_mutant"]
+__all__ = ["IMPL_MUTANTS", "RECONFIGURE_MUTANTS", "ImplMutant", "impl_mutant"]
 
 
 @attrs.frozen
@@ -408,6 +409,43 @@ class _FailFastWhenDormant(ServerRuntime):
         return None  # neither wakes the server nor waits: the call finds no connection
 
 
+# --- INV-15, INV-16: reconfiguration (SPEC §11.17) ---------------------------------------
+
+
+class _TwoGenerationRegistry(ToolRegistry):
+    """A reconfiguration's removals are published one after the other."""
+
+    @override
+    def replace_sources(self, changes: Mapping[str, Iterable[Binding]]) -> RegistryState | None:
+        published = None
+        for source, bindings in changes.items():
+            published = self.replace_source(source, bindings) or published
+        return published
+
+
+def _restarting_unchanged(
+    old: Mapping[str, ServerConfig], new: Mapping[str, ServerConfig]
+) -> ReconfigurePlan:
+    """Every server that stays is treated as changed: its session is replaced."""
+    plan = plan_reconfiguration(old, new)
+    return attrs.evolve(plan, changed=(*plan.changed, *plan.unchanged), unchanged=())
+
+
+class _DropCancellationsOnRemoval(CallTable):
+    """The calls of a removed server are marked ended but not cancelled, and its session
+    closes at once: the requests in flight are never cancelled at the server."""
+
+    @override
+    def end_bound(
+        self, server: str, how: Literal["removed", "replaced"]
+    ) -> tuple[PendingCall, ...]:
+        if how != "removed":
+            return super().end_bound(server, how)
+        for call in self.bound(server):
+            call.mark_ended(how)
+        return ()
+
+
 def _with(**parts: Any) -> Seams:
     return attrs.evolve(PRODUCTION, **parts)
 
@@ -596,8 +634,32 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
 )
 
 
+RECONFIGURE_MUTANTS: tuple[ImplMutant, ...] = (
+    ImplMutant(
+        "reconfigure_in_two_generations",
+        "INV-15",
+        "a reconfiguration that removes two servers publishes each removal on its own",
+        _with(registry=_TwoGenerationRegistry),
+    ),
+    ImplMutant(
+        "restart_unchanged_server",
+        "INV-16",
+        "a reconfiguration replaces the session of every server it keeps, changed or not",
+        _with(reconfigure=_restarting_unchanged),
+    ),
+    ImplMutant(
+        "drop_cancellation_on_removal",
+        "INV-16",
+        "a removed server's calls in flight end but their cancellation never reaches it",
+        _with(calls=_DropCancellationsOnRemoval),
+    ),
+)
+"""The runtime mutants of a reconfiguration; ``tests/test_reconfigure.py`` kills each
+over real servers."""
+
+
 def impl_mutant(name: str) -> ImplMutant:
-    for candidate in IMPL_MUTANTS:
+    for candidate in (*IMPL_MUTANTS, *RECONFIGURE_MUTANTS):
         if candidate.name == name:
             return candidate
     known = ", ".join(m.name for m in IMPL_MUTANTS)

@@ -29,7 +29,8 @@ def small_bounds() -> list[Bound]:
     """Every part of the standard suite, cut down: one step and one call (two calls in
     ``calls`` and ``sessions``, so that a call queues behind another and an expired
     session fails one), and the catalogs part on one server with the whole environment
-    allowed (``environment=None``)."""
+    allowed (``environment=None``). The ``reconfigure`` part (SPEC §3.7) keeps its two
+    calls: absent servers, a replacement's first refresh and a call to a removed server."""
     parts = {p.name: p.bound for p in standard_suite("revalidate", steps=1, calls=1)}
     catalogs = standard_suite("revalidate", servers=1, steps=2, calls=1)[0].bound
     return [
@@ -37,6 +38,7 @@ def small_bounds() -> list[Bound]:
         attrs.evolve(parts["calls"], max_calls=2),
         *(parts[name] for name in ("approval", "lazy", "retry", "progress", "tasks")),
         attrs.evolve(parts["sessions"], max_calls=2),
+        attrs.evolve(parts["reconfigure"], max_calls=2),
     ]
 
 

@@ -141,9 +141,20 @@ class CallEndings:
             self.recorder.sent(call.server, "notifications/cancelled", call.call_id)
 
     def ended_early(self, call: PendingCall) -> Ending:
-        """A call its scope interrupted: cancelled, out of time, its server lost, or the
-        host closed."""
+        """A call its scope interrupted: cancelled, out of time, its server lost, the host
+        closed, or a reconfiguration removed or replaced its server."""
         server = call.server
+        how = call.ended_by
+        if how in {"removed", "replaced"}:  # SPEC §11.17 (INV-16): as at close
+            binding = call.binding
+            assert binding is not None
+            names = {"how": how, "server": binding.server}
+            if call.phase == "retrying":
+                return Ending("cancelled", texts.RECONFIGURED_RETRYING.format(**names))
+            if not call.sent:
+                return Ending("cancelled", texts.RECONFIGURED_UNSENT.format(**names))
+            self.cancelled_at_server(call)
+            return Ending("cancelled", texts.RECONFIGURED_SENT.format(**names))
         if call.ended_by == "closed":  # INV-12
             if call.phase == "retrying":
                 closed = texts.CLOSED_EXPIRED if call.expired else texts.CLOSED_RETRYING

@@ -11,7 +11,9 @@ A call_id is accepted once per host: :meth:`CallTable.open` refuses one used bef
 * while it is attached to a server, :meth:`CallTable.fail_server` ends it ``failed`` when
   that server's session is lost (INV-8), and :meth:`CallTable.pause` stops its deadline
   while the server asks the user for input (SPEC §11.10);
-* :meth:`CallTable.close_all` ends every pending call when the host closes (INV-12).
+* :meth:`CallTable.close_all` ends every pending call when the host closes (INV-12);
+* :meth:`CallTable.end_bound` ends every pending call bound to a server a reconfiguration
+  removes or replaces (SPEC §11.17, INV-16), approval waiters included.
 
 A call waiting for its approval is pending but attached to no server: a disconnect does
 not end it and it has no deadline yet (SPEC §3.4), as in the model's ``approval`` phase.
@@ -61,7 +63,8 @@ CALL_PHASES: Mapping[str, frozenset[str]] = MappingProxyType(
 """Every phase a pending call may move to from each phase (SPEC §11.1); the model's
 call phases (``model/values.py``) map onto these (SPEC §2)."""
 
-EndedBy = Literal["cancelled", "disconnected", "closed"]
+EndedBy = Literal["cancelled", "disconnected", "closed", "removed", "replaced"]
+"""Who ended a call early: ``removed``/``replaced``, a reconfiguration (SPEC §11.17)."""
 
 
 @attrs.define(eq=False)
@@ -242,6 +245,7 @@ class CallTable:
     _pending: dict[str, PendingCall] = attrs.field(factory=dict)
     _by_server: dict[str, set[PendingCall]] = attrs.field(factory=dict)
     _emptied: anyio.Event | None = None
+    _watches: list[tuple[set[PendingCall], anyio.Event]] = attrs.field(factory=list)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -266,6 +270,10 @@ class CallTable:
         """The call has its terminal result: it is no longer pending anywhere."""
         del self._pending[call.call_id]
         self.detach(call)
+        for watched, ended in self._watches:
+            watched.discard(call)
+            if not watched:
+                ended.set()
         if not self._pending and self._emptied is not None:
             self._emptied.set()
 
@@ -310,6 +318,38 @@ class CallTable:
         """INV-12: the host closes; every pending call ends now, whatever it waits for."""
         for call in list(self._pending.values()):
             call.end_early("closed")
+
+    def end_bound(
+        self, server: str, how: Literal["removed", "replaced"]
+    ) -> tuple[PendingCall, ...]:
+        """SPEC §11.17 (INV-16): a reconfiguration removes or replaces ``server`` (``how``);
+        every pending call bound to it ends now, whatever it waits for: its approval, its
+        server's start, the lane, its answer. Returns the calls it ended."""
+        bound = self.bound(server)
+        for call in bound:
+            call.end_early(how)
+        return bound
+
+    def bound(self, server: str) -> tuple[PendingCall, ...]:
+        """The pending calls whose binding names ``server`` (attached to it or not)."""
+        return tuple(
+            call
+            for call in self._pending.values()
+            if call.server == server or (call.binding is not None and call.binding.server == server)
+        )
+
+    async def wait_ended(self, calls: tuple[PendingCall, ...]) -> None:
+        """Return once each of ``calls`` has had its result made (its cancellation, when
+        it owes one, handed to its session first)."""
+        watched = {call for call in calls if self._pending.get(call.call_id) is call}
+        if not watched:
+            return
+        entry = (watched, anyio.Event())
+        self._watches.append(entry)
+        try:
+            await entry[1].wait()
+        finally:
+            self._watches.remove(entry)
 
     async def wait_empty(self) -> None:
         """Return once no call is pending (each has had its result made)."""

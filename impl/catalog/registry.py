@@ -1,6 +1,7 @@
 """The tool registry: immutable states, one per published generation (SPEC §2.2, §5.5).
 
-``ToolRegistry.replace_source`` is the only way a catalog changes: it validates the new
+``ToolRegistry.replace_source`` is the way a catalog changes (``replace_sources`` changes
+several in one publication, for a reconfiguration, SPEC §11.17): it validates the new
 catalog against every other source, then publishes one new :class:`RegistryState`
 (``generation + 1``) or nothing at all when the catalog is unchanged (INV-1, INV-3,
 INV-5). Everything a step needs (the sorted specs, the name index) is computed once per
@@ -204,6 +205,39 @@ class ToolRegistry:
         self._state = RegistryState.build(
             state.generation + 1, self.merged(state, source, catalog), remembered
         )
+        return self._state
+
+    def replace_sources(self, changes: Mapping[str, Iterable[Binding]]) -> RegistryState | None:
+        """Replace several sources' catalogs in ONE publication (SPEC §11.17, INV-1, INV-15):
+        a reconfiguration empties the catalogs of the servers it removes together. None
+        when no catalog changes. Raises as :meth:`replace_source` does, with the registry
+        untouched."""
+        state = self._state
+        catalogs: Mapping[str, SourceCatalog] = state.catalogs
+        remembered = dict(state.remembered)
+        view = state
+        changed = False
+        for source, bindings in changes.items():
+            new = tuple(sorted(bindings, key=lambda b: b.name))
+            self.check_collisions(view, source, new)
+            old = view.catalog(source)
+            if self.unchanged(old.bindings, new):
+                continue
+            generation = old.generation + 1
+            catalog = SourceCatalog(
+                source,
+                generation,
+                tuple(attrs.evolve(b, source_generation=generation) for b in new),
+            )
+            for b in catalog.bindings:
+                if b.server is not None:
+                    remembered[b.identity] = b.name
+            catalogs = self.merged(view, source, catalog)
+            view = RegistryState.build(state.generation, catalogs, remembered)
+            changed = True
+        if not changed:
+            return None
+        self._state = RegistryState.build(state.generation + 1, catalogs, remembered)
         return self._state
 
     # --- the hooks of a replacement (seams of SPEC §12.7) --------------------------------

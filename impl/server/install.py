@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -39,6 +39,9 @@ class Installer:
         self.config = config
         self._context = context
         self._identity = server_identity(config)
+        self.retired: Literal["removed", "replaced"] | None = None
+        """A reconfiguration removed or replaced the server (SPEC §11.17): a listing still
+        being read is dropped, never installed (INV-16)."""
 
     def rejected(self, kind: texts.RejectKind, reason: str) -> RefreshOutcome:
         generation = self._context.publisher.state.generation
@@ -84,6 +87,10 @@ class Installer:
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 return self.rejected("list_failed", reason)
             await before_install()
+            if self.retired is not None:  # removed or replaced meanwhile: nothing installed
+                how = self.retired
+                reason = texts.REJECT_RECONFIGURED.format(how=how, server=self.name)
+                return self.rejected("reconfigured", reason)
             # Decide and publish with no await in between (INV-3). The listing is in the
             # trace where it is decided, so its outputs follow it (SPEC §14.1).
             tasks = connection.runs_tasks()

@@ -38,8 +38,10 @@ class Refreshes:
     server: str
     publisher: Publisher
     recorder: Recorder
-    on_outcome: Callable[[RefreshOutcome], None] = lambda outcome: None
-    """Told every outcome a run gets (the runtime keeps the last error)."""
+    on_outcome: Callable[[RefreshOutcome], RefreshOutcome] = lambda outcome: outcome
+    """Told every outcome a run gets, before it is reported (the runtime keeps the last
+    error); returns the outcome to report (a failed replacement's carries the generation
+    of the removal it caused, SPEC §11.17)."""
     current: RefreshRun | None = None
     queued: RefreshRun | None = None
     first: RefreshRun | None = None
@@ -53,8 +55,8 @@ class Refreshes:
 
     def resolve(self, run: RefreshRun, outcome: RefreshOutcome, *, record: bool) -> None:
         """``run`` ends with ``outcome``; ``record``: it ran, so the outcome is reported."""
+        outcome = self.on_outcome(outcome)
         run.outcome = outcome
-        self.on_outcome(outcome)
         if record:
             self.outcomes[outcome.status] = self.outcomes.get(outcome.status, 0) + 1
             self.recorder.refresh_outcome(outcome)

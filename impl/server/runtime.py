@@ -10,7 +10,9 @@ keeps its catalog; it reconnects with exponential backoff and refreshes once con
 Refreshes are coalesced (LIVE-2): at most one in flight and one queued; a request or a
 ``list_changed`` while one runs joins the queued one. Its first start, phase and report
 are a :class:`~.startup.FirstStart`; listings are an :class:`~.install.Installer`'s; what
-the server tells it besides answers is :class:`~.notices.ServerNotices`'.
+the server tells it besides answers is :class:`~.notices.ServerNotices`'; how it starts
+lazily, joins and retires on a reconfiguration (SPEC §11.17) is
+:class:`~.membership.ServerMembership`'s.
 
 A runtime knows nothing of the host: it gets what it needs in a :class:`RuntimeContext`
 (the publisher, the call table, the connector, the catalog cache, the recorder and the
@@ -41,6 +43,7 @@ from .attempt import Failed, connect_and_serve
 from .context import RuntimeContext, Session
 from .health import ServerState, StreamFault, server_state
 from .install import Installer
+from .membership import ServerMembership
 from .notices import ServerNotices
 from .phases import ServerPhase
 from .refreshes import Refreshes, RefreshRun
@@ -78,7 +81,7 @@ class ServerStatistics:
     ``mcpbind.server.<name>``)."""
 
 
-class ServerRuntime(ServerNotices):
+class ServerRuntime(ServerNotices, ServerMembership):
     def __init__(self, name: str, config: ServerConfig, context: RuntimeContext) -> None:
         self.name = name
         self.source = mcp_source(name)
@@ -124,6 +127,12 @@ class ServerRuntime(ServerNotices):
         """Set to end the backoff wait at once (:meth:`reconnect_now`)."""
         self._settled = anyio.Event()
         """Set when an attempt settles: connected and listed once, or failed."""
+        self._joined = False
+        """A reconfiguration started it (SPEC §11.17): a failed first attempt is reported,
+        and it keeps trying, as an optional server does."""
+        self._replacing = False
+        """It replaces a changed server whose catalog is still installed (INV-15)."""
+        self._after: anyio.Event | None = None
 
     @property
     def phase(self) -> ServerPhase:
@@ -133,11 +142,6 @@ class ServerRuntime(ServerNotices):
     @property
     def connection(self) -> Connection | None:
         return None if self._session is None else self._session.connection
-
-    @property
-    def starting(self) -> bool:
-        """A lazy start is pending: calls to this server wait for it (INV-11)."""
-        return self._start.pending
 
     @property
     def state(self) -> ServerState:
@@ -220,6 +224,9 @@ class ServerRuntime(ServerNotices):
         refreshes = self._refreshes
         reason = texts.REJECT_CLOSED.format(server=self.name)
         refreshes.reject_all(refreshes.rejected("closed", reason), first=True)
+        await self._end()
+
+    async def _end(self) -> None:
         session = self._session
         if session is None:
             self.stop()
@@ -227,6 +234,10 @@ class ServerRuntime(ServerNotices):
             self._context.recorder.sent(self.name, "close", "")
             self.end_session(session)
         await self._ended.wait()
+
+    async def wait_reported(self) -> None:
+        """Return once its first attempt settled, or the host stopped waiting for it."""
+        await self._start.wait_reported()
 
     def end_session(self, session: Session) -> None:
         """Close ``session`` unhurried: ``_serve`` returns, so the connection's context ends
@@ -238,7 +249,10 @@ class ServerRuntime(ServerNotices):
         self._stop.cancel()
 
     async def _run(self) -> None:
-        if self.config.startup == "lazy_when_cached" and await self._install_cached():
+        if self._after is not None:
+            await self._after.wait()  # the session it replaces is closed first (SPEC §11.17)
+        lazy = self.config.startup == "lazy_when_cached" and not self._replacing
+        if lazy and await self._install_cached():
             await self._start.wait_woken()  # dormant until first use
         settings = self._context.config
         delay = settings.reconnect_initial_sec
@@ -259,7 +273,7 @@ class ServerRuntime(ServerNotices):
                 self.login_required = isinstance(cause, CredentialsRequired | LoginRequired)
                 self._attempt_settled()
                 if self.phase == "connecting":  # the first attempt failed
-                    if self.config.required:
+                    if self.config.required and not self._joined:
                         self._start.enter("failed")
                         stderr = tuple(self._stderr)
                         error = ServerStartupError(self.name, why, stderr)
@@ -273,49 +287,6 @@ class ServerRuntime(ServerNotices):
                 await self._retry.wait()  # SPEC §11.18: new credentials end the wait
             self._retry = anyio.Event()
             delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
-
-    def stop_waiting(self) -> None:
-        """The host stops waiting for this optional server (the grace of SPEC §11.12).
-
-        Unless its first listing is in and only waits for its turn, it is reported now: it
-        starts absent and joins when it connects, and the servers after it install without
-        waiting for it."""
-        if self.phase == "connecting":
-            self._start.report()
-
-    async def _install_cached(self) -> bool:
-        """Install the cached listing as this server's first catalog (SPEC §11.12), in
-        its configuration turn; False (connect now) without a usable entry."""
-        tools = self._installer.cached()
-        if tools is None:
-            return False
-        await self._start.wait_turn()
-        if not self._installer.install_cached(tools):
-            return False
-        self._start.enter("dormant")
-        self._start.report()
-        return True
-
-    def wake(self) -> None:
-        """First use of a dormant server: start connecting (no effect otherwise)."""
-        self._start.wake()
-
-    async def wait_started(self, order: int) -> None:
-        """Return once a lazy start has settled (at once when none is pending).
-
-        The calls that waited leave in acceptance ``order``, one scheduler pass apart:
-        each passes the turn on only once it resumes, and it reaches the exclusive lane
-        (SPEC §8.3) before its next checkpoint, so the lane serves them in that order,
-        as the model's ``settle_start`` does (SPEC §11.12)."""
-        await self._start.wait_settled(order)
-
-    def _start_failed(self) -> None:
-        """The first connection of a lazy start failed: its refresh and calls learn now."""
-        if not self.starting:
-            return
-        reason = texts.REJECT_NOT_CONNECTED.format(server=self.name)
-        self._refreshes.reject_first(self._refreshes.rejected("disconnected", reason))
-        self._start.release()
 
     async def _attempt(self) -> Failed | None:
         """One connection's life (:func:`.attempt.connect_and_serve`)."""
@@ -388,9 +359,10 @@ class ServerRuntime(ServerNotices):
         if self._session is None:
             return
         self._session = None
-        if not self._closing:
-            self._context.recorder.event("disconnect", {"server": self.name})
-            self.last_error = texts.SESSION_ENDED.format(server=self.name)
+        if self._closing:  # its calls and refreshes were ended already (INV-12, INV-16),
+            return  # and its name may be its replacement's now
+        self._context.recorder.event("disconnect", {"server": self.name})
+        self.last_error = texts.SESSION_ENDED.format(server=self.name)
         self._context.calls.fail_server(self.name)
         reason = texts.REJECT_DISCONNECTED.format(server=self.name)
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
@@ -418,16 +390,19 @@ class ServerRuntime(ServerNotices):
         session.group.start_soon(self._refresh, run, session.connection)
         return run
 
-    def _on_outcome(self, outcome: RefreshOutcome) -> None:
+    def _on_outcome(self, outcome: RefreshOutcome) -> RefreshOutcome:
+        if self._replacing:
+            outcome = self._replaced(outcome)
         if outcome.status == "rejected":
             self.last_error = outcome.reason
-            return
+            return outcome
         self.last_error = None
         if outcome.excluded != self.excluded:
             for left_out in outcome.excluded:
                 if left_out not in self.excluded:
                     logger.warning("%s", left_out.reason)
             self.excluded = outcome.excluded
+        return outcome
 
     async def _refresh(self, run: RefreshRun, connection: Connection) -> None:
         outcome: RefreshOutcome | None = None

@@ -9,7 +9,8 @@ a client falls back to the ``initialize`` handshake and a session id (the handsh
 
 Writes its pid to STATE_DIR/pid; its tools are ``common.make_server``'s (with
 ``MCPBIND_TEST_EXCLUDABLE``, its excludable ones too; ``MCPBIND_TEST_HIDDEN_HEADERS=N``
-hides the ``x-mcp-header`` annotations from its first N listings, -1 from all).
+hides the ``x-mcp-header`` annotations from its first N listings, -1 from all;
+``MCPBIND_TEST_ONLY_TOOLS=echo,slow`` lists only those tools).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ server = make_server(
     excludable=bool(os.environ.get("MCPBIND_TEST_EXCLUDABLE")),
     hidden_headers=int(os.environ.get("MCPBIND_TEST_HIDDEN_HEADERS", "0")),
 )
+if os.environ.get("MCPBIND_TEST_ONLY_TOOLS"):
+    kept = set(os.environ["MCPBIND_TEST_ONLY_TOOLS"].split(","))
+    for listed in anyio.run(server.list_tools):
+        if listed.name not in kept:
+            server.remove_tool(listed.name)
 
 
 if __name__ == "__main__":
