@@ -362,10 +362,10 @@ class ServerRuntime(ServerNotices, ServerMembership):
         if self._closing:  # its calls and refreshes were ended already (INV-12, INV-16),
             return  # and its name may be its replacement's now
         self._context.recorder.event("disconnect", {"server": self.name})
-        self.last_error = texts.SESSION_ENDED.format(server=self.name)
         self._context.calls.fail_server(self.name)
         reason = texts.REJECT_DISCONNECTED.format(server=self.name)
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
+        self.last_error = texts.SESSION_ENDED.format(server=self.name)  # §11.18, not the refresh's
 
     # --- refresh ---------------------------------------------------------------------
 
