@@ -10,8 +10,9 @@ four methods; the host classifies it by the methods it has:
   (INV-1) of its whole, validated tool list (INV-3). The handler is part of the binding,
   so a step calls the handler of the registry state it was sampled from (INV-2).
 * ``actions(servers)`` (:class:`McpServerContributor`): ordered ``SetServer`` /
-  ``RemoveServer`` actions over the configured servers, applied once at open before any
-  server starts; each carries its provenance, and the later action wins for one name.
+  ``RemoveServer`` actions over the configured servers, applied at open before any
+  server starts (and again on the new servers of each ``Host.reconfigure``, SPEC
+  §11.17); each carries its provenance, and the later action wins for one name.
 * ``on_result(result)`` (:class:`TurnItemContributor`): runs after each terminal result,
   in order, and may rewrite its output; a failure is a warning and the rest still run.
 * ``fragments(turn)`` (:class:`TurnInputContributor`): context fragments for a turn from

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import attrs
@@ -45,6 +45,7 @@ from .errors import HostClosed
 from .router import Router
 from .server.context import RuntimeContext
 from .server.runtime import ServerRuntime
+from .trace import server_options
 
 __all__ = [
     "Change",
@@ -169,8 +170,9 @@ class Reconfiguring:
         removed servers' tools leave in one publication; a changed server's catalog stays
         until its replacement's first listing replaces it in one publication, or is
         removed if that listing fails; calls to it wait meanwhile. Unchanged servers keep
-        their session and process. Returns once the new servers' first attempts settled
-        (as ``Host.open`` waits). Concurrent calls run one after the other. Raises
+        their session and process. Returns once the retired sessions closed and the new
+        servers' first attempts settled (as ``Host.open`` waits). Concurrent calls run one
+        after the other. Raises
         :class:`HostClosed` once the host closed, and :class:`ConfigError` (nothing
         changed) when a contributor's actions are invalid."""
         if not self._open:
@@ -211,14 +213,15 @@ class Reconfiguring:
     ) -> tuple[_Counts, int]:
         """Everything a reconfiguration changes, decided at once (no ``await``)."""
         plan = self._plan(self._overlay.servers, overlay.servers)
-        self.recorder.event(
-            "reconfigure",
-            {
-                "added": list(plan.added),
-                "removed": list(plan.removed),
-                "changed": list(plan.changed),
-            },
-        )
+        approver = self.config.approver is not None
+        options = {  # what refinement needs of the servers it adds or changes (SPEC §14.1)
+            name: server_options(overlay.servers[name], has_approver=approver)
+            for name in overlay.servers
+            if name in plan.added or name in plan.changed
+        }
+        names = {"added": plan.added, "removed": plan.removed, "changed": plan.changed}
+        fields: dict[str, Any] = {k: list(v) for k, v in names.items()}
+        self.recorder.event("reconfigure", {**fields, "server_options": options})
         counts = _Counts(plan)
         leaving = set(plan.removed) | set(plan.changed)
         retirements: dict[str, _Retirement] = {}

@@ -105,6 +105,8 @@ class Sending:
                     call.retry(expired=True)
                     retries += 1
                     await renewed.done.wait()
+                    # The same decision may have ended the call (a reconfiguration, §11.17).
+                    await anyio.lowlevel.checkpoint_if_cancelled()
                     gone = self._revalidated(binding, name)
                     if gone is not None:
                         return gone
@@ -126,6 +128,9 @@ class Sending:
                 call.retry()
                 retries += 1
                 await self.retry_refresh(runtime)
+                # A reconfiguration that rejected that refresh ended the call too (§11.17):
+                # woken by the refresh's end, it must not go out again.
+                await anyio.lowlevel.checkpoint_if_cancelled()
                 gone = self._revalidated(binding, name)
                 if gone is not None:
                     return gone

@@ -22,7 +22,7 @@ from .config.server import ServerConfig
 from .values import RefreshOutcome, ToolResult
 from .wire.connector import CLIENT_INFO
 
-__all__ = ["TraceRecorder", "trace_header"]
+__all__ = ["TraceRecorder", "server_options", "trace_header"]
 
 
 def trace_header(config: HostConfig) -> dict[str, Any]:
@@ -34,7 +34,7 @@ def trace_header(config: HostConfig) -> dict[str, Any]:
     }
     approver = config.approver is not None
     options = {  # a disabled server is not started: not one of the trace's servers
-        name: _server_options(server, has_approver=approver)
+        name: server_options(server, has_approver=approver)
         for name, server in config.servers.items()
         if server.enabled
     }
@@ -51,8 +51,9 @@ def trace_header(config: HostConfig) -> dict[str, Any]:
     }
 
 
-def _server_options(server: ServerConfig, *, has_approver: bool) -> dict[str, Any]:
-    """What refinement's bound needs of one server (SPEC §14.1, §14.5)."""
+def server_options(server: ServerConfig, *, has_approver: bool) -> dict[str, Any]:
+    """What refinement's bound needs of one server (SPEC §14.1, §14.5): in the header, and
+    in a ``reconfigure`` record for the servers it adds or changes (§11.17)."""
     gated = has_approver or server.default_tools_approval_mode is not None
     gated = gated or any(t.approval_mode is not None for t in server.tools.values())
     enabled = server.enabled_tools

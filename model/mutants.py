@@ -22,6 +22,8 @@ from .values import (
     Exclusion,
     ListPage,
     Output,
+    Published,
+    Reconfigure,
     Registry,
     Result,
     Sent,
@@ -501,6 +503,97 @@ class AcceptCallsAfterClose(Mutant):
         return True
 
 
+class ReconfigureInTwoGenerations(Mutant):
+    name = "reconfigure_in_two_generations"
+    target = "INV-1"
+    description = (
+        "publishes a reconfiguration's removals, then each added server's empty catalog "
+        "in a generation of its own"
+    )
+    part = "reconfigure"
+
+    def _on_reconfigure(self, state: State, event: Event) -> Transition:
+        assert isinstance(event, Reconfigure)
+        t = super()._on_reconfigure(state, event)
+        registry = t.state.registry
+        generation = registry.generation + 1
+        added = [
+            Published(generation, s.source, ()) for s in state.bound.servers if s.change == "added"
+        ]
+        if not added:
+            return t
+        bumped = Registry(generation, registry.catalogs, registry.remembered)
+        return Transition(_evolve(t.state, registry=bumped), (*t.outputs, *added))
+
+
+class RestartUnchangedServer(Mutant):
+    name = "restart_unchanged_server"
+    target = "INV-16"
+    description = "a reconfiguration restarts every server it keeps, not only the changed ones"
+    part = "reconfigure"
+
+    def ends_session(self, spec: ServerSpec) -> bool:
+        return spec.change != "added"
+
+
+class DropCancellationOnRemoval(Mutant):
+    name = "drop_cancellation_on_removal"
+    target = "INV-16"
+    description = (
+        "ends the calls in flight on a removed or replaced server without telling it, "
+        "then closes its session"
+    )
+    part = "reconfigure"
+
+    def reconfigure_cancellations(self, server: str, record: CallRecord) -> tuple[Output, ...]:
+        return ()
+
+
+class EmptyChangedCatalogAtOnce(Mutant):
+    name = "empty_changed_catalog_at_once"
+    target = "INV-15"
+    description = (
+        "empties a changed server's catalog at the reconfiguration instead of keeping it "
+        "until its replacement has listed"
+    )
+    part = "reconfigure"
+
+    def emptied_at_reconfiguration(self, spec: ServerSpec) -> bool:
+        return spec.change in ("removed", "changed")
+
+
+class KeepOldCatalogOnFailedReplacement(Mutant):
+    name = "keep_old_catalog_on_failed_replacement"
+    target = "INV-15"
+    description = (
+        "keeps the old server's catalog installed when its replacement's first refresh "
+        "fails or its connection is lost"
+    )
+    part = "reconfigure"
+
+    def replaced(self, state: State, i: int, outputs: list[Output]) -> State:
+        return state
+
+
+class SendToRemovedServer(Mutant):
+    name = "send_to_removed_server"
+    target = "INV-16"
+    description = (
+        "frozen: sends a call of a step pinned before a removal to the removed server, as "
+        "if its session were kept for the step"
+    )
+    part = "reconfigure"
+
+    def to_absent(self, state: State, record: CallRecord) -> Transition:
+        binding = record.binding
+        assert binding is not None
+        assert binding.server is not None
+        if state.bound.policy != "frozen":
+            return super().to_absent(state, record)
+        state = _replace_call(state, evolve(record, phase="sent"))
+        return Transition(state, (Sent(binding.server, "tools/call", binding.remote_name),))
+
+
 MUTANTS: tuple[Mutant, ...] = (
     BumpGenerationWhenUnchanged(),
     ResolveThroughLiveRegistry(),
@@ -539,6 +632,12 @@ MUTANTS: tuple[Mutant, ...] = (
     ExpiredCallResentAtOnce(),
     ExpiredCallResentEveryTime(),
     ExpiryKeepsOtherCalls(),
+    ReconfigureInTwoGenerations(),
+    RestartUnchangedServer(),
+    DropCancellationOnRemoval(),
+    EmptyChangedCatalogAtOnce(),
+    KeepOldCatalogOnFailedReplacement(),
+    SendToRemovedServer(),
 )
 
 

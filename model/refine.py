@@ -39,7 +39,8 @@ from typing import Any
 
 import attrs
 
-from .rules import STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for
+from .naming import mcp_source
+from .rules import ABSENT, STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for, listings
 from .trace import TraceError, TraceRecord, TraceViolation, listed_tool
 from .values import (
     OUTPUT_KINDS,
@@ -63,6 +64,7 @@ from .values import (
     ListPage,
     Output,
     Published,
+    Reconfigure,
     Reconnect,
     RefreshOutcome,
     RefreshRequested,
@@ -74,6 +76,7 @@ from .values import (
     Sent,
     ServerSpec,
     SessionExpired,
+    SourceCatalog,
     State,
     StreamEnded,
     TaskCreated,
@@ -137,26 +140,7 @@ def bound_from_header(header: TraceRecord) -> tuple[Bound, frozenset[str]]:
         given = options.get(name)
         if not isinstance(given, Mapping):
             raise NotRefinable(header.line, f"server_options has no entry for {name!r}")
-        unknown = sorted(set(given) - set(_OPTION_FIELDS))
-        if unknown:
-            raise NotRefinable(header.line, f"server_options[{name!r}]: unknown {unknown}")
-        if given.get("lazy"):
-            raise NotRefinable(
-                header.line, f"server {name!r} starts lazily, which refinement does not cover"
-            )
-        enabled = given.get("enabled_tools")
-        specs.append(
-            ServerSpec(
-                name,
-                versions=(_EMPTY_LISTING, _EMPTY_LISTING),
-                parallel=bool(given.get("parallel", False)),
-                tool_timeout_sec=float(given.get("tool_timeout_sec", 300.0)),
-                idle_timeout=bool(given.get("idle_timeout", False)),
-                tool_max_sec=float(given.get("tool_max_sec", 3600.0)),
-                enabled_tools=None if enabled is None else frozenset(enabled),
-                disabled_tools=frozenset(given.get("disabled_tools") or ()),
-            )
-        )
+        specs.append(server_spec(header, name, given))
         if given.get("approval"):
             gating.add(name)
     extensions = header.get("extensions") or {}
@@ -171,6 +155,30 @@ def bound_from_header(header: TraceRecord) -> tuple[Bound, frozenset[str]]:
         rearms=_FAR,
     )
     return bound, frozenset(gating)
+
+
+def server_spec(record: TraceRecord, name: str, given: Mapping[str, Any]) -> ServerSpec:
+    """Server ``name`` as the model's bound needs it, from its ``server_options`` (in the
+    header, or in a ``reconfigure`` that adds or changes it); its listings are filled in
+    from its ``list_done`` records."""
+    unknown = sorted(set(given) - set(_OPTION_FIELDS))
+    if unknown:
+        raise NotRefinable(record.line, f"server_options[{name!r}]: unknown {unknown}")
+    if given.get("lazy"):
+        raise NotRefinable(
+            record.line, f"server {name!r} starts lazily, which refinement does not cover"
+        )
+    enabled = given.get("enabled_tools")
+    return ServerSpec(
+        name,
+        versions=(_EMPTY_LISTING, _EMPTY_LISTING),
+        parallel=bool(given.get("parallel", False)),
+        tool_timeout_sec=float(given.get("tool_timeout_sec", 300.0)),
+        idle_timeout=bool(given.get("idle_timeout", False)),
+        tool_max_sec=float(given.get("tool_max_sec", 3600.0)),
+        enabled_tools=None if enabled is None else frozenset(enabled),
+        disabled_tools=frozenset(given.get("disabled_tools") or ()),
+    )
 
 
 # --- outputs, normalised ------------------------------------------------------------------
@@ -286,11 +294,26 @@ def _with_bound(state: State, **changes: Any) -> State:
     return evolve(state, bound=evolve(state.bound, **changes))
 
 
+def _replaced(state: State, i: int) -> bool:
+    """Server ``i`` answers with its replacement's listings (SPEC §3.7)."""
+    return state.reconfigured and state.bound.servers[i].change == "changed"
+
+
+def _with_listings(state: State, server: str, versions: tuple[Any, ...]) -> State:
+    """``state`` with ``server``'s listings (its replacement's once replaced) set."""
+    field = "replacement" if _replaced(state, state.bound.index(server)) else "versions"
+    return _with_spec(state, server, **{field: versions})
+
+
 class _Refiner:
     def __init__(self, header: TraceRecord, rules: Rules) -> None:
         self.rules = rules
         self.bound, self.gating = bound_from_header(header)
-        self.listings: dict[tuple[str, int], tuple[tuple[ToolDef, ...], ...]] = {}
+        self.listings: dict[tuple[str, bool, int], tuple[tuple[ToolDef, ...], ...]] = {}
+        """``(server, replaced, version)`` -> the listing its ``list_done`` showed."""
+        self.servers = {s.name for s in self.bound.servers}
+        """Every server named so far: the header's, and those a ``reconfigure`` added."""
+        self.reconfigured = False
         self.replayable = True
         self.retired: dict[str, CallRecord] = {}
         """Calls that ended for good, by call_id (``_retire``)."""
@@ -335,11 +358,11 @@ class _Refiner:
             yield from self._apply(candidate, state, ListFailed(server, why))
         elif kind == "list_changed" and server in self.names():
             i = state.bound.index(server)
-            versions = state.bound.servers[i].versions
+            versions = listings(state, i)
             needed = state.servers[i].version + 2
             if len(versions) < needed:
                 padded = versions + (_EMPTY_LISTING,) * (needed - len(versions))
-                state = _with_spec(state, server, versions=padded)
+                state = _with_listings(state, server, padded)
             yield from self._apply(candidate, state, ListChanged(server))
         elif kind in ("disconnect", "reconnect") and server in self.names():
             event = Disconnect(server) if kind == "disconnect" else Reconnect(server)
@@ -352,11 +375,74 @@ class _Refiner:
             yield from self._apply(candidate, state, Relisten(server))
         elif kind == "close":
             yield from self._apply(candidate, state, Close())
+        elif kind == "reconfigure":
+            yield from self._reconfigure(candidate, record)
         else:
             yield from self._call_input(candidate, record)
 
-    def names(self) -> tuple[str, ...]:
-        return tuple(s.name for s in self.bound.servers)
+    def names(self) -> set[str]:
+        return self.servers
+
+    def reconfiguring(self, record: TraceRecord) -> None:
+        """A ``reconfigure`` record: the servers it adds become names of the trace. One per
+        trace: the model's bound scripts at most one reconfiguration (SPEC §3.7)."""
+        if self.reconfigured:
+            raise NotRefinable(record.line, "a second reconfigure, which refinement does not cover")
+        self.reconfigured = True
+        self.servers |= set(_listed(record, "added"))
+
+    def _options(self, record: TraceRecord, name: str, options: Mapping[str, Any]) -> ServerSpec:
+        """Server ``name`` as a ``reconfigure`` record's ``server_options`` configure it
+        (defaults where it gives none); whether its calls may wait for approval too."""
+        given = options.get(name)
+        given = given if isinstance(given, Mapping) else {}
+        self.gating = (self.gating - {name}) | ({name} if given.get("approval") else set())
+        return server_spec(record, name, given)
+
+    def _reconfigured(
+        self,
+        record: TraceRecord,
+        spec: ServerSpec,
+        removed: list[str],
+        changed: list[str],
+        options: Mapping[str, Any],
+    ) -> ServerSpec:
+        """``spec`` with the change a ``reconfigure`` makes to it; a changed server's options
+        are its replacement's (the model has one spec for both: the old session's options
+        no longer matter once its calls ended)."""
+        if spec.name in removed:
+            return evolve(spec, change="removed")
+        if spec.name not in changed:
+            return spec
+        if spec.name in options:
+            spec = evolve(self._options(record, spec.name, options), versions=spec.versions)
+        return evolve(spec, change="changed", replacement=(_EMPTY_LISTING, _EMPTY_LISTING))
+
+    def _reconfigure(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
+        """SPEC §3.7: the trace says which servers change; the model's bound learns it here
+        (an added server joins it, absent until this input), then takes ``reconfigure``."""
+        state = candidate.state
+        bound = state.bound
+        known = [s.name for s in bound.servers]
+        added, removed, changed = (_listed(record, f) for f in ("added", "removed", "changed"))
+        if set(added) & set(known) or not set(removed) | set(changed) <= set(known):
+            return
+        given = record.get("server_options")
+        options: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        specs = [
+            self._reconfigured(record, spec, removed, changed, options) for spec in bound.servers
+        ]
+        for name in added:
+            specs.append(evolve(self._options(record, name, options), change="added"))
+        registry = state.registry
+        new = (SourceCatalog(mcp_source(name), 0, ()) for name in added)
+        state = evolve(
+            state,
+            bound=evolve(bound, servers=tuple(specs)),
+            servers=(*state.servers, *(ABSENT for _ in added)),
+            registry=evolve(registry, catalogs=(*registry.catalogs, *new)),
+        )
+        yield from self._apply(candidate, state, Reconfigure())
 
     def _pages(self, state: State, server: str, extra: int) -> State:
         """The listing being read has at least ``pages + extra`` pages."""
@@ -364,12 +450,11 @@ class _Refiner:
         refresh = state.servers[i].refresh
         if refresh is None:
             return state
-        spec = state.bound.servers[i]
-        versions = list(spec.versions)
+        versions = list(listings(state, i))
         while len(versions) <= refresh.version:
             versions.append(_EMPTY_LISTING)
         versions[refresh.version] = ((),) * (refresh.pages + extra)
-        return _with_spec(state, server, versions=tuple(versions))
+        return _with_listings(state, server, tuple(versions))
 
     def _list_done(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
         server = record.get("server")
@@ -386,18 +471,17 @@ class _Refiner:
         if tasks is not None:
             state = _with_spec(state, server, tasks=bool(tasks))
         listing = ((),) * refresh.pages + (tools,)
-        versions = list(state.bound.servers[i].versions)
+        versions = list(listings(state, i))
         versions[refresh.version] = listing
-        state = _with_spec(state, server, versions=tuple(versions))
-        key = (server, refresh.version)
+        state = _with_listings(state, server, tuple(versions))
+        key = (server, _replaced(state, i), refresh.version)
         if self.listings.setdefault(key, listing) != listing:
             self.replayable = False
         for found in self._apply(candidate, state, ListDone(server)):
             # The listing was read; the bound keeps no copy (it is hashed on hot paths).
-            spec = found.state.bound.servers[i]
-            versions = list(spec.versions)
+            versions = list(listings(found.state, i))
             versions[refresh.version] = _EMPTY_LISTING
-            yield evolve(found, state=_with_spec(found.state, server, versions=tuple(versions)))
+            yield evolve(found, state=_with_listings(found.state, server, tuple(versions)))
 
     def _calls(self, candidate: _Candidate, record: TraceRecord) -> Iterator[_Candidate]:
         state = candidate.state
@@ -596,6 +680,8 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
             refiner.causes[refiner.inputs] = record.kind
         if record.kind == "call":
             refiner.offered(record.get("call_id"), closed=candidates[0].state.closed)
+        if record.kind == "reconfigure":
+            refiner.reconfiguring(record)
         following: list[_Candidate] = []
         for candidate in candidates:
             for found in refiner.variants(candidate, record):
@@ -607,6 +693,12 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
         most = max(most, len(candidates))
     first = candidates[0]
     return Refinement(None, first.events(), _replay_bound(refiner, first), most)
+
+
+def _listed(record: TraceRecord, field: str) -> list[str]:
+    """The server names a ``reconfigure`` record lists under ``field``, in its order."""
+    value = record.get(field)
+    return [str(name) for name in value] if isinstance(value, list) else []
 
 
 def _failed(
@@ -739,13 +831,15 @@ def _blame(state: State, item: Normal | None) -> str:
         return "INV-4"
     if kind == "sent":
         method, server = item[2], item[1]
+        i = state.bound.index(server) if server in [s.name for s in state.bound.servers] else -1
+        if i >= 0 and not state.servers[i].present:
+            return "INV-16"  # nothing reaches an absent server (SPEC §3.7)
         if method in _SIGNALS:
             return "INV-12" if state.closed else "INV-7"
         if method == "close":
             return "INV-12"
         if method == "tools/list":
             return "LIVE-2"
-        i = state.bound.index(server) if server in [s.name for s in state.bound.servers] else -1
         if i >= 0 and not state.servers[i].connected:
             return "INV-8"
         mine = [c for c in state.calls if c.binding and c.binding.server == server]
@@ -802,10 +896,18 @@ def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
     bound = candidate.state.bound
     specs = []
     for spec in bound.servers:
-        known = {v: listing for (s, v), listing in refiner.listings.items() if s == spec.name}
-        count = max([*known, len(spec.versions) - 1, 0]) + 1
-        versions = tuple(known.get(v, _EMPTY_LISTING) for v in range(count))
-        specs.append(evolve(spec, versions=versions))
+        changes: dict[str, Any] = {}
+        for field, replaced in (("versions", False), ("replacement", True)):
+            if replaced and spec.change != "changed":
+                continue
+            known = {
+                v: listing
+                for (s, r, v), listing in refiner.listings.items()
+                if s == spec.name and r == replaced
+            }
+            count = max([*known, len(getattr(spec, field)) - 1, 0]) + 1
+            changes[field] = tuple(known.get(v, _EMPTY_LISTING) for v in range(count))
+        specs.append(evolve(spec, **changes))
     samples = sum(1 for e in events if isinstance(e, Sample))
     return evolve(
         bound,

@@ -909,7 +909,8 @@ class Rules:
         """INV-15: the first refresh of a replacement ended. Installed (or unchanged), its
         catalog took the old one's place by that refresh's publication. Rejected, or the
         connection lost: the old server's catalog is removed in one publication, and the
-        refresh's outcome, reported after it, carries the new generation."""
+        refresh's outcome, reported after it, carries the new generation and says the old
+        catalog was removed (not that it stays)."""
         spec = state.bound.servers[i]
         k = max(
             n
@@ -922,7 +923,8 @@ class Rules:
             return state
         del outputs[k]
         state = self.remove_catalogs(state, (spec.source,), outputs)
-        outputs.append(evolve(outcome, generation=state.registry.generation))
+        reason = None if outcome.reason is None else texts.replacement_rejected(outcome.reason)
+        outputs.append(evolve(outcome, generation=state.registry.generation, reason=reason))
         return state
 
     def _on_reconnect(self, state: State, event: Event) -> Transition:

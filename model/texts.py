@@ -236,6 +236,20 @@ REJECT_LIST_FAILED: Final = (
 REJECT_CLOSED: Final = (
     "the host closed during the refresh of server {server!r}; nothing was installed"
 )
+PREVIOUS_CATALOG_STAYS: Final = "the previous catalog stays installed"
+"""The part of a rejection text that says what became of the catalog; a replacement's
+first refresh (SPEC §3.7) says :data:`REPLACED_CATALOG_REMOVED` instead."""
+REPLACED_CATALOG_REMOVED: Final = (
+    "the catalog of the server it replaces was removed (a reconfiguration changed the server)"
+)
+
+
+def replacement_rejected(reason: str) -> str:
+    """The rejection text of a replacement's first refresh (SPEC §3.7, §5.6): the old
+    server's catalog does not stay; it was removed."""
+    return reason.replace(PREVIOUS_CATALOG_STAYS, REPLACED_CATALOG_REMOVED)
+
+
 REJECT_RECONFIGURED: Final = (
     "a reconfiguration {how} server {server!r} during the refresh; nothing was installed"
 )

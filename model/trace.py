@@ -14,10 +14,12 @@ machine fed every record in order, and reports the first offending record of eac
 :class:`TraceViolation` (the id, the record's line, what was expected, what was seen).
 The monitors decide from the trace alone:
 
-* INV-1: the ``published`` generations step by exactly one, from 1;
+* INV-1: the ``published`` generations step by exactly one, from 1; the publications
+  that follow one ``reconfigure`` (before the next input) share one generation;
 * INV-3: a server's ``published`` follows its ``list_done`` (a lazy server's first, its
-  cached catalog, aside), never for a listing with an invalid tool, and with no more names
-  than the listing offers;
+  cached catalog, aside; and the removal of a catalog a ``reconfigure`` removed or
+  replaced, with no names), never for a listing with an invalid tool, and with no more
+  names than the listing offers;
 * INV-4: an accepted call gets at most one ``result``; a ``refused`` call_id (reused) gets
   no second result; no result names a call never made;
 * INV-5: after every publication the names of all sources are distinct;
@@ -25,7 +27,8 @@ The monitors decide from the trace alone:
   ``tasks/cancel``); a call whose ``tools/call`` was sent (and not refused unrun since,
   ``call_rejected`` or ``session_expired``) and that ended ``cancelled`` or ``timed_out``
   got one, by the end; a call that ended ``ok``/``error`` got none;
-* INV-8: nothing is sent to a server between its ``disconnect`` and its ``reconnect``;
+* INV-8: nothing is sent to a server between its ``disconnect`` and its ``reconnect`` (or
+  the new session a ``reconfigure`` that adds or changes it opens);
 * INV-9 (with the header's ``server_options``): no ``tools/call`` of an exclusive call of
   a step while another exclusive call of that step is in flight, the lanes read from the
   listings installed when the step was sampled;
@@ -33,11 +36,15 @@ The monitors decide from the trace alone:
   ``denied`` result only after a ``deny``, and a denied call ends ``denied``;
 * INV-12: after ``close`` no call gets a result unless it was pending at the close (those
   end ``cancelled``), every later ``call`` is ``refused``, and each server's ``close`` is
-  the last thing sent to it;
+  the last thing sent to it (a changed server's old session aside: its replacement's
+  session follows);
 * INV-14: after a call's ``session_expired`` it is sent again only once a first-page
   ``tools/list`` to its server sent after the expiry was answered (``list_done`` or
   ``list_failed``), and at most twice in all; the calls of that server in flight at the
   expiry end ``failed``;
+* INV-16: after a ``reconfigure``, a server it removed gets nothing but cancellations and
+  its session's ``close``, then nothing; a call whose ``tools/call`` went to a removed or
+  changed server and that was still in flight at the ``reconfigure`` ends ``cancelled``;
 * LIVE-1 (at ``end``): every accepted call has its result;
 * LIVE-2 (at ``end``): every ``list_changed`` of a connected server was followed by a
   ``refresh_outcome`` of that server;
@@ -136,6 +143,7 @@ REQUIRED: dict[TraceKind, tuple[str, ...]] = {
     "stream_ended": ("server",),
     "relisten": ("server",),
     "session_expired": ("call_id",),
+    "reconfigure": ("added", "removed", "changed"),
 }
 
 
@@ -197,17 +205,34 @@ def _show(record: TraceRecord) -> str:
 # --- the monitors ------------------------------------------------------------------------
 
 
+_INPUTS = frozenset(EVENT_KINDS)
+
+
+def _names(record: TraceRecord, field: str) -> set[str]:
+    """The server names a ``reconfigure`` record lists under ``field``."""
+    value = record.get(field)
+    return {str(name) for name in value} if isinstance(value, list) else set()
+
+
 def _inv_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     generation = 0
+    reconfiguring = False  # since a reconfigure, no other input yet
+    shared: int | None = None  # the generation its publications share (SPEC §3.7)
     for record in records:
         if record.kind == "published":
             seen = record.get("generation")
+            if shared is not None and seen == shared:
+                continue
             if seen != generation + 1:
                 yield TraceViolation(
                     "INV-1", record.line, f"generation {generation + 1}", f"generation {seen!r}"
                 )
                 return
             generation = seen
+            if reconfiguring:
+                shared = seen
+        elif record.kind in _INPUTS:
+            reconfiguring, shared = record.kind == "reconfigure", None
 
 
 def listed_tool(entry: Any) -> ToolDef | None:
@@ -249,9 +274,12 @@ def _servers_with(records: list[TraceRecord], option: str) -> set[str] | None:
 def _inv_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     pending: dict[str, list[Any] | None] = {}  # server -> its listing's tools (None: unsaid)
     cached = _servers_with(records, "lazy") or set()  # its first catalog: the cache (§11.12)
+    replaced: set[str] = set()  # servers a reconfigure removed or changed (SPEC §3.7)
     for record in records:
         server = record.get("server")
-        if record.kind == "list_done":
+        if record.kind == "reconfigure":
+            replaced |= _names(record, "removed") | _names(record, "changed")
+        elif record.kind == "list_done":
             tools = record.get("tools")
             pending[server] = list(tools) if isinstance(tools, list) else None
             cached.discard(server)
@@ -262,6 +290,8 @@ def _inv_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             if not source.startswith("mcp:"):
                 continue
             owner = source.removeprefix("mcp:")
+            if owner in replaced and not record.get("names"):
+                continue  # a removal: nothing half-installed (INV-15 in the model)
             if owner in cached:
                 cached.discard(owner)
                 continue
@@ -438,6 +468,8 @@ def _inv_8(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             down.add(server)
         elif record.kind == "reconnect":
             down.discard(server)
+        elif record.kind == "reconfigure":  # a new session for each (SPEC §3.7)
+            down -= _names(record, "added") | _names(record, "changed")
         elif record.kind == "sent" and server in down:
             expected = f"nothing sent to {server!r} while it is disconnected"
             yield TraceViolation("INV-8", record.line, expected, _show(record))
@@ -449,8 +481,18 @@ def _inv_12(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     ended: set[str] = set()
     at_close: set[str] | None = None
     closed_servers: set[str] = set()
+    down: set[str] = set()
+    renewing: set[str] = set()  # changed servers whose old session's close is to come
     for record in records:
         call_id = record.get("call_id")
+        server = record.get("server")
+        if record.kind == "disconnect":
+            down.add(server)
+        elif record.kind == "reconnect":
+            down.discard(server)
+        elif record.kind == "reconfigure":
+            renewing |= _names(record, "changed") - down
+            down -= _names(record, "added") | _names(record, "changed")
         if record.kind == "close":
             at_close = started - ended
         elif record.kind == "call" and at_close is None:
@@ -466,12 +508,13 @@ def _inv_12(records: list[TraceRecord]) -> Iterator[TraceViolation]:
                 return
             ended.add(call_id)
         elif record.kind == "sent":
-            server = record.get("server")
             if server in closed_servers:
                 expected = f"nothing sent to {server!r} after its session closed"
                 yield TraceViolation("INV-12", record.line, expected, _show(record))
                 return
-            if record.get("method") == "close":
+            if record.get("method") == "close" and server in renewing:
+                renewing.discard(server)  # the old session's: its replacement follows
+            elif record.get("method") == "close":
                 closed_servers.add(server)
         elif record.kind == "end" and at_close is not None:
             left = sorted(at_close - ended)
@@ -552,6 +595,41 @@ def _inv_14(records: list[TraceRecord]) -> Iterator[TraceViolation]:
                     return
 
 
+def _inv_16(records: list[TraceRecord]) -> Iterator[TraceViolation]:
+    server_of: dict[str, str] = {}  # call -> the server its tools/call went to
+    in_flight: set[str] = set()
+    removed: dict[str, bool] = {}  # server -> its session closed since
+    doomed: set[str] = set()  # calls in flight on a server a reconfigure ended
+    for record in records:
+        kind = record.kind
+        call_id = record.get("call_id")
+        server = record.get("server")
+        if kind == "sent" and server in removed:
+            method = record.get("method")
+            if removed[server] or method not in (*SIGNALS, "close"):
+                expected = f"nothing but cancellations and a close sent to removed {server!r}"
+                yield TraceViolation("INV-16", record.line, expected, _show(record))
+                return
+            removed[server] = method == "close"
+        elif kind == "sent" and record.get("method") == "tools/call" and call_id:
+            server_of[call_id] = server
+            in_flight.add(call_id)
+        elif kind == "reconfigure":
+            ended = _names(record, "removed") | _names(record, "changed")
+            doomed |= {c for c in in_flight if server_of.get(c) in ended}
+            removed.update(dict.fromkeys(_names(record, "removed"), False))
+        elif kind in _ENDS_OR_REFUSES:
+            in_flight.discard(call_id)
+        elif kind == "result":
+            in_flight.discard(call_id)
+            if call_id in doomed:
+                doomed.discard(call_id)
+                if record.get("status") != "cancelled":
+                    expected = f"{call_id}, in flight on a server the reconfigure ended, cancelled"
+                    yield TraceViolation("INV-16", record.line, expected, _show(record))
+                    return
+
+
 def _live_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     calls: dict[str, int] = {}
     refused: set[str] = set()
@@ -585,6 +663,10 @@ def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             down.add(server)
         elif record.kind == "reconnect":
             down.discard(server)
+        elif record.kind == "reconfigure":  # SPEC §3.7: gone, or a new session that lists
+            for name in _names(record, "removed"):
+                owed.pop(name, None)
+            down -= _names(record, "added") | _names(record, "changed")
         elif record.kind == "close":
             owed.clear()  # LIVE-2 is about an open host (SPEC §3.6)
         elif record.kind == "end" and owed:
@@ -608,6 +690,9 @@ def _live_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             del pending[server]
         elif record.kind == "disconnect":
             pending.pop(server, None)  # a new session listens anew
+        elif record.kind == "reconfigure":  # gone, or a new session (SPEC §3.7)
+            for name in _names(record, "removed") | _names(record, "changed"):
+                pending.pop(name, None)
         elif record.kind == "close":
             pending.clear()  # LIVE-3 is about an open host (SPEC §3.6)
         elif record.kind == "end" and pending:
@@ -627,6 +712,7 @@ _MONITORS = (
     _inv_10,
     _inv_12,
     _inv_14,
+    _inv_16,
     _live_1,
     _live_2,
     _live_3,

@@ -21,22 +21,34 @@ __all__ = ["CHECKS"]
 
 def inv_1_one_generation_per_install(run: RunView) -> str | None:
     """INV-1: publications are numbered 1, 2, ... with one per installed refresh (or
-    cached catalog installed at the start, SPEC §11.12), and the registry's generation is
-    the last one published."""
+    cached catalog installed at the start, SPEC §11.12, or removal of catalogs by a
+    reconfiguration, §11.17: one generation for all the sources it empties), and the
+    registry's generation is the last one published."""
     history = run.history
-    published = [item.generation for item in history if isinstance(item, SeenPublished)]
+    published = [item for item in history if isinstance(item, SeenPublished)]
+    generations = [p.generation for p in published]
+    distinct = sorted(set(generations))
     installed = [
         item for item in history if isinstance(item, SeenOutcome) and item.status == "installed"
     ]
-    if published != list(range(1, len(published) + 1)):
-        return f"publications numbered {published}"
-    if len(installed) + run.cached_installs != len(published):
+    if generations != sorted(generations) or distinct != list(range(1, len(distinct) + 1)):
+        return f"publications numbered {generations}"
+    by_install = {item.generation for item in installed}
+    removals = {
+        g
+        for g in distinct
+        if g not in by_install and all(not p.names for p in published if p.generation == g)
+    }
+    shared = {g for g in distinct if generations.count(g) > 1}
+    if shared - removals:
+        return f"generations {sorted(shared - removals)} published more than one source"
+    if len(installed) + run.cached_installs + len(removals) != len(distinct):
         return (
-            f"{len(published)} publications for {len(installed)} installed refreshes and "
-            f"{run.cached_installs} cached catalog(s)"
+            f"{len(distinct)} publications for {len(installed)} installed refreshes, "
+            f"{run.cached_installs} cached catalog(s) and {len(removals)} removal(s)"
         )
-    if run.registry.generation != len(published):
-        return f"generation {run.registry.generation} after {len(published)} publications"
+    if run.registry.generation != len(distinct):
+        return f"generation {run.registry.generation} after {len(distinct)} publications"
     return None
 
 
@@ -128,7 +140,7 @@ def inv_8_nothing_in_flight_to_a_disconnected_server(run: RunView) -> str | None
     """INV-8: a disconnected server has no parked listing or call."""
     connected = run.connected
     for name, server in run.servers.items():
-        if not connected[name] and (server.lists or server.calls or server.polls):
+        if not connected.get(name, False) and (server.lists or server.calls or server.polls):
             return f"{name} is disconnected with requests in flight"
     return None
 
@@ -138,12 +150,13 @@ def inv_9_one_exclusive_call_per_step(run: RunView) -> str | None:
     steps = run.call_steps
     exclusive: Counter[int] = Counter()
     for name, server in run.servers.items():
-        parallel = run.config.servers[name].supports_parallel_tool_calls
+        config = run.config.servers.get(name)  # None: absent (SPEC §3.7)
+        parallel = config is not None and config.supports_parallel_tool_calls
         out = {**server.calls, **server.tasks}
         for call_id, pending in out.items():
             read_only = any(
                 t.read_only and t.name == pending.name
-                for version in server.spec.versions
+                for version in server.versions
                 for page in version
                 for t in page
             )

@@ -82,6 +82,7 @@ from mcpbind.model.values import (
     ListPage,
     Output,
     Published,
+    Reconfigure,
     Reconnect,
     RefreshOutcome,
     RefreshRequested,
@@ -114,7 +115,7 @@ from .run_view import (
     tagged,
 )
 from .schedulers import Scheduler, scheduler
-from .scripted import CALL_ID, ScriptedConnector, ScriptedServer, raw_tool
+from .scripted import CALL_ID, Replacement, ScriptedConnector, ScriptedServer, raw_tool
 from .variants import PLAIN, LockstepVariant
 
 __all__ = ["MachineFailure", "Observation", "run_machine"]
@@ -136,6 +137,7 @@ KIND_ORDER: tuple[EventKind, ...] = (
     "stream_ended",
     "relisten",
     "refresh_requested",
+    "reconfigure",
     "disconnect",
     "reconnect",
     "list_failed",
@@ -258,15 +260,20 @@ async def _builtin(arguments: dict[str, Any]) -> str:
     return "builtin"
 
 
-def host_config(bound: Bound, approver: Any = None) -> HostConfig:
+def host_config(bound: Bound, approver: Any = None, *, reconfigured: bool = False) -> HostConfig:
     """The runtime's configuration for ``bound``. With gating (``bound.approval``) every
     server's tools are in mode ``prompt``, so every MCP call asks, as in the model (§3.4).
     A server of ``bound.lazy`` starts ``lazy_when_cached`` from a catalog cache that holds
-    its version-0 listing, as the model's (SPEC §3.5)."""
+    its version-0 listing, as the model's (SPEC §3.5). The servers of the bound's one
+    reconfiguration (SPEC §3.7): an ``added`` one only once ``reconfigured``, a
+    ``removed`` one only before; a ``changed`` one's target is then a
+    :class:`~.scripted.Replacement` (its effective configuration is not equal)."""
     gating: dict[str, Any] = {"default_tools_approval_mode": "prompt"} if bound.approval else {}
+    absent = "removed" if reconfigured else "added"
     servers = {
         spec.name: ServerConfig(
-            target=spec,  # ignored by the scripted connector
+            # the scripted connector ignores the target but for a replacement
+            target=Replacement(spec) if reconfigured and spec.change == "changed" else spec,
             tool_timeout_sec=spec.tool_timeout_sec if spec.idle_timeout else TOOL_TIMEOUT,
             idle_timeout=spec.idle_timeout,
             tool_max_sec=spec.tool_max_sec,
@@ -279,6 +286,7 @@ def host_config(bound: Bound, approver: Any = None) -> HostConfig:
             **gating,
         )
         for spec in bound.servers
+        if spec.change != absent
     }
     cache = CatalogCache()
     for spec in bound.servers:
@@ -457,6 +465,8 @@ class _Run:
         # Drawn at random, close would end half the runs after a few rules; Hypothesis is
         # offered it in a run's last two rules only (the odometer and replays: at every one).
         late = not isinstance(self.chooser, DrawChooser) or self.taken >= self.planned - 2
+        # The one reconfiguration, likewise, from a run's middle on: calls are out by then.
+        middle = not isinstance(self.chooser, DrawChooser) or self.taken >= self.planned // 2
         return [
             e
             for e in events
@@ -465,6 +475,7 @@ class _Run:
                 or (earliest is not None and e.call_id == earliest.call_id)
             )
             and (late or not isinstance(e, Close))
+            and (middle or not isinstance(e, Reconfigure))
         ]
 
     async def step(self) -> bool:
@@ -536,6 +547,8 @@ class _Run:
             self.servers[event.server].disconnect()
         elif isinstance(event, Reconnect):
             self.servers[event.server].reconnect()
+        elif isinstance(event, Reconfigure):
+            nursery.start_soon(self._reconfigure)
         elif isinstance(event, Close):
             await self._close()
 
@@ -637,6 +650,14 @@ class _Run:
                 return server
         raise self.fail("machine", f"{call_id} is neither parked nor late at any server")
 
+    async def _reconfigure(self) -> None:
+        """SPEC §11.17: the host takes the bound's reconfigured servers; the call returns
+        once the new servers' first attempts settled (rules release their listings)."""
+        assert self.host is not None
+        config = host_config(self.bound, self.approver, reconfigured=True)
+        with contextlib.suppress(HostClosed):
+            await self.host.reconfigure(config)
+
     async def _refresh(self, server: str) -> None:
         assert self.host is not None
         self.outcomes.append(await self.host.refresh(server))
@@ -683,8 +704,10 @@ class _Run:
         stats = host.statistics()
         for spec, server in zip(self.bound.servers, state.servers, strict=True):
             scripted = self.servers[spec.name]
-            if stats.connected[spec.name] != server.connected:
-                mismatches.append(f"{spec.name} connected={stats.connected[spec.name]}")
+            if (spec.name in stats.connected) != server.present:  # SPEC §3.7
+                mismatches.append(f"{spec.name} present={spec.name in stats.connected}")
+            if stats.connected.get(spec.name, False) != server.connected:
+                mismatches.append(f"{spec.name} connected={stats.connected.get(spec.name)}")
             listing = server.refresh is not None and server.connected
             if bool(scripted.lists) != listing or len(scripted.lists) > 1:
                 mismatches.append(f"{spec.name} has {len(scripted.lists)} listing(s) parked")

@@ -56,7 +56,10 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     failed polls) for ``git.hub`` only, which may answer calls with tasks (SPEC §8.12),
     2 steps and 2 calls: most runs reach a task; with ``streams``, the machine's own bound
     with ``git.hub`` ending its ``list_changed`` stream and the host listening again (SPEC
-    §5.7)."""
+    §5.7); with ``reconfigure``, the explorer's ``reconfigure`` part (servers kept,
+    removed, changed and added by one reconfiguration, SPEC §3.7) and a second removed
+    server (INV-15: two removals, one publication), with every event, 2 steps and the
+    calls asked for."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
@@ -70,6 +73,12 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
             for s in bound.servers
         )
         return attrs.evolve(bound, servers=servers)
+    if variant.reconfigure:
+        part = next(p for p in standard_suite(policy) if p.name == "reconfigure").bound
+        removed = next(s for s in part.servers if s.change == "removed")
+        second = attrs.evolve(removed, name=f"{removed.name}2")  # two removals: one publication
+        servers = (*part.servers, second)
+        return attrs.evolve(part, servers=servers, environment=None, max_steps=2, max_calls=calls)
     if variant.tasks:
         part = next(p for p in standard_suite(policy) if p.name == "tasks").bound
         servers = tuple(s for s in part.servers if s.name in TASK_SERVERS)

@@ -43,70 +43,27 @@ from mcpbind.impl.wire.seam import (
     TaskHandle,
     TaskPoll,
 )
-from mcpbind.model.values import ServerSpec, TaskEnd, ToolDef
+from mcpbind.model.values import ServerSpec, TaskEnd
 
-__all__ = ["PendingCall", "PendingList", "ScriptedConnector", "ScriptedServer", "raw_tool"]
+from .parked import CALL_ID, PendingCall, PendingList, PendingPoll, raw_tool
 
-CALL_ID = "call_id"
-"""The argument through which the machine tells parked calls apart."""
-
-
-def raw_tool(tool: ToolDef) -> dict[str, Any]:
-    """The JSON a server would list for a model tool."""
-    entry: dict[str, Any] = {
-        "name": tool.name,
-        "inputSchema": {"type": "object"} if tool.valid else "not an object",
-    }
-    if tool.read_only:
-        entry["annotations"] = {"readOnlyHint": True}
-    if not tool.visible:
-        entry["_meta"] = {"ui": {"visibility": ["app"]}}
-    if tool.excluded == "task_required":
-        entry["execution"] = {"taskSupport": "required"}
-    elif tool.excluded is not None:
-        raise ValueError(f"the scripted transport is not HTTP: it cannot list {tool.excluded}")
-    return entry
+__all__ = [
+    "CALL_ID",
+    "PendingCall",
+    "PendingList",
+    "Replacement",
+    "ScriptedConnector",
+    "ScriptedServer",
+    "raw_tool",
+]
 
 
-@attrs.define(eq=False)
-class _Parked:
-    released: anyio.Event = attrs.field(factory=anyio.Event)
-    value: Any = None
-    error: BaseException | None = None
+@attrs.frozen
+class Replacement:
+    """The target of a changed server's new configuration (SPEC §3.7): its first connection
+    reaches a new server, up, listing ``spec.replacement`` version by version."""
 
-    def release(self, value: Any = None, error: BaseException | None = None) -> None:
-        self.value, self.error = value, error
-        self.released.set()
-
-    async def wait(self) -> Any:
-        await self.released.wait()
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
-@attrs.define(eq=False)
-class PendingList(_Parked):
-    cursor: str | None = None
-    version: int = 0
-    page: int = 0
-
-
-@attrs.define(eq=False)
-class PendingPoll(_Parked):
-    """A ``tasks/get`` of a call that runs as a task (SPEC §8.12), parked until the task
-    ends (the machine never answers ``working``: it would change nothing)."""
-
-    call_id: str = ""
-
-
-@attrs.define(eq=False)
-class PendingCall(_Parked):
-    call_id: str = ""
-    name: str = ""
-    on_late: Callable[[], None] = lambda: None
-    on_progress: OnWireProgress | None = None
-    progressed: int = 0
+    spec: ServerSpec
 
 
 class ScriptedServer:
@@ -114,6 +71,9 @@ class ScriptedServer:
 
     def __init__(self, spec: ServerSpec) -> None:
         self.spec = spec
+        self.versions = spec.versions
+        """What it lists, version by version (a replacement's, once replaced)."""
+        self.replaced = False
         self.version = 0
         self.up = True
         self._up_event = anyio.Event()
@@ -147,7 +107,7 @@ class ScriptedServer:
     # --- what the rules do -------------------------------------------------------------
 
     def page(self, version: int, index: int) -> dict[str, Any]:
-        pages = self.spec.versions[version]
+        pages = self.versions[version]
         result: dict[str, Any] = {"tools": [raw_tool(t) for t in pages[index]]}
         if index + 1 < len(pages):
             result["nextCursor"] = f"v{version}p{index + 1}"
@@ -247,6 +207,14 @@ class ScriptedServer:
         self.tasks.clear()
         self.late.clear()
         self.outbox.clear()  # the session is gone, and what it was handed with it
+
+    def replace(self) -> None:
+        """A reconfiguration changed the server (SPEC §3.7): a new server, up, lists the
+        replacement from version 0. The machine's runtime closed the old session first."""
+        self.replaced = True
+        self.versions = self.spec.replacement
+        self.version = 0
+        self.reconnect()
 
     def reconnect(self) -> None:
         self.up = True
@@ -356,7 +324,10 @@ class ScriptedConnector:
         on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         # Scripted servers never elicit and write no stderr.
-        return self._connect(self.servers[server], on_list_changed, on_stream)
+        scripted = self.servers[server]
+        if isinstance(config.target, Replacement) and not scripted.replaced:
+            scripted.replace()
+        return self._connect(scripted, on_list_changed, on_stream)
 
     @asynccontextmanager
     async def _connect(

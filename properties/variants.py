@@ -33,17 +33,21 @@ class LockstepVariant:
     streams: bool = False
     """``git.hub`` may end its ``list_changed`` stream, and forget the host's session: the
     host listens again (SPEC §5.7) and replaces the session (§8.13)."""
+    reconfigure: bool = False
+    """The explorer's ``reconfigure`` part: servers kept, removed, changed and added by
+    one ``Host.reconfigure`` (SPEC §3.7, §11.17)."""
 
     @property
     def flags(self) -> tuple[str, ...]:
         """The names of the flags set, in this order: approval, lazy, progress, tasks,
-        streams."""
+        streams, reconfigure."""
         every = (
             ("approval", self.approval),
             ("lazy", self.lazy),
             ("progress", self.progress),
             ("tasks", self.tasks),
             ("streams", self.streams),
+            ("reconfigure", self.reconfigure),
         )
         return tuple(name for name, on in every if on)
 
@@ -60,6 +64,7 @@ class LockstepVariant:
             progress=bool(data.get("progress", False)),
             tasks=bool(data.get("tasks", False)),
             streams=bool(data.get("streams", False)),
+            reconfigure=bool(data.get("reconfigure", False)),
         )
 
 
@@ -74,6 +79,7 @@ LOCKSTEP_VARIANTS: Mapping[str, LockstepVariant] = MappingProxyType(
         "lockstep-progress": LockstepVariant(progress=True),
         "lockstep-tasks": LockstepVariant(tasks=True),
         "lockstep-streams": LockstepVariant(streams=True),
+        "lockstep-reconfigure": LockstepVariant(reconfigure=True),
     }
 )
 """The lockstep stages of ``mcpbind check`` and ``mcpbind fuzz``, by stage name."""

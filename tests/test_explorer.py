@@ -35,12 +35,14 @@ PINNED = {
     ("tasks", "revalidate"): (10053, 118313),
     ("sessions", "frozen"): (22497, 249281),
     ("sessions", "revalidate"): (22173, 245355),
+    ("reconfigure", "frozen"): (15641, 108413),
+    ("reconfigure", "revalidate"): (14855, 102346),
 }
 
 
 @pytest.mark.slow
 def test_standard_suite_has_no_violation_and_its_pinned_size(standard_runs: list[Run]):
-    """INV-1..INV-14 on every reachable state and transition; LIVE-1..LIVE-3 on every drain."""
+    """INV-1..INV-16 on every reachable state and transition; LIVE-1..LIVE-3 on every drain."""
     sizes = {(r.part, r.policy): (r.report.states, r.report.transitions) for r in standard_runs}
     assert sizes == PINNED
     for run in standard_runs:
@@ -106,6 +108,19 @@ def test_standard_suite_reaches_every_interesting_situation(standard_runs: list[
     assert "send tools/list" in expiries
     assert "refresh rejected (disconnected), result failed, send tools/list" in expiries
     assert "result failed, send tools/call, send tools/list" in expiries  # the lane hands off
+    # SPEC §3.7 (INV-15, INV-16): a reconfiguration ends the calls on what it removes or
+    # replaces (a sent one with its cancellation, before the close), publishes the removal
+    # once, frees the lane for a kept server's queued call; a replacement that fails or
+    # loses its connection first removes the old catalog.
+    reconfigurations = {effect for kind, effect in seen if kind == "reconfigure"}
+    assert "send tools/list" in reconfigurations  # nothing installed yet: G stays
+    assert (
+        "publish, result cancelled, send close, send notifications/cancelled, send tools/call, "
+        "send tools/list"
+    ) in reconfigurations
+    assert any("refresh rejected (reconfigured)" in effect for effect in reconfigurations)
+    assert ("list_failed", "publish, refresh rejected (list_failed)") in seen
+    assert ("disconnect", "publish, refresh rejected (disconnected), result failed") in seen
 
 
 @pytest.mark.slow
@@ -179,7 +194,7 @@ def test_a_trigger_set_that_hides_a_violation_is_caught(monkeypatch):
 def test_mutant_names_are_unique_and_each_names_a_known_invariant():
     names = [m.name for m in MUTANTS]
     assert len(names) == len(set(names))
-    ids = {f"INV-{n}" for n in range(1, 15)} | set(LIVENESS)
+    ids = {f"INV-{n}" for n in range(1, 17)} | set(LIVENESS)
     assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
 
 
@@ -224,6 +239,7 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
         "calls",
         "approval",
         "sessions",
+        "reconfigure",
         "lazy",
         "retry",
         "progress",

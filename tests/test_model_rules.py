@@ -27,6 +27,7 @@ from mcpbind.model import (
     ListFailed,
     ListPage,
     Published,
+    Reconfigure,
     Reconnect,
     RefreshOutcome,
     RefreshRequested,
@@ -703,6 +704,136 @@ def test_an_idle_timeout_says_no_progress_came_and_a_plain_server_has_no_progres
     assert outputs[0] == Result("c1", "timed_out", texts.TIMED_OUT_IDLE.format(seconds="60"))
     state, _ = run(bound(WRITER), *IN_FLIGHT)
     assert CallProgress("c1") not in enabled(state)
+
+
+# --- reconfiguration (SPEC §3.7) ------------------------------------------------------------
+
+KEPT = ServerSpec("a", versions=(((SEARCH,),),))
+REMOVED = ServerSpec("b", versions=(((SEARCH,),),), change="removed")
+CHANGED = ServerSpec("c", versions=(((SEARCH,),),), change="changed", replacement=(((WRITE,),),))
+ADDED = ServerSpec("d", versions=(((SEARCH,),),), change="added")
+
+
+def reconfigurable(policy="revalidate") -> tuple[Bound, list[Event]]:
+    """Kept ``a``, removed ``b``, changed ``c`` and added ``d``; ``a``, ``b``, ``c``
+    installed and one step sampled."""
+    b = bound(KEPT, REMOVED, CHANGED, ADDED, policy=policy, steps=2)
+    return b, [ListDone("a"), ListDone("b"), ListDone("c"), Sample()]
+
+
+def test_an_added_server_is_absent_until_the_reconfiguration_and_then_lists():
+    """SPEC §3.7 (INV-16): nothing is sent to an added server and no event names it before
+    the reconfiguration; afterwards it is connected and its first refresh is in flight."""
+    b, prefix = reconfigurable()
+    first = initial(b)
+    assert [o for o in first.outputs if isinstance(o, Sent)] == [
+        Sent("a", "tools/list"),
+        Sent("b", "tools/list"),
+        Sent("c", "tools/list"),
+    ]
+    state, _ = run(b, *prefix)
+    assert not any(getattr(e, "server", None) == "d" for e in enabled(state))
+    assert Reconfigure() in enabled(state)
+    state, outputs = run(b, *prefix, Reconfigure())
+    assert Sent("d", "tools/list") in outputs
+    assert ListDone("d") in enabled(state)
+    assert Reconfigure() not in enabled(state)  # once per run
+
+
+def test_a_reconfiguration_cancels_the_calls_of_what_it_replaces_and_publishes_once():
+    """INV-15, INV-16: the calls on the removed and the changed server end cancelled (the
+    one in flight with its cancellation, before its server's session closes); the removed
+    catalog is emptied by one publication; the changed server keeps its catalog while its
+    replacement lists; the kept server and its call are untouched."""
+    b, prefix = reconfigurable()
+    calls = [Call(0, "c1", "mcp__b__search"), Call(0, "c2", "mcp__c__search")]
+    state, outputs = run(b, *prefix, *calls, Reconfigure())
+    assert outputs == [
+        Result("c1", "cancelled", texts.RECONFIGURED_SENT.format(how="removed", server="b")),
+        Sent("b", "notifications/cancelled", "c1"),
+        Sent("b", "close"),
+        Result("c2", "cancelled", texts.RECONFIGURED_UNSENT.format(how="replaced", server="c")),
+        Sent("c", "close"),
+        Sent("c", "tools/list"),
+        Sent("d", "tools/list"),
+        Published(4, "mcp:b", ()),
+    ]
+    assert state.registry.generation == 4
+    assert state.registry.catalog("mcp:c").remote_names() == {"search"}
+    assert state.servers[2].replacing
+    assert not state.servers[1].present
+
+
+def test_a_reconfiguration_that_removes_no_tool_does_not_move_the_generation():
+    """INV-1: a reconfiguration whose removed server had no tools installed publishes
+    nothing; a refresh in flight on it ends rejected (reconfigured)."""
+    b = bound(KEPT, REMOVED, CHANGED, ADDED)
+    state, outputs = run(b, ListDone("a"), Reconfigure())
+    assert state.registry.generation == 1
+    assert not any(isinstance(o, Published) for o in outputs)
+    reason = texts.REJECT_RECONFIGURED.format(how="removed", server="b")
+    assert RefreshOutcome("b", "rejected", 1, "reconfigured", reason) in outputs
+
+
+def test_a_call_to_a_removed_server_is_unavailable_and_sends_nothing_under_both_policies():
+    """SPEC §3.7 (INV-16): a step sampled before the removal does not keep the removed
+    server's session, even under ``frozen``."""
+    for policy in ("frozen", "revalidate"):
+        b, prefix = reconfigurable(policy)
+        _, outputs = run(b, *prefix, Reconfigure(), Call(0, "c1", "mcp__b__search"))
+        text = texts.REMOVED.format(name="mcp__b__search", server="b")
+        assert outputs == [Result("c1", "unavailable", text)]
+
+
+def test_a_pinned_call_to_a_changed_server_waits_for_its_replacement():
+    """SPEC §3.7: ``frozen`` binds names, not sessions: the call waits for the new session's
+    first refresh, then goes to it; ``revalidate`` checks it against the new catalog."""
+    b, prefix = reconfigurable("frozen")
+    state, outputs = run(b, *prefix, Reconfigure(), Call(0, "c1", "mcp__c__search"))
+    assert outputs == []
+    assert state.call("c1").phase == "starting"
+    state, outputs = run(b, *prefix, Reconfigure(), Call(0, "c1", "mcp__c__search"), ListDone("c"))
+    assert outputs[:2] == [
+        Published(5, "mcp:c", ("mcp__c__write",)),
+        RefreshOutcome("c", "installed", 5),
+    ]
+    assert outputs[2:] == [Sent("c", "tools/call", "search")]
+    b, prefix = reconfigurable("revalidate")
+    _, outputs = run(b, *prefix, Reconfigure(), Call(0, "c1", "mcp__c__search"), ListDone("c"))
+    text = texts.UNAVAILABLE.format(name="mcp__c__search", server="c", tool="search")
+    assert outputs[-1] == Result("c1", "unavailable", text)
+
+
+def test_a_replacement_whose_first_refresh_fails_removes_the_old_catalog():
+    """INV-15: the old catalog goes in one publication; the outcome says why, with the new
+    generation, and that the old catalog was removed (not that it stays); the same when the
+    replacement disconnects first."""
+    b, prefix = reconfigurable()
+    state, outputs = run(b, *prefix, Reconfigure(), ListFailed("c"))
+    reason = texts.REJECT_LIST_FAILED.format(server="c", why="server error")
+    reason = reason.replace(texts.PREVIOUS_CATALOG_STAYS, texts.REPLACED_CATALOG_REMOVED)
+    assert outputs == [
+        Published(5, "mcp:c", ()),
+        RefreshOutcome("c", "rejected", 5, "list_failed", reason),
+    ]
+    assert not state.servers[2].replacing
+    state, outputs = run(b, *prefix, Reconfigure(), Disconnect("c"))
+    reason = texts.REJECT_DISCONNECTED.format(server="c")
+    reason = reason.replace(texts.PREVIOUS_CATALOG_STAYS, texts.REPLACED_CATALOG_REMOVED)
+    assert outputs == [
+        Published(5, "mcp:c", ()),
+        RefreshOutcome("c", "rejected", 5, "disconnected", reason),
+    ]
+
+
+def test_the_reconfiguration_mutants_are_caught_by_their_invariants():
+    """INV-15 and INV-16 fail on the mutants that break them, on one short run each."""
+    b, prefix = reconfigurable()
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__b__search"))
+    dropped = mutant("drop_cancellation_on_removal").apply(state, Reconfigure())
+    assert "INV-16" in {inv for inv, _ in check_transition(state, Reconfigure(), dropped)}
+    emptied = mutant("empty_changed_catalog_at_once").apply(state, Reconfigure())
+    assert "INV-15" in {inv for inv, _ in check_transition(state, Reconfigure(), emptied)}
 
 
 # --- one vocabulary: the kinds of events and outputs ---------------------------------------

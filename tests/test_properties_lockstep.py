@@ -28,7 +28,7 @@ REPLAYS = sorted((pathlib.Path(__file__).parent / "replays").glob("*.json"))
 
 #: Event kinds of the model that the lockstep machine does not drive yet. Whoever teaches
 #: the machine one moves it into ``KIND_ORDER``.
-NOT_YET_DRIVEN: tuple[str, ...] = ("reconfigure",)
+NOT_YET_DRIVEN: tuple[str, ...] = ()
 
 profiles.load()
 
@@ -77,13 +77,25 @@ def test_runtime_refines_the_model_when_a_server_ends_its_list_changed_stream(po
     lockstep_property(policy, variant=LockstepVariant(streams=True))()
 
 
+@pytest.mark.parametrize("policy", ["revalidate", "frozen"])
+def test_runtime_refines_the_model_across_a_reconfiguration(policy):
+    """INV-15, INV-16 on the runtime: ``Host.reconfigure`` keeps ``a``, removes ``b`` and
+    ``b2``, replaces ``c`` and adds ``d`` while calls are out, refreshes run and servers
+    disconnect; every step's outputs are the model's (SPEC §3.7, §11.17)."""
+    lockstep_property(policy, variant=LockstepVariant(reconfigure=True))()
+
+
 @pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
 def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
     report = run_odometer(policy, depth)
     assert report.runs > 1000
 
 
-@pytest.mark.parametrize("variant", [PLAIN, LockstepVariant(lazy=True)], ids=["plain", "lazy"])
+@pytest.mark.parametrize(
+    "variant",
+    [PLAIN, LockstepVariant(lazy=True), LockstepVariant(reconfigure=True)],
+    ids=["plain", "lazy", "reconfigure"],
+)
 def test_runtime_on_asyncio_refines_the_model_on_random_interleavings(variant):
     """The same runtime on asyncio (SPEC §11.13): a small budget in CI, the machine on a
     virtual-time event loop (``properties/schedulers.py``)."""
@@ -196,13 +208,15 @@ def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path
         "lockstep-progress": LockstepVariant(progress=True),
         "lockstep-tasks": LockstepVariant(tasks=True),
         "lockstep-streams": LockstepVariant(streams=True),
+        "lockstep-reconfigure": LockstepVariant(reconfigure=True),
     }
     events = ["list_page(server='git.hub')"]
     for stage, variant in LOCKSTEP_VARIANTS.items():
         path = tmp_path / f"{stage}.json"
         path.write_text(replay_file(events, policy="frozen", variant=variant))
         assert LockstepVariant.from_json(json.loads(path.read_text())) == variant
-        if variant.lazy or variant.progress or variant.tasks:  # dormant; one page; one server
+        # dormant; one page; one server; other servers (a reconfiguration's)
+        if variant.lazy or variant.progress or variant.tasks or variant.reconfigure:
             with pytest.raises(ReplayMismatch, match="list_page is not allowed here"):
                 run_replay(path)
         else:

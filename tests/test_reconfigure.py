@@ -12,11 +12,21 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from mcp import StdioServerParameters
+from testservers.inproc import fs_server
 from wire import RELAY, SERVER, assert_cancelled_before_eof, call_id_of, sent, wire
 
-from mcpbind.impl import Host, HostClosed, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl import (
+    ConfigError,
+    Host,
+    HostClosed,
+    HostConfig,
+    NullRecorder,
+    ServerConfig,
+    SetServer,
+)
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model import texts
@@ -167,7 +177,12 @@ async def test_a_changed_servers_catalog_is_replaced_in_one_publication(tmp_path
     kinds = [kind for kind, _ in recorder.inputs]
     assert kinds.count("reconfigure") == 1
     fields = dict(recorder.inputs)["reconfigure"]
-    assert fields == {"added": [], "removed": [], "changed": ["c"]}
+    assert {k: fields[k] for k in ("added", "removed", "changed")} == {
+        "added": [],
+        "removed": [],
+        "changed": ["c"],
+    }
+    assert list(fields["server_options"]) == ["c"]  # what refinement needs of it
     log = methods(tmp_path, "c")
     assert openings(tmp_path, "c") == 2
     assert log.index("EOF") < len(log) - 1  # the old session closed, then the new one
@@ -285,6 +300,8 @@ async def test_a_replacement_that_cannot_start_removes_the_old_catalog_in_one_pu
             "disconnected",
             generation + 1,
         )
+        assert outcome.reason is not None
+        assert texts.REPLACED_CATALOG_REMOVED in outcome.reason  # not "stays installed"
         assert host.sample().specs == ()
         assert [(s.name, s.connected) for s in host.server_status()] == [("c", False)]
 
@@ -320,3 +337,38 @@ def test_the_reconfiguration_guide_example_runs_and_prints_what_the_guide_says(t
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == printed
+
+
+@attrs.frozen
+class Overlay:
+    """An MCP server contributor: adds ``extra`` to whatever servers it is given, or, once
+    ``broken`` is set, answers with an invalid action."""
+
+    id: str
+    extra: ServerConfig
+    broken: list[bool]
+
+    def actions(self, servers: Mapping[str, ServerConfig]) -> list[Any]:
+        return ["not an action"] if self.broken[0] else [SetServer("extra", self.extra)]
+
+
+async def test_reconfigure_reruns_the_server_contributors_and_an_invalid_one_changes_nothing():
+    """SPEC §11.11, §11.17: the host's MCP server contributors run on the new servers; a
+    contributor whose actions are invalid makes ``reconfigure`` raise ConfigError, and the
+    host runs what it ran."""
+    broken = [False]
+    overlay = Overlay("overlay", ServerConfig(target=fs_server(name="extra")), broken)
+    first = ServerConfig(target=fs_server())
+    config = HostConfig(servers={"fs": first}, contributors=(overlay,))
+    async with Host.open(config) as host:
+        assert [s.name for s in host.server_status()] == ["fs", "extra"]
+        second = ServerConfig(target=fs_server(name="fs2"))
+        report = await host.reconfigure(HostConfig(servers={"fs2": second}))
+        assert (report.added, report.removed, report.unchanged) == (("fs2",), ("fs",), ("extra",))
+        broken[0] = True
+        generation = host.sample().generation
+        with pytest.raises(ConfigError, match="overlay"):
+            await host.reconfigure(HostConfig(servers={"fs": first}))
+        assert [s.name for s in host.server_status()] == ["fs2", "extra"]
+        assert host.sample().generation == generation
+        assert host.server_provenance().servers.keys() == {"fs2", "extra"}

@@ -12,9 +12,16 @@ from typing import Any
 import pytest
 from cli_runner import mcpbind
 
+from mcpbind.model.bounds import describe, load_bound
+from mcpbind.model.explore import replay
 from mcpbind.model.refine import NotRefinable, refine
-from mcpbind.model.texts import DISCONNECTED, DUPLICATE_CALL_ID
-from mcpbind.model.trace import parse_trace
+from mcpbind.model.texts import (
+    DISCONNECTED,
+    DUPLICATE_CALL_ID,
+    RECONFIGURED_SENT,
+    REMOVED,
+)
+from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.properties.machines import run_replay
 
 
@@ -271,3 +278,116 @@ def test_a_call_ended_in_one_way_of_taking_a_field_is_not_reused_in_another():
     assert refined([*again[:-3], exact, *again[-3:]]) is None  # the model refuses it
     other = {**exact, "text": "call_id 'a' was already used"}
     assert refined([*again[:-3], other, *again[-3:]]) == ("INV-4", len(again) - 2)
+
+
+# --- a reconfiguration (SPEC §3.7, §14.1) --------------------------------------------------
+
+RECONFIGURED = [
+    {**HEADER, "policy": "frozen", "servers": ["s", "x"], "server_options": {"s": {}, "x": {}}},
+    {"kind": "sent", "server": "s", "method": "tools/list"},
+    {"kind": "sent", "server": "x", "method": "tools/list"},
+    {"kind": "list_done", "server": "s", "tools": ["t"]},
+    {"kind": "published", "generation": 1, "source": "mcp:s", "names": ["mcp__s__t"]},
+    {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 1},
+    {"kind": "list_done", "server": "x", "tools": ["u"]},
+    {"kind": "published", "generation": 2, "source": "mcp:x", "names": ["mcp__x__u"]},
+    {"kind": "refresh_outcome", "server": "x", "status": "installed", "generation": 2},
+    {"kind": "sample", "step": 0},
+    {"kind": "call", "step": 0, "call_id": "a", "name": "mcp__x__u"},
+    {"kind": "sent", "server": "x", "method": "tools/call", "call_id": "a", "detail": "u"},
+    # x removed (its call in flight cancelled, its catalog emptied), s replaced, y added
+    {"kind": "reconfigure", "added": ["y"], "removed": ["x"], "changed": ["s"]},
+    {
+        "kind": "result",
+        "call_id": "a",
+        "status": "cancelled",
+        "text": RECONFIGURED_SENT.format(how="removed", server="x"),
+    },
+    {"kind": "sent", "server": "x", "method": "notifications/cancelled", "call_id": "a"},
+    {"kind": "published", "generation": 3, "source": "mcp:x", "names": []},
+    {"kind": "sent", "server": "x", "method": "close"},
+    {"kind": "sent", "server": "s", "method": "close"},
+    {"kind": "sent", "server": "s", "method": "tools/list"},
+    {"kind": "sent", "server": "y", "method": "tools/list"},
+    # frozen: a call of the step pinned before waits for s's replacement, then goes to it
+    {"kind": "call", "step": 0, "call_id": "b", "name": "mcp__s__t"},
+    {"kind": "list_done", "server": "s", "tools": ["t", "w"]},
+    {"kind": "published", "generation": 4, "source": "mcp:s", "names": ["mcp__s__t", "mcp__s__w"]},
+    {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 4},
+    {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "b", "detail": "t"},
+    {"kind": "call_responded", "call_id": "b"},
+    {"kind": "result", "call_id": "b", "status": "ok"},
+    {"kind": "list_done", "server": "y", "tools": ["t"]},
+    {"kind": "published", "generation": 5, "source": "mcp:y", "names": ["mcp__y__t"]},
+    {"kind": "refresh_outcome", "server": "y", "status": "installed", "generation": 5},
+    # ... but not to the removed x: unavailable, nothing sent
+    {"kind": "call", "step": 0, "call_id": "c", "name": "mcp__x__u"},
+    {
+        "kind": "result",
+        "call_id": "c",
+        "status": "unavailable",
+        "text": REMOVED.format(name="mcp__x__u", server="x"),
+    },
+    {"kind": "close"},
+    {"kind": "sent", "server": "s", "method": "close"},
+    {"kind": "sent", "server": "y", "method": "close"},
+    END,
+]
+
+
+def edited(records: list[dict[str, Any]], line: int, **changes: Any) -> list[dict[str, Any]]:
+    """``records`` with the record on (1-based) ``line`` changed; ``None`` drops a field."""
+    record = {**records[line - 1], **changes}
+    return [*records[: line - 1], record, *records[line:]]
+
+
+def test_a_reconfiguration_refines_the_model_and_its_replay_holds():
+    """SPEC §3.7: the reconfigure record names the servers added, removed and changed; its
+    publications share one generation (INV-1); a changed server's listings after it are
+    its replacement's; the replay bound carries both, through describe and back."""
+    refinement = refine(parse_trace(lines(RECONFIGURED)))
+    assert refinement.violation is None
+    assert check_trace(parse_trace(lines(RECONFIGURED))) == []
+    assert refinement.bound is not None
+    bound = load_bound(describe(refinement.bound))
+    assert [(s.name, s.change) for s in bound.servers] == [
+        ("s", "changed"),
+        ("x", "removed"),
+        ("y", "added"),
+    ]
+    assert len(bound.servers[0].replacement[0][0]) == 2
+    assert replay(bound, refinement.events) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "changes", "expected"),
+    [
+        # the removal in a generation of its own: the monitors and refinement say INV-1
+        pytest.param(16, {"generation": 4}, "INV-1", id="removal-in-its-own-generation"),
+        # a call in flight on the removed server ends otherwise than cancelled (INV-16)
+        pytest.param(14, {"status": "failed"}, "INV-16", id="not-cancelled"),
+    ],
+)
+def test_a_reconfiguration_that_leaves_the_model_is_flagged(
+    line: int, changes: dict[str, Any], expected: str
+):
+    records = edited(RECONFIGURED, line, **changes)
+    assert expected in {v.invariant for v in check_trace(parse_trace(lines(records)))}
+    assert refined(records) is not None
+
+
+def test_nothing_may_reach_a_removed_server_after_its_close():
+    """INV-16: the monitors flag a message to a removed server after its session closed;
+    refinement blames the same id for a message the model never sends to an absent one."""
+    after_close = {"kind": "sent", "server": "x", "method": "tools/list"}
+    records = [*RECONFIGURED[:17], after_close, *RECONFIGURED[17:]]
+    found = check_trace(parse_trace(lines(records)))
+    assert [(v.invariant, v.line) for v in found if v.invariant == "INV-16"] == [("INV-16", 18)]
+    assert refined(records) == ("INV-16", 18)
+
+
+def test_a_second_reconfiguration_is_not_refined():
+    again = {"kind": "reconfigure", "added": [], "removed": [], "changed": ["y"]}
+    records = [*RECONFIGURED[:-5], again, *RECONFIGURED[-5:]]
+    with pytest.raises(NotRefinable, match="a second reconfigure"):
+        refine(parse_trace(lines(records)))

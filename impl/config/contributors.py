@@ -79,7 +79,8 @@ class McpServerContributor(Protocol):
 
     def actions(self, servers: Mapping[str, ServerConfig]) -> Sequence[SetServer | RemoveServer]:
         """Actions over ``servers`` (read-only: the configured servers after the actions of
-        the contributors before this one). Called once, at ``Host.open``."""
+        the contributors before this one). Called at ``Host.open``, and again on the new
+        servers at each ``Host.reconfigure`` (SPEC §11.17)."""
         ...
 
 

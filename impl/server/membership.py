@@ -125,11 +125,12 @@ class ServerMembership:
         """INV-15: the replacement's first listing ended. Installed or unchanged, its
         catalog replaced the old one in one publication; rejected (or lost before it
         ended), the old catalog is removed in one publication, and the outcome, reported
-        after it, carries that publication's generation."""
+        after it, carries the generation then current and says the old catalog was
+        removed (``texts.replacement_rejected``, SPEC §5.6)."""
         self._replacing = False
         if outcome.status != "rejected" or outcome.kind in ("closed", "reconfigured"):
             return outcome
-        published = self._context.publisher.publish(self.source, ())
-        if published is None:  # the old catalog was empty: nothing to remove
-            return outcome
-        return attrs.evolve(outcome, generation=published.generation)
+        self._context.publisher.publish(self.source, ())  # nothing when already empty
+        generation = self._context.publisher.state.generation
+        reason = None if outcome.reason is None else texts.replacement_rejected(outcome.reason)
+        return attrs.evolve(outcome, generation=generation, reason=reason)
