@@ -19,6 +19,8 @@ from .config.contributors import (
     McpServerContributor,
     RemoveServer,
     SetServer,
+    StepContext,
+    StepMcpServerContributor,
     ToolContributor,
     TurnContext,
     TurnInputContributor,
@@ -77,6 +79,7 @@ from .errors import (
 from .host import Host, HostStatistics, ServerStatus
 from .reconfigure import ReconfigureReport, ServerChange
 from .seams import Seams
+from .server.health import ServerState
 from .server.runtime import ServerStatistics
 from .values import (
     ElicitationAnswer,
@@ -160,10 +163,13 @@ __all__ = [
     "ServerError",
     "ServerProvenance",
     "ServerStartupError",
+    "ServerState",
     "ServerStatistics",
     "ServerStatus",
     "SetServer",
     "StdioTarget",
+    "StepContext",
+    "StepMcpServerContributor",
     "StepSnapshot",
     "TokenStore",
     "ToolConfig",

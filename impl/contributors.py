@@ -57,6 +57,7 @@ __all__ = [
     "ServerProvenance",
     "ToolContributors",
     "TurnInput",
+    "apply_actions",
     "apply_overlays",
     "ext_bindings",
     "local_binding",
@@ -212,39 +213,52 @@ def apply_overlays(
     decided: dict[str, OverlayRecord] = {}
     for contributor in contributors:
         actions = contributor.actions(MappingProxyType(dict(servers)))
-        if isinstance(actions, str | bytes | Mapping) or not isinstance(actions, Sequence):
-            raise ConfigError(
-                f"contributor {contributor.id!r}: actions() must return a sequence of "
-                f"SetServer/RemoveServer, got {type(actions).__name__}"
-            )
-        for action in actions:
-            if not isinstance(action, SetServer | RemoveServer):
-                raise ConfigError(
-                    f"contributor {contributor.id!r}: expected SetServer or RemoveServer, "
-                    f"got {action!r}"
-                )
-            if not isinstance(action.name, str) or not action.name:
-                raise ConfigError(
-                    f"contributor {contributor.id!r}: server names must be non-empty strings, "
-                    f"got {action.name!r}"
-                )
-            if isinstance(action, SetServer):
-                if not isinstance(action.config, ServerConfig):
-                    raise ConfigError(
-                        f"contributor {contributor.id!r}: server {action.name!r}: expected a "
-                        f"ServerConfig, got {action.config!r}"
-                    )
-                servers[action.name] = action.config
-            else:
-                servers.pop(action.name, None)
-            record = OverlayRecord(len(records), contributor.id, action)
-            records.append(record)
-            decided[action.name] = record
+        apply_actions(contributor.id, actions, servers, records, decided)
     return ServerProvenance(
         servers=MappingProxyType(servers),
         actions=tuple(records),
         decided_by=MappingProxyType(decided),
     )
+
+
+def apply_actions(
+    contributor: str,
+    actions: object,
+    servers: dict[str, ServerConfig],
+    records: list[OverlayRecord],
+    decided: dict[str, OverlayRecord],
+) -> None:
+    """Check one contributor's ``actions`` and apply them to ``servers`` in order (the
+    later action wins for one name), recording each. Raises :class:`ConfigError` naming
+    the contributor before anything is applied when one is not an action."""
+    if isinstance(actions, str | bytes | Mapping) or not isinstance(actions, Sequence):
+        raise ConfigError(
+            f"contributor {contributor!r}: actions() must return a sequence of "
+            f"SetServer/RemoveServer, got {type(actions).__name__}"
+        )
+    for action in actions:
+        if not isinstance(action, SetServer | RemoveServer):
+            raise ConfigError(
+                f"contributor {contributor!r}: expected SetServer or RemoveServer, got {action!r}"
+            )
+        if not isinstance(action.name, str) or not action.name:
+            raise ConfigError(
+                f"contributor {contributor!r}: server names must be non-empty strings, "
+                f"got {action.name!r}"
+            )
+        if isinstance(action, SetServer) and not isinstance(action.config, ServerConfig):
+            raise ConfigError(
+                f"contributor {contributor!r}: server {action.name!r}: expected a "
+                f"ServerConfig, got {action.config!r}"
+            )
+    for action in actions:
+        if isinstance(action, SetServer):
+            servers[action.name] = action.config
+        else:
+            servers.pop(action.name, None)
+        record = OverlayRecord(len(records), contributor, action)
+        records.append(record)
+        decided[action.name] = record
 
 
 # --- turn-item contributors ---------------------------------------------------------------

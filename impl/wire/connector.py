@@ -106,7 +106,9 @@ class McpConnector(Connector):
         stdout_lines: AbstractContextManager[None] = nullcontext()
         http: HttpStatus | None = None
         if isinstance(target, str):
-            http = HttpStatus(url=target.rstrip("/"), secrets=tuple(config.headers.values()))
+            http = HttpStatus(
+                url=target.rstrip("/"), secrets=tuple(config.headers.values()), on_idle=on_stream
+            )
             auth = None if self.authorizer is None else self.authorizer.auth(server, config)
             target = http_transport(target, config, http, auth)
         elif isinstance(target, StdioTarget | StdioServerParameters):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,12 +23,14 @@ from mcpbind.model import texts
 
 from ..config.server import ServerConfig
 from ..errors import AuthorizationError, CredentialsRequired, HttpStatusError, describe
+from .seam import StreamEvent
 
 __all__ = [
     "HTTP_READ_MARGIN",
     "HTTP_READ_TIMEOUT",
     "HTTP_STAND_IN",
     "SESSION_HEADER",
+    "SESSION_REFUSED",
     "HttpStatus",
     "body_text",
     "expired_session",
@@ -104,13 +106,23 @@ def expired_session(status: int, had_session: bool, said: str | None) -> bool:
     transport (2025-11-25 basic/transports, "Session Management"): a server that
     terminated a session MUST answer requests with its id with HTTP 404, and a client
     that receives 404 for a request with a session id MUST start a new session. Some
-    servers answer 400 instead (server-everything: "No valid session ID provided"): a 400
-    counts only when its text names the session."""
+    servers answer 400 instead (server-everything 2026.8.31 answers a request whose
+    session it does not know with HTTP 400, ``application/json``, the JSON-RPC error
+    ``-32000`` "Bad Request: No valid session ID provided"): a 400 counts only when its
+    text says that the session is not valid, unknown, expired or not found
+    (:data:`SESSION_REFUSED`), not merely when it names a session."""
     if not had_session:
         return False
     if status == 404:
         return True
-    return status == 400 and said is not None and "session" in said.lower()
+    return status == 400 and said is not None and SESSION_REFUSED.search(said) is not None
+
+
+SESSION_REFUSED = re.compile(
+    r"(?i)\b(?:no valid|not a valid|invalid|unknown|expired)\s+session\b"
+    r"|\bsession(?:\s+id)?\s+(?:not found|expired|unknown|is invalid|is not valid)\b"
+)
+"""The text of a 400 that refuses a request for its session (:func:`expired_session`)."""
 
 
 @attrs.define
@@ -132,10 +144,31 @@ class HttpStatus:
     expired: bool = False
     """The last failed answer said the server no longer knows the session
     (:func:`expired_session`, SPEC §8.13)."""
+    on_idle: Callable[[StreamEvent], None] | None = None
+    """Hears what the session's notification stream (its ``GET``) found while the host
+    was idle (SPEC §11.18): ``unreachable``, ``expired``, then ``reachable`` once an
+    answer came again."""
+    faulted: bool = False
+    """``on_idle`` was told ``unreachable`` or ``expired`` and not ``reachable`` since."""
+
+    def _idle(self, event: StreamEvent) -> None:
+        self.faulted = event != "reachable"
+        if self.on_idle is not None:
+            self.on_idle(event)
+
+    def on_unreachable(self, request: Any) -> None:
+        """SPEC §11.18: a request could not even connect. The notification stream's
+        ``GET`` of an open session is retried by the SDK while idle: when it finds
+        nothing listening, the server is down (a refusal by a live server is a status,
+        never a connection failure)."""
+        if request.method == "GET" and SESSION_HEADER in request.headers:
+            self._idle("unreachable")
 
     async def on_response(self, response: Any) -> None:
         if self.url is not None and str(response.request.url).rstrip("/") != self.url:
             return
+        if response.status_code < 400 and self.faulted:
+            self._idle("reachable")
         if response.status_code >= 400:
             refused = is_refusal(response)
             said = None if refused else await self._text(response)
@@ -145,6 +178,8 @@ class HttpStatus:
             self.refused, self.said = refused, said
             had_session = SESSION_HEADER in response.request.headers
             self.expired = expired_session(response.status_code, had_session, said)
+            if self.expired and response.request.method == "GET":
+                self._idle("expired")  # SPEC §11.18: the stream's session was refused
 
     async def _text(self, response: Any) -> str | None:
         """What the server said in a failed answer, read once (the transport reads the
@@ -237,10 +272,37 @@ async def http_transport(
 
     timeout = httpx2.Timeout(30.0, read=http_read_timeout(config))
     hooks = {"response": [http.on_response]}
+    transport = _watched_transport(http)
     async with (
         httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=timeout, event_hooks=hooks, auth=auth
+            headers=dict(config.headers),
+            timeout=timeout,
+            event_hooks=hooks,
+            auth=auth,
+            transport=transport,
         ) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
+
+
+def _watched_transport(http: HttpStatus) -> Any:
+    """The SDK client's usual HTTP transport, its connection failures told to
+    :meth:`HttpStatus.on_unreachable` (an event hook sees answers only)."""
+    import httpx2  # noqa: PLC0415 - the SDK's HTTP client, only for URL servers
+
+    class Watched(httpx2.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            try:
+                return await self._inner.handle_async_request(request)
+            except httpx2.ConnectError:
+                http.on_unreachable(request)
+                raise
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return Watched()

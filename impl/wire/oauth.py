@@ -265,6 +265,22 @@ class Authorizer:
         auth = self._auths.get(server)
         return "not_logged_in" if auth is not None and auth.asked else "none"
 
+    async def reload(self, server: str, config: ServerConfig) -> bool:
+        """SPEC §11.18: read ``server``'s record from the store again (a login in another
+        process, ``mcpbind login``, wrote it) and, when it holds tokens, make the server's
+        next connection start from it: a new auth, whose provider loads the record. The
+        current session, if any, keeps its auth. True when tokens are stored; False too
+        when OAuth does not apply to the server."""
+        if self.auth(server, config) is None:
+            return False
+        storage = self.storage(server, config)
+        storage.loaded, storage.record = False, None
+        record = await storage.current()
+        if record.tokens is None:
+            return False
+        self._auths.pop(server, None)
+        return True
+
     async def logout(self, server: str, config: ServerConfig) -> bool:
         """Forget ``server``'s credentials; False when none were stored."""
         storage = self.storage(server, config)

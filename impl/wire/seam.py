@@ -54,12 +54,16 @@ class OnWireProgress(Protocol):
 OnStderr = Callable[[str], None]
 """Receives each line a stdio server writes to its stderr."""
 
-StreamEvent = Literal["ended", "relistened", "unheard"]
+StreamEvent = Literal["ended", "relistened", "unheard", "unreachable", "expired", "reachable"]
 """What became of a session's ``list_changed`` stream (2026-07-28 ``subscriptions/listen``,
 SPEC §5.1): ``ended`` — the server ended it gracefully, the connection listens again;
 ``relistened`` — a new stream was acknowledged after an end (what it missed must be
 read again); ``unheard`` — the server will deliver no ``list_changed`` on this session
-(its acknowledged filter leaves it out, or it does not serve ``subscriptions/listen``)."""
+(its acknowledged filter leaves it out, or it does not serve ``subscriptions/listen``).
+A handshake-era HTTP session's notification stream (its ``GET``) says what it found
+while idle (SPEC §11.18): ``unreachable`` — it could not reconnect, nothing listens at
+the server's address; ``expired`` — the server refused its session id (§8.13);
+``reachable`` — an answer came again after one of those."""
 OnStream = Callable[[StreamEvent], None]
 """Receives each :data:`StreamEvent` of a session, synchronously."""
 
