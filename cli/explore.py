@@ -178,11 +178,11 @@ def _print_human(result: dict[str, Any], show_all: bool = False) -> None:
         f"{title}: {result['states']} states, {result['transitions']} transitions, "
         f"depth {result['depth']}, {result['seconds']:.1f} s"
     )
-    print(f"  {'part':<10} {'policy':<11} {'states':>9} {'transitions':>12} {'depth':>6} {'s':>7}")
+    print(f"  {'part':<11} {'policy':<11} {'states':>9} {'transitions':>12} {'depth':>6} {'s':>7}")
     for run in result["runs"]:
         note = "" if run["complete"] else "  (cut short)"
         print(
-            f"  {run['part']:<10} {run['policy']:<11} {run['states']:>9} "
+            f"  {run['part']:<11} {run['policy']:<11} {run['states']:>9} "
             f"{run['transitions']:>12} {run['depth']:>6} {run['seconds']:>7.1f}{note}"
         )
     if not result["violations"]:

@@ -110,7 +110,6 @@ PROMPT = re.compile(r"\[[a-z/]+\]: ")
 """An approval prompt (``choice [y/s/a/n/c]: ``); what follows it in a transcript is the
 answer typed."""
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TIMINGS = (
     (re.compile(r"Wall time: [0-9.]+ seconds"), "Wall time: <t> seconds"),
     (re.compile(r"\b[0-9]+(\.[0-9]+)? s\b"), "<t> s"),
@@ -125,17 +124,55 @@ def answers(expected: str) -> list[str]:
     ]
 
 
+CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
+
+
 def screen(raw: str) -> str:
     """What a terminal shows of ``raw``: colours dropped, a line rewritten after ``\\r``
-    shows its last version, trailing blanks dropped."""
-    lines = []
-    for line in ANSI.sub("", raw).replace("\r\n", "\n").split("\n"):
-        lines.append(line.rsplit("\r", 1)[-1].rstrip())
-    return "\n".join(lines).strip("\n")
+    shows its last version, a cursor moved up (``ESC[nA``) and a line erased (``ESC[2K``,
+    ``ESC[K``) as a terminal does them (how a transient progress bar disappears), trailing
+    blanks dropped."""
+    lines: list[str] = [""]
+    row = col = 0
+    i = 0
+    text = raw.replace("\r\n", "\n")
+    while i < len(text):
+        m = CSI.match(text, i)
+        if m:
+            arg, op = m.groups()
+            if op == "A":
+                row = max(0, row - int(arg or "1"))
+            elif op == "K":
+                lines[row] = lines[row][:col] if arg in {"", "0"} else ""
+            i = m.end()
+            continue
+        ch = text[i]
+        i += 1
+        if ch == "\n":
+            row += 1
+            col = 0
+            if row == len(lines):
+                lines.append("")
+        elif ch == "\r":
+            col = 0
+        elif ch == "\x1b":
+            continue
+        else:
+            line = lines[row]
+            lines[row] = line[:col] + ch + line[col + 1 :]
+            col += 1
+    kept = [line.rstrip() for line in lines]
+    return "\n".join(kept).strip("\n")
+
+
+STARTING = re.compile(r"^mcpbind: still starting: ")
+"""The notice ``catalog`` and ``call`` print on a terminal while servers start (after 1 s,
+then every 5 s): whether it shows depends on how fast the servers start, as timings do."""
 
 
 def masked(text: str) -> str:
-    text = "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+    lines = (line.rstrip() for line in text.splitlines() if not STARTING.match(line))
+    text = "\n".join(lines).strip("\n")
     for pattern, stand_in in TIMINGS:
         text = pattern.sub(stand_in, text)
     return text

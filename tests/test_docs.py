@@ -9,6 +9,7 @@ example is typed.
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import fcntl
 import itertools
@@ -203,7 +204,8 @@ def test_masking_hides_timings_and_nothing_else():
 
 @pytest.mark.parametrize("block", PYTHON, ids=[b.where for b in PYTHON])
 def test_every_python_block_compiles(block):
-    compile(block.body, block.where, "exec")
+    # Snippets run inside a host's async function: top-level ``await`` is allowed.
+    compile(block.body, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 
 
 @pytest.mark.slow
