@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import subprocess
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -319,24 +318,6 @@ async def test_each_reconfiguration_mutant_fails_its_real_server_scenario(tmp_pa
     assert set(KILLED_BY) == {m.name for m in RECONFIGURE_MUTANTS}
     with pytest.raises(AssertionError):
         await KILLED_BY[mutant.name](tmp_path, seams=mutant.seams)
-
-
-GUIDE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "library" / "reconfiguration.md"
-
-
-def test_the_reconfiguration_guide_example_runs_and_prints_what_the_guide_says(tmp_path):
-    """The library guide's example (docs/library/reconfiguration.md), run as written: its
-    output is the one the guide shows."""
-    text = GUIDE.read_text(encoding="utf-8")
-    example = text.split("## A runnable example")[1].split("```python\n")[1].split("```")[0]
-    printed = text.split("It prints:\n\n```text\n")[1].split("```")[0]
-    script = tmp_path / "example.py"
-    script.write_text(example, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == printed
 
 
 @attrs.frozen

@@ -4,8 +4,8 @@ and the refused call is sent once more, never twice (SPEC §8.13, INV-14; issue 
 from __future__ import annotations
 
 import pytest
-from recorders import Inputs
 from testservers.processes import free_port, start_http_server, stop, wait_listening
+from testservers.recorders import Inputs
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.wire.http import expired_session

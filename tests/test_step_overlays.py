@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from mcp import StdioServerParameters
-from recorders import Inputs
 from testservers.processes import SERVER
+from testservers.recorders import Inputs
 
 from mcpbind.impl import (
     Host,

@@ -4,8 +4,8 @@ is read (SPEC §5.1, LIVE-3); a server that serves none says so (issue 27)."""
 from __future__ import annotations
 
 import anyio
-from recorders import Inputs
 from testservers.inproc import deaf_server, streams_server
+from testservers.recorders import Inputs
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.wire.connection import relisten_delay

@@ -18,30 +18,17 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import anyio.abc
 import httpx2
 from processes import free_port, stop, wait_listening  # this script's folder is on sys.path
+from recorders import Inputs
 
-from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl import Host, HostConfig, ServerConfig
 
 ECHO = "mcp__everything__echo"
-
-
-class Seen(NullRecorder):
-    """The host's inputs and the methods it sends, in order."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def event(self, kind: Any, fields: Mapping[str, Any]) -> None:
-        self.seen.append(kind)
-
-    def sent(self, server: str, method: str, detail: str, call_id: str | None = None) -> None:
-        self.seen.append(method)
 
 
 async def start(node: str, entry: str, port: int) -> anyio.abc.Process:
@@ -77,7 +64,7 @@ async def main(node: str, entry: str) -> dict[str, Any]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     process = await start(node, entry, port)
-    seen = Seen()
+    seen = Inputs()
     report: dict[str, Any] = {}
     try:
         server = ServerConfig(target=url, required=True)

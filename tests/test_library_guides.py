@@ -1,5 +1,5 @@
-"""The library guide docs/library/host-lifetime.md (SPEC §11.18, §11.19): its runnable
-example, run as written, prints what the guide says it prints."""
+"""The library guides (docs/library/reconfiguration.md, SPEC §11.17; host-lifetime.md,
+§11.18-§11.19): each runnable example, run as written, prints what its guide says."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ import pathlib
 import subprocess
 import sys
 
-GUIDE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "library" / "host-lifetime.md"
+import pytest
+
+LIBRARY = pathlib.Path(__file__).resolve().parent.parent / "docs" / "library"
 
 
-def test_the_host_lifetime_guide_example_runs_and_prints_what_the_guide_says(tmp_path):
-    text = GUIDE.read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", ["reconfiguration.md", "host-lifetime.md"])
+def test_a_library_guide_example_runs_and_prints_what_the_guide_says(page, tmp_path):
+    text = (LIBRARY / page).read_text(encoding="utf-8")
     example = text.split("## A runnable example")[1].split("```python\n")[1].split("```")[0]
     printed = text.split("It prints:\n\n```text\n")[1].split("```")[0]
     script = tmp_path / "example.py"
