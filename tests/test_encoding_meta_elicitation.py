@@ -93,7 +93,21 @@ def media_server() -> MCPServer:
         await anyio.sleep(seconds)
         return answer.action
 
-    _ = (picture, echo, meta, confirm, whoami, confirm_then_work)
+    @server.tool(description="Issues matching a query (a list: one text block per item)")
+    async def found(query: str) -> list[str]:
+        return [f"{query} fails", f"{query} is slow"]
+
+    @server.tool(description="A list and, beside it, a note of its own")
+    async def annotated() -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[
+                types.TextContent(type="text", text="1"),
+                types.TextContent(type="text", text="see also 2"),
+            ],
+            structured_content={"result": [1, 2]},
+        )
+
+    _ = (picture, echo, meta, confirm, whoami, confirm_then_work, found, annotated)
     return server
 
 
@@ -119,6 +133,19 @@ async def test_an_image_becomes_an_item_for_an_image_capable_model_and_a_note_ot
     assert body == f"a cat\n{attached}\n{audio_note}"  # audio stays a note
     assert plain.items == ()
     assert plain.output.split("\n", 1)[1] == f"a cat\n{note}\n{audio_note}"
+
+
+async def test_a_returned_list_reaches_the_model_once_as_its_structured_content():
+    """SPEC §8.8: MCPServer's one text block per item of a returned list is only the
+    fallback of ``{"result": [...]}``; a block that is not one of the items is kept."""
+    async with Host.open(HostConfig(servers={"m": media()})) as host:
+        step = host.sample()
+        listed = await host.call(step, "c1", "mcp__m__found", {"query": "login"})
+        other = await host.call(step, "c2", "mcp__m__annotated", {})
+
+    assert listed.status == "ok"
+    assert listed.output.split("\n", 1)[1] == '{"result":["login fails","login is slow"]}'
+    assert other.output.split("\n", 1)[1] == '{"result":[1,2]}\n1\nsee also 2'
 
 
 # --- limits (SPEC §11.5) -----------------------------------------------------------------

@@ -164,6 +164,20 @@ def _serialises(block: Any, structured: Any) -> bool:
     return any(parsed == candidate for candidate in candidates)
 
 
+def _lists_each_item(content: Any, structured: Any) -> bool:
+    """SPEC §8.8: ``MCPServer`` answers a returned list as ``{"result": [...]}`` and one
+    text block per item: when the content is exactly those blocks, in order, it is only
+    the fallback of the structured content."""
+    if not isinstance(structured, Mapping) or len(structured) != 1:
+        return False
+    (value,) = structured.values()
+    if not isinstance(value, list) or not value or not isinstance(content, list):
+        return False
+    if len(content) != len(value):
+        return False
+    return all(_serialises(block, {"": item}) for block, item in zip(content, value, strict=True))
+
+
 def _block(block: Any, items: list[ContentItem] | None) -> str:
     if not isinstance(block, Mapping):
         return "[unreadable content block]"
@@ -246,6 +260,8 @@ def encode_result(
     if structured is not None:
         # The structured content, and every block that is not merely its JSON: other text,
         # every image (as an item or a note), resource links.
+        if _lists_each_item(content, structured):
+            content = []
         rest = (_block(b, items) for b in content if not _serialises(b, structured))
         body = "\n".join((_COMPACT(without_media(structured)), *rest))
     else:
