@@ -30,6 +30,12 @@ from mcpbind.impl import (
     response_from_redirect,
 )
 
+# Two hosts, two logins and a refused first attempt on one authorization server: the SDK
+# leaves the async generators of response streams it stopped reading to be collected
+# unexhausted, on trio (ResourceWarnings; as in test_oauth.py and tests/backends.py's
+# TRANSPORTS_WITH_PROGRESS); seen once in a fresh-clone CI run.
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
 HOUR = 3600.0
 WHOAMI = "mcp__notes__whoami"
 
