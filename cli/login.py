@@ -34,6 +34,7 @@ from mcpbind.impl import (
     response_from_redirect,
 )
 from mcpbind.impl.wire.oauth import Authorizer
+from mcpbind.model import texts
 
 from .hosting import add_config_option, load_config
 
@@ -135,7 +136,7 @@ async def _login(config: HostConfig, server: str, *, browser: bool, timeout: flo
         with anyio.move_on_after(timeout) as waited:
             target = await callback.receive()
         if waited.cancelled_caught:
-            why = f"no answer from the browser within {timeout:g} seconds"
+            why = f"no answer from the browser within {texts.seconds(timeout)}"
             raise AuthorizationFailed(server, why)
         return response_from_redirect(server, target)
 

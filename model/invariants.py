@@ -552,7 +552,7 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
         if isinstance(event, Cancel | Reconfigure) and out.status == "cancelled":
             continue  # the host's cancel; a reconfiguration as INV-16 says
         if isinstance(event, Timeout) and out.status == "timed_out":
-            seconds = f"{bound.server(server).tool_timeout_sec:g}"
+            seconds = texts.seconds(bound.server(server).tool_timeout_sec)
             if out.text != texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server):
                 return f"{out.call_id} timed out waiting for {server} as {out.text!r}"
             continue

@@ -1253,12 +1253,12 @@ class Rules:
         assert record.binding is not None
         assert record.binding.server
         server = record.binding.server
-        seconds = f"{state.bound.server(server).tool_timeout_sec:g}"
+        seconds = texts.seconds(state.bound.server(server).tool_timeout_sec)
         spec = state.bound.server(server)
         if record.phase == "starting":
             text = texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
         elif event.cap:
-            text = texts.TIMED_OUT_CAP.format(seconds=f"{spec.tool_max_sec:g}")
+            text = texts.TIMED_OUT_CAP.format(seconds=texts.seconds(spec.tool_max_sec))
         elif record.phase in ("sent", "task") and spec.idle_timeout:
             text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
         elif record.phase == "retrying":

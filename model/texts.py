@@ -13,6 +13,7 @@ __all__ = [
     "ExclusionKind",
     "OutcomeStatus",
     "RejectKind",
+    "seconds",
 ]
 
 CallStatus = Literal[
@@ -93,9 +94,16 @@ CANCELLED: Final = "call cancelled by the host"
 MALFORMED_RESULT: Final = (
     "server {server!r} answered tools/call for {tool!r} with a malformed result: {problem}"
 )
-TIMED_OUT: Final = "call timed out after {seconds} seconds; the server was told to cancel it"
+
+
+def seconds(value: float) -> str:
+    """A duration as the texts say it: ``1 second``, ``0.5 seconds``, ``300 seconds``."""
+    return f"{value:g} second" if value == 1 else f"{value:g} seconds"
+
+
+TIMED_OUT: Final = "call timed out after {seconds}; the server was told to cancel it"
 TIMED_OUT_QUEUED: Final = (
-    "call timed out after {seconds} seconds while waiting for the exclusive lane; nothing was sent"
+    "call timed out after {seconds} while waiting for the exclusive lane; nothing was sent"
 )
 CLOSED_SENT: Final = (
     "call cancelled: the host closed while it was in flight; the server was told to cancel it"
@@ -106,14 +114,14 @@ REJECTED_AGAIN: Final = (
     "(code -32020: the Mcp-Param-* headers do not match the arguments); the tool did not run"
 )
 TIMED_OUT_IDLE: Final = (
-    "call timed out: no progress for {seconds} seconds; the server was told to cancel it"
+    "call timed out: no progress for {seconds}; the server was told to cancel it"
 )
 TIMED_OUT_CAP: Final = (
-    "call timed out after {seconds} seconds in all (max_sec), though it kept reporting "
+    "call timed out after {seconds} in all (max_sec), though it kept reporting "
     "progress; the server was told to cancel it"
 )
 TIMED_OUT_RETRYING: Final = (
-    "call timed out after {seconds} seconds while waiting to send it again: server "
+    "call timed out after {seconds} while waiting to send it again: server "
     "{server!r} rejected it unrun (code -32020) and its catalog is being refreshed; "
     "the tool did not run"
 )
@@ -126,7 +134,7 @@ EXPIRED_AGAIN: Final = (
     "(HTTP 404: the server did not know the session); the tool did not run"
 )
 TIMED_OUT_EXPIRED: Final = (
-    "call timed out after {seconds} seconds while waiting to send it again: server "
+    "call timed out after {seconds} while waiting to send it again: server "
     "{server!r} no longer knew the session (HTTP 404) and its catalog is being listed on "
     "a new one; the tool did not run"
 )
@@ -177,8 +185,7 @@ RECONFIGURED_RETRYING: Final = (
 )
 """``how`` of the three ``RECONFIGURED_*`` texts: ``removed`` or ``replaced``."""
 TIMED_OUT_STARTING: Final = (
-    "call timed out after {seconds} seconds while waiting for server {server!r} to start; "
-    "nothing was sent"
+    "call timed out after {seconds} while waiting for server {server!r} to start; nothing was sent"
 )
 
 # --- parts of an encoded server answer (SPEC §8.8, §11.5) --------------------------------

@@ -343,7 +343,7 @@ async def test_after_the_question_the_call_has_only_the_time_it_had_left(
         took = anyio.current_time() - started
     assert result.status == status, result.output
     if status == "timed_out":
-        assert result.output == texts.TIMED_OUT.format(seconds="1")
+        assert result.output == texts.TIMED_OUT.format(seconds="1 second")
         assert 6.0 <= took < 6.5  # 5 s asked (paused) + what was left of 1 s
 
 

@@ -329,7 +329,7 @@ async def test_a_call_whose_deadline_passes_while_a_lazy_server_starts_times_out
         result = await host.call(host.sample(), "c1", "mcp__s__read", {})
         counting.gate.set()
     assert result.status == "timed_out"
-    assert result.output == texts.TIMED_OUT_STARTING.format(seconds="5", server="s")
+    assert result.output == texts.TIMED_OUT_STARTING.format(seconds="5 seconds", server="s")
     assert counting.calls == []
 
 

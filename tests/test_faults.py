@@ -88,7 +88,7 @@ async def test_a_server_that_never_answers_times_out_and_the_host_stays_responsi
             assert other.status == "ok"
             assert anyio.current_time() - started < 0.5
         assert results["hang"].status == "timed_out"
-        assert results["hang"].output == texts.TIMED_OUT.format(seconds="1")
+        assert results["hang"].output == texts.TIMED_OUT.format(seconds="1 second")
 
 
 async def test_an_optional_server_that_fails_to_start_joins_later_with_backoff(tmp_path):

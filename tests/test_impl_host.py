@@ -138,7 +138,7 @@ async def test_timeout_ends_the_call_timed_out_and_cancels_it_at_the_server():
     async with Host.open(config(fs=server)) as host:
         result = await host.call(host.sample(), "c1", "mcp__fs__slow", {"tag": "late"})
     assert result.status == "timed_out"
-    assert result.output == texts.TIMED_OUT.format(seconds="0.2")
+    assert result.output == texts.TIMED_OUT.format(seconds="0.2 seconds")
     assert probe.cancelled == ["late"]
 
 
@@ -366,8 +366,8 @@ async def test_a_queued_exclusive_call_can_be_cancelled_or_time_out_without_bein
         assert results["queued1"].status == "cancelled"
         assert results["queued2"].status == "timed_out"
         assert results["queued2"].output in (
-            texts.TIMED_OUT_QUEUED.format(seconds="0.5"),
-            texts.TIMED_OUT.format(seconds="0.5"),
+            texts.TIMED_OUT_QUEUED.format(seconds="0.5 seconds"),
+            texts.TIMED_OUT.format(seconds="0.5 seconds"),
         )
         assert "slow:q1" not in probe.calls
         assert results["holder"].status == "timed_out"

@@ -363,7 +363,9 @@ def test_timeout_of_a_queued_call_sends_nothing():
     b, prefix = installed()
     calls = [Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search")]
     _, outputs = run(b, *prefix, *calls, Timeout("c2"))
-    assert outputs == [Result("c2", "timed_out", texts.TIMED_OUT_QUEUED.format(seconds="300"))]
+    assert outputs == [
+        Result("c2", "timed_out", texts.TIMED_OUT_QUEUED.format(seconds="300 seconds"))
+    ]
 
 
 def test_reused_call_id_is_refused_and_changes_nothing():
@@ -511,7 +513,7 @@ def test_a_call_waiting_for_a_start_fails_if_the_connection_is_lost_and_times_ou
     assert state.servers[0].start is None
     assert Reconnect("fs") in enabled(state)
     _, outputs = run(b, *prefix, Timeout("c1"))
-    text = texts.TIMED_OUT_STARTING.format(seconds="300", server="fs")
+    text = texts.TIMED_OUT_STARTING.format(seconds="300 seconds", server="fs")
     assert outputs == [Result("c1", "timed_out", text)]
     _, outputs = run(b, *prefix, Cancel("c1"))
     assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
@@ -562,7 +564,7 @@ def test_a_second_rejection_fails_the_call_and_a_waiting_retry_owes_no_cancellat
     _, outputs = run(b, *IN_FLIGHT, CallRejected("c1"), Timeout("c1"))
     (result,) = outputs
     assert isinstance(result, Result)
-    assert result.text == texts.TIMED_OUT_RETRYING.format(seconds="300", server="fs")
+    assert result.text == texts.TIMED_OUT_RETRYING.format(seconds="300 seconds", server="fs")
 
 
 # --- SPEC §5.7, LIVE-3: a list_changed stream the server ends ----------------------------
@@ -660,7 +662,7 @@ def test_a_call_refused_for_an_expired_session_is_sent_once_more_after_the_new_l
 def test_a_call_waiting_after_an_expiry_times_out_or_closes_saying_so():
     b = bound(EXPIRING)
     _, outputs = run(b, *TWO_IN_FLIGHT, SessionExpired("c1"), Timeout("c1"))
-    text = texts.TIMED_OUT_EXPIRED.format(seconds="300", server="fs")
+    text = texts.TIMED_OUT_EXPIRED.format(seconds="300 seconds", server="fs")
     assert outputs == [Result("c1", "timed_out", text)]  # nothing of it is in flight
     _, outputs = run(b, *TWO_IN_FLIGHT, SessionExpired("c1"), Close())
     assert Result("c1", "cancelled", texts.CLOSED_EXPIRED) in outputs
@@ -694,14 +696,16 @@ def test_progress_re_arms_an_idle_timeout_until_the_cap_is_the_only_deadline():
     assert Timeout("c1", cap=True) in enabled(state)
     _, outputs = run(b, *IN_FLIGHT, CallProgress("c1"), CallProgress("c1"), Timeout("c1", cap=True))
     assert outputs == [
-        Result("c1", "timed_out", texts.TIMED_OUT_CAP.format(seconds="3600")),
+        Result("c1", "timed_out", texts.TIMED_OUT_CAP.format(seconds="3600 seconds")),
         Sent("fs", "notifications/cancelled", "c1"),
     ]
 
 
 def test_an_idle_timeout_says_no_progress_came_and_a_plain_server_has_no_progress_event():
     _, outputs = run(bound(IDLE), *IN_FLIGHT, Timeout("c1"))
-    assert outputs[0] == Result("c1", "timed_out", texts.TIMED_OUT_IDLE.format(seconds="60"))
+    assert outputs[0] == Result(
+        "c1", "timed_out", texts.TIMED_OUT_IDLE.format(seconds="60 seconds")
+    )
     state, _ = run(bound(WRITER), *IN_FLIGHT)
     assert CallProgress("c1") not in enabled(state)
 
@@ -859,3 +863,14 @@ def test_every_event_type_has_one_effect_and_a_mutant_that_overrides_it_is_appli
     assert [type(o) for o in denied.outputs] == [Result]
     sent = mutant("deny_sends").apply(state, Deny("c1"))
     assert sent.outputs == (Sent("fs", "tools/call", "search"),)
+
+
+def test_a_duration_of_one_second_is_said_in_the_singular():
+    """Issue 28: "timed out after 1 seconds" (SPEC §8.7, ``texts.seconds``)."""
+    assert texts.seconds(1) == "1 second"
+    assert texts.seconds(1.0) == "1 second"
+    assert texts.seconds(0.5) == "0.5 seconds"
+    assert texts.seconds(300) == "300 seconds"
+    assert texts.TIMED_OUT.format(seconds=texts.seconds(1)).startswith(
+        "call timed out after 1 second;"
+    )

@@ -211,14 +211,14 @@ async def test_progress_faster_than_the_idle_timeout_keeps_a_long_call_alive(tra
 async def test_progress_slower_than_the_idle_timeout_times_the_call_out(transport, tmp_path):
     result = await idle_call(tmp_path, transport, count=3, pause=1.0)
     assert result.status == "timed_out"
-    assert result.output == texts.TIMED_OUT_IDLE.format(seconds="0.6")
+    assert result.output == texts.TIMED_OUT_IDLE.format(seconds="0.6 seconds")
 
 
 @pytest.mark.parametrize("transport", ["inproc", "stdio"])
 async def test_the_cap_ends_a_call_that_keeps_reporting_progress(transport, tmp_path):
     result = await idle_call(tmp_path, transport, count=1000, pause=0.2)
     assert result.status == "timed_out"
-    assert result.output == texts.TIMED_OUT_CAP.format(seconds="1.5")
+    assert result.output == texts.TIMED_OUT_CAP.format(seconds="1.5 seconds")
 
 
 async def test_without_an_idle_timeout_progress_does_not_extend_the_deadline(tmp_path):
@@ -226,7 +226,7 @@ async def test_without_an_idle_timeout_progress_does_not_extend_the_deadline(tmp
     async with Host.open(HostConfig(servers={"s": config})) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__steps", {"count": 4, "pause": 0.25})
     assert result.status == "timed_out"
-    assert result.output == texts.TIMED_OUT.format(seconds="0.6")
+    assert result.output == texts.TIMED_OUT.format(seconds="0.6 seconds")
 
 
 @pytest.mark.parametrize(

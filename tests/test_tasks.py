@@ -164,7 +164,10 @@ async def test_a_task_that_times_out_is_cancelled_with_tasks_cancel(transport, t
     async with tasks_host(transport, log, server=server) as host:
         arguments = {"topic": "slow", "stages": 1000}
         result = await host.call(host.sample(), "c1", "mcp__s__research", arguments)
-    assert (result.status, result.output) == ("timed_out", texts.TIMED_OUT.format(seconds="0.5"))
+    assert (result.status, result.output) == (
+        "timed_out",
+        texts.TIMED_OUT.format(seconds="0.5 seconds"),
+    )
     assert sum(line.startswith("tasks/cancel") for line in received(log)) == 1
     assert not cancellations(log)
 

@@ -167,7 +167,7 @@ class CallEndings:
             return Ending("cancelled", texts.CANCELLED)
         settings = self.settings(server)
         self.report_end(call)
-        seconds = f"{settings.tool_timeout_sec:g}"
+        seconds = texts.seconds(settings.tool_timeout_sec)
         if call.phase == "starting":
             if call.ended_by == "cancelled":
                 return Ending("cancelled", texts.CANCELLED)
@@ -189,7 +189,7 @@ class CallEndings:
             return Ending("timed_out", text)
         if call.sent and settings.idle_timeout:  # SPEC §8.11: which deadline fired
             if call.capped:
-                text = texts.TIMED_OUT_CAP.format(seconds=f"{settings.tool_max_sec:g}")
+                text = texts.TIMED_OUT_CAP.format(seconds=texts.seconds(settings.tool_max_sec))
             else:
                 text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
             return Ending("timed_out", text)
