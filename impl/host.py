@@ -43,7 +43,7 @@ from .config.contributors import (
     TurnItemContributor,
 )
 from .config.host import HostConfig
-from .config.recorder import NullRecorder, Recorder
+from .config.recorder import LazyFields, NullRecorder, Recorder
 from .config.server import TOOL_SEARCH
 from .contributors import (
     ContributorOutcome,
@@ -268,6 +268,8 @@ class Host(Reconfiguring, HostLifetime):
         (the SDK still stops a stdio server's process, shielded)."""
         timeout = self.config.close_timeout_sec
         self.recorder.event("close", {})
+        for runtime in self.servers.values():
+            runtime.closing_starts()  # a listing answered from now on installs nothing
         with anyio.move_on_after(timeout if timeout > 0 else math.inf):
             self._calls.close_all()
             await self._calls.wait_empty()
@@ -304,7 +306,11 @@ class Host(Reconfiguring, HostLifetime):
         (SPEC §11.9)."""
         self._check_open()
         snapshot = self._planner.sample()
-        self.recorder.event("sample", {"step": snapshot.step, "generation": snapshot.generation})
+        fields: Mapping[str, Any] = {"step": snapshot.step, "generation": snapshot.generation}
+        if snapshot.exposure.view.deferring:  # what the step shows (SPEC §14.1 ``shown``)
+            base = fields
+            fields = LazyFields(lambda: {**base, "shown": sorted(snapshot.names)})
+        self.recorder.event("sample", fields)
         return snapshot
 
     async def refresh(self, server: str) -> RefreshOutcome:

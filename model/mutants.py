@@ -11,7 +11,7 @@ import attrs
 
 from .naming import NameCollision, NamePartition, name_listing
 from .rules import Rules, _evolve, _replace_call, _with_server
-from .texts import CallStatus
+from .texts import CANCELLED, CallStatus
 from .values import (
     Binding,
     Call,
@@ -195,6 +195,16 @@ class ForgetCancelNotification(Mutant):
 
     def cancel_messages(self, server: str, record: CallRecord) -> tuple[Output, ...]:
         return ()
+
+
+class CancelAfterEndEndsAgain(Mutant):
+    name = "cancel_after_end_ends_again"
+    target = "INV-4"
+    description = "gives a call the host cancels after it ended a second result, cancelled"
+    part = "calls"
+
+    def cancel_after_end(self, state: State, record: CallRecord) -> Transition:
+        return Transition(state, (Result(record.call_id, "cancelled", CANCELLED),))
 
 
 class LeaveCallsOnDisconnect(Mutant):
@@ -607,6 +617,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ShadowBuiltin(),
     RenameOnEveryRefresh(),
     ForgetCancelNotification(),
+    CancelAfterEndEndsAgain(),
     LeaveCallsOnDisconnect(),
     IgnoreExclusiveLane(),
     StuckLane(),

@@ -39,13 +39,14 @@ from typing import Any
 
 import attrs
 
-from .naming import mcp_source
+from .naming import BUILTIN, mcp_source
 from .rules import ABSENT, STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for, listings
 from .trace import TraceError, TraceRecord, TraceViolation, listed_tool
 from .values import (
     OUTPUT_KINDS,
     UNKNOWN_TOOL,
     Approve,
+    Binding,
     Bound,
     Call,
     CallFailed,
@@ -267,6 +268,8 @@ class _Candidate:
     """Every step's snapshot (the model forgets those no call can use, a trace may not)."""
     loose: frozenset[str] = frozenset()
     """Calls whose result text the model does not choose (an approver that failed)."""
+    local: frozenset[str] = frozenset()
+    """Calls of host tools: their handler answers ``ok`` or ``error`` (SPEC §3.1)."""
     history: _Link = None
     """The inputs taken, newest first, as the explorer would name them (its call ids, its
     unknown tool, no free-form texts): the events of a replay file."""
@@ -344,7 +347,11 @@ class _Refiner:
         if kind in listing and server not in self.names():
             return
         if kind == "sample":
-            yield from self._apply(candidate, state, Sample())
+            shown = get("shown")
+            for found in self._apply(candidate, state, Sample()):
+                viewed = found if shown is None else _deferring(found, frozenset(shown))
+                if viewed is not None:
+                    yield viewed
         elif kind == "call":
             yield from self._calls(candidate, record)
         elif kind == "refresh_requested":
@@ -511,7 +518,15 @@ class _Refiner:
                 if gate and not self._may_gate(state, step, name):
                     continue
                 event = Call(max(step, 0), call_id, name, ok)
-                yield from self._apply(candidate, gated_state, event, checked=False)
+                for found in self._apply(candidate, gated_state, event, checked=False):
+                    local = self._local(found.state, step, name)
+                    yield evolve(found, local=found.local | {call_id}) if local else found
+
+    def _local(self, state: State, step: int, name: str) -> bool:
+        """``name`` is a host tool in step ``step`` (its handler runs in the host)."""
+        snapshot = state.steps[step] if 0 <= step < len(state.steps) else None
+        binding = None if snapshot is None else snapshot.lookup(name)
+        return binding is not None and binding.server is None
 
     def _may_gate(self, state: State, step: int, name: str) -> bool:
         snapshot = state.steps[step] if 0 <= step < len(state.steps) else None
@@ -525,6 +540,9 @@ class _Refiner:
         kind = record.kind
         state = candidate.state
         record_of = state.call(call_id)
+        if record_of is None and kind == "cancel":
+            yield from self._cancel_of_no_pending_call(candidate, call_id)
+            return
         if record_of is None:
             return
         events: list[tuple[State, Event]] = []
@@ -575,6 +593,20 @@ class _Refiner:
         for before, event in events:
             for found in self._apply(candidate, before, event):
                 yield evolve(found, state=_with_bound(found.state, rearms=_FAR, approval=False))
+
+    def _cancel_of_no_pending_call(
+        self, candidate: _Candidate, call_id: str
+    ) -> Iterator[_Candidate]:
+        """SPEC §3.1: a cancel of a call that ended and left the state (``_retire``) is
+        taken as the model takes it (nothing changes); of a call_id no accepted call has,
+        it is no event of the model (its events name accepted calls): a stutter step."""
+        retired = self.retired.get(call_id)
+        if retired is not None:
+            state = candidate.state
+            state = evolve(state, calls=(*state.calls, retired))
+            yield from self._apply(candidate, state, Cancel(call_id))
+        elif call_id not in self.explorer_ids:
+            yield candidate
 
     def _apply(
         self, candidate: _Candidate, state: State, event: Event, *, checked: bool = True
@@ -648,6 +680,37 @@ class _Refiner:
                 return False
             return key in self.rules.call_events(record, None, state.bound)
         return key in self.rules.enabled(state)
+
+
+TOOL_SEARCH = "tool_search"
+"""The host's search tool while a step defers (SPEC §11.9): a host tool of that step."""
+
+
+def _deferring(candidate: _Candidate, shown: frozenset[str]) -> _Candidate | None:
+    """The step just sampled as a deferring host shows it (SPEC §11.9, §14.1 ``shown``):
+    its plan and its router are the tools of its snapshot named in ``shown``, plus
+    ``tool_search``, a host tool. Both come from one set of bindings, so INV-2 holds of
+    the view as of the snapshot; the model's rules then route the step's calls (a
+    deferred tool is ``unsupported``). A name the snapshot does not hold is not a view
+    of it: None."""
+    state = candidate.state
+    snapshot = state.steps[-1]
+    assert snapshot is not None
+    if not shown - {TOOL_SEARCH} <= set(snapshot.names()):
+        return None
+    catalogs = []
+    for catalog in snapshot.catalogs:
+        kept = tuple(b for b in catalog.bindings if b.name in shown)
+        if catalog.source == BUILTIN and TOOL_SEARCH in shown:
+            search = Binding(TOOL_SEARCH, BUILTIN, None, TOOL_SEARCH, True, 0)
+            kept = tuple(sorted((*kept, search), key=lambda b: b.name))
+        catalogs.append(evolve(catalog, bindings=kept))
+    view = evolve(snapshot, catalogs=tuple(catalogs))
+    return evolve(
+        candidate,
+        state=evolve(state, steps=(*state.steps[:-1], view)),
+        snapshots=(*candidate.snapshots[:-1], view),
+    )
 
 
 # --- the check -----------------------------------------------------------------------------
@@ -725,11 +788,11 @@ def _failed(
 def _consume(candidate: _Candidate, item: Normal) -> _Candidate | None:
     """``candidate`` once the trace showed ``item``: the oldest equal output it owes,
     unless an older one of the same call is still owed (each call's order is kept)."""
-    loose = candidate.loose
-    want = _loosen(item, loose)
+    loose, local = candidate.loose, candidate.local
+    want = _loosen(item, loose, local)
     call_id = _call_of(item)
     for index, (batch, owed) in enumerate(candidate.owed):
-        if _loosen(owed, loose) == want:
+        if _loosen(owed, loose, local) == want:
             if call_id is not None and any(
                 b < batch and _call_of(o) == call_id for b, o in candidate.owed[:index]
             ):
@@ -738,7 +801,9 @@ def _consume(candidate: _Candidate, item: Normal) -> _Candidate | None:
     return None
 
 
-def _loosen(item: Normal, loose: frozenset[str]) -> Normal:
+def _loosen(item: Normal, loose: frozenset[str], local: frozenset[str]) -> Normal:
+    if item[0] == "result" and item[1] in local and item[2] in ("ok", "error"):
+        return ("result", item[1], "ok", None)  # the host tool's handler answered
     if item[0] == "result" and item[1] in loose:
         return (*item[:3], None)
     return item
@@ -829,6 +894,10 @@ def _missing(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> T
 
 def _not_allowed(candidate: _Candidate, record: TraceRecord) -> TraceViolation:
     fields = {k: v for k, v in record.fields.items() if k != "kind"}
+    if record.kind == "sample" and record.get("shown") is not None:
+        # The step shows a tool its registry state does not hold (SPEC §11.9).
+        expected_text = "a step that shows tools of its registry state only (and tool_search)"
+        return TraceViolation("INV-2", record.line, expected_text, f"sample {fields}")
     expected_text = f"an input the model allows here (SPEC §3.1), not {record.kind}"
     return TraceViolation("REFINE", record.line, expected_text, f"{record.kind} {fields}")
 

@@ -355,9 +355,10 @@ class Rules:
                 events.append(Deny(call_id))
         elif record.late and (allowed is None or "late_answer" in allowed):
             events.append(TaskStatus(call_id) if record.task else CallResponded(call_id))
+        if allowed is None or "cancel" in allowed:
+            # SPEC §3.1: a host may cancel a call that already ended: it changes nothing.
+            events.append(Cancel(call_id))
         if record.phase != "done":
-            if allowed is None or "cancel" in allowed:
-                events.append(Cancel(call_id))
             capped = idle and record.progressed >= bound.rearms
             if (
                 self.can_time_out(record)
@@ -1016,9 +1017,18 @@ class Rules:
         if not event.arguments_ok:
             text = texts.BAD_ARGUMENTS.format(name=event.name, problem="not a JSON object")
             return self.finish_new(state, record, "error", text)
+        if binding.server is None:
+            return self.run_local(state, record)
         if self.needs_approval(state, binding):
             return Transition(_replace_call(state, evolve(record, phase="approval")))
         return self.dispatch(state, record)
+
+    def run_local(self, state: State, record: CallRecord) -> Transition:
+        """SPEC §3.1: a host tool (builtin, extension, ``tool_search``) runs its handler in
+        the host: nothing is sent, and its one result is the handler's answer (``ok``, or
+        ``error`` when it fails: the model says ``ok`` for both, as for a server's)."""
+        record = evolve(record, phase="done", status="ok", results=1)
+        return Transition(_replace_call(state, record), (Result(record.call_id, "ok", None),))
 
     def needs_approval(self, state: State, binding: Binding) -> bool:
         """SPEC §3.4 (INV-10): with gating active, an MCP call waits for its approval."""
@@ -1244,7 +1254,14 @@ class Rules:
         assert isinstance(event, Cancel)
         record = state.call(event.call_id)
         assert record is not None
+        if record.phase == "done":
+            return self.cancel_after_end(state, record)
         return self.end_call(state, record, "cancelled", texts.CANCELLED)
+
+    def cancel_after_end(self, state: State, record: CallRecord) -> Transition:
+        """SPEC §3.1: cancelling a call that already ended is a no-op: no second result
+        (INV-4), no second cancellation signal (INV-7), a late answer still dropped."""
+        return Transition(state)
 
     def _on_timeout(self, state: State, event: Event) -> Transition:
         assert isinstance(event, Timeout)
@@ -1695,10 +1712,10 @@ GUARDS: dict[type[Event], Guard] = {
         lambda s: _in_phase(s, "call_failed", "sent", "task"),
     ),
     Cancel: Guard(
-        "the call waits for approval, a lazy start or its retry, is queued, is in flight or "
-        "runs as a task",
+        "the call was accepted: it waits for approval, a lazy start or its retry, is queued, "
+        "is in flight or runs as a task; or it ended (nothing happens)",
         lambda s: _in_phase(
-            s, "cancel", "approval", "starting", "retrying", "queued", "sent", "task"
+            s, "cancel", "approval", "starting", "retrying", "queued", "sent", "task", "done"
         ),
     ),
     Approve: Guard("the call waits for approval", lambda s: _in_phase(s, "approve", "approval")),

@@ -32,7 +32,7 @@ import io
 import json
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -186,6 +186,8 @@ class Observation:
     history: list[Seen] = attrs.field(factory=list)
     tracer: Recorder = attrs.field(factory=NullRecorder)
     """Also gets every report: the run's TraceRecorder (SPEC §14), checked at the end."""
+    on_close: Callable[[], None] = lambda: None
+    """Called when the host records its ``close``, before it closes anything."""
 
     def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
         self.tracer.published(generation, source, names)
@@ -223,6 +225,8 @@ class Observation:
 
     def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         self.tracer.event(kind, fields)  # the machine chose its inputs; the trace has them
+        if kind == "close":
+            self.on_close()
 
     def _add(self, item: Seen) -> None:
         self.outputs.append(item)
@@ -423,6 +427,7 @@ class _Run:
         self.state = initial.state
         config = host_config(self.bound, self.approver)
         self.observation.tracer = TraceRecorder(self.written, trace_header(config))
+        self.observation.on_close = self._answer_listings_at_close
         # The host is opened inside the callers' task group, so a ``close`` rule can close
         # it while calls are pending: they are the host's callers and outlive it (INV-12).
         async with anyio.create_task_group() as nursery, contextlib.AsyncExitStack() as stack:
@@ -616,6 +621,15 @@ class _Run:
         self.closing = True
         await self.stack.aclose()
         self.closed = True
+
+    def _answer_listings_at_close(self) -> None:
+        """Every parked ``tools/list`` is answered as the host starts to close: the answer
+        races the close (seen against server-everything). The model's ``close`` ends the
+        refresh ``rejected``; the runtime must drop the answer, ask for no further page
+        and install nothing (INV-12)."""
+        for server in self.servers.values():
+            while server.lists:
+                server.deliver_page()
 
     async def _close_watchdog(self) -> None:
         """A close that waits for something no rule gives runs out its close_timeout_sec:

@@ -114,7 +114,8 @@ TIMINGS = (
     (re.compile(r"Wall time: [0-9.]+ seconds"), "Wall time: <t> seconds"),
     (re.compile(r"\b[0-9]+(\.[0-9]+)? s\b"), "<t> s"),
     (re.compile(r'"seconds": [0-9.]+'), '"seconds": <t>'),
-    (re.compile(r"(?m)(?<=\s)[0-9]+\.[0-9]+$"), "<t>"),  # a table's last column: seconds
+    # a table's last column: seconds (of a part a mutant's violation cut short too)
+    (re.compile(r"(?m)(?<=\s)[0-9]+\.[0-9]+(?=(  \(cut short\))?$)"), "<t>"),
 )
 
 

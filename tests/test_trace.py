@@ -15,6 +15,7 @@ import anyio
 import jsonschema
 import pytest
 from cli_runner import mcpbind
+from mcp.server.mcpserver import MCPServer
 from testservers.common import make_server
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
@@ -419,3 +420,151 @@ async def test_a_traced_run_with_tasks_conforms_and_shows_each_tasks_cancel(tmp_
     signals = [(r["method"], r.get("call_id")) for r in written if r["kind"] == "sent"]
     assert ("tasks/cancel", "c2") in signals
     assert ("notifications/cancelled", "c2") not in signals
+
+
+# --- issue 28: mcpbind's own traces in three situations refine (SPEC §14.5) ---------------
+
+
+def strict(records: list[dict[str, Any]]) -> tuple[str, int] | None:
+    """The first divergence of ``records`` from the model, as ``(id, line)``."""
+    violation = refine(parse_trace(lines(records))).violation
+    return None if violation is None else (violation.invariant, violation.line)
+
+
+def spliced(records: list[dict[str, Any]], after: int, *extra: dict[str, Any]):
+    return [*records[: after + 1], *extra, *records[after + 1 :]]
+
+
+async def test_a_traced_run_with_tools_deferred_behind_tool_search_refines(tmp_path):
+    """SPEC §11.9, §14.5: a deferring step's ``sample`` says what it ``shown``s; a call of a
+    deferred tool is ``unsupported``, ``tool_search`` is a host tool, and a tool it
+    discovered is routed in the next step."""
+    out = io.StringIO()
+    config = HostConfig(
+        servers={"s": ServerConfig(target=make_server(tmp_path))}, defer_threshold=2
+    )
+    recorder = TraceRecorder(out, trace_header(config))
+    async with Host.open(config, recorder=recorder) as host:
+        step = host.sample()
+        assert (await host.call(step, "c1", "mcp__s__echo", {"text": "hi"})).status == "unsupported"
+        assert (await host.call(step, "c2", "tool_search", {"query": "echo"})).status == "ok"
+        assert (await host.call(step, "c3", "tool_search", {"limit": "x"})).status == "error"
+        later = host.sample()
+        assert (await host.call(later, "c4", "mcp__s__echo", {"text": "hi"})).status == "ok"
+    recorder.end()
+    written = records_of(out.getvalue())
+    samples = [r for r in written if r["kind"] == "sample"]
+    assert [s["shown"] for s in samples] == [["tool_search"], ["mcp__s__echo", "tool_search"]]
+    assert violated(written) == []
+    assert strict(written) is None
+    path = tmp_path / "deferred.ndjson"
+    path.write_text(out.getvalue())
+    assert mcpbind("trace", "check", "--strict", str(path)).returncode == 0
+    # Tampered: the first step claims to show echo, so the model routes c1 (INV-2) ...
+    first = written.index(samples[0])
+    shows_echo = [dict(r) for r in written]
+    shows_echo[first]["shown"] = ["mcp__s__echo", "tool_search"]
+    c1 = next(i for i, r in enumerate(written) if r["kind"] == "result" and r["call_id"] == "c1")
+    assert strict(shows_echo) == ("INV-2", c1 + 1)
+    # ... and a step that shows a tool its registry state does not hold is no view of it.
+    invented = [dict(r) for r in written]
+    invented[first]["shown"] = ["mcp__s__nope", "tool_search"]
+    assert strict(invented) == ("INV-2", first + 1)
+
+
+async def test_a_traced_cancel_of_a_call_that_already_ended_refines(tmp_path):
+    """SPEC §3.1: a host may cancel a call that ended (or a call_id it never used): nothing
+    happens. A cancellation or a second result after it leaves the model."""
+    out = io.StringIO()
+    config = HostConfig(servers={"s": ServerConfig(target=make_server(tmp_path))})
+    recorder = TraceRecorder(out, trace_header(config))
+    async with Host.open(config, recorder=recorder) as host:
+        step = host.sample()
+        assert (await host.call(step, "c1", "mcp__s__echo", {"text": "hi"})).status == "ok"
+        host.cancel("c1")
+        host.cancel("never-offered")
+    recorder.end()
+    written = records_of(out.getvalue())
+    cancels = [i for i, r in enumerate(written) if r["kind"] == "cancel"]
+    assert len(cancels) == 2
+    assert violated(written) == []
+    assert strict(written) is None
+    signal = {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"}
+    assert strict(spliced(written, cancels[0], signal)) == ("INV-7", cancels[0] + 2)
+    again = {
+        "kind": "result",
+        "call_id": "c1",
+        "status": "cancelled",
+        "text": "call cancelled by the host",
+    }
+    assert strict(spliced(written, cancels[0], again)) == ("INV-4", cancels[0] + 2)
+
+
+async def test_a_listing_answered_while_the_host_closes_installs_nothing_and_refines():
+    """SPEC §11.14 (INV-12): a ``tools/list`` answer that arrives once the host started to
+    close is dropped (no ``list_done``, nothing published, no page asked for), as the
+    model's ``close`` has it: the refresh ended ``rejected``. Seen against
+    server-everything about one run in seven; here the answer is held until the host's
+    ``close`` is recorded."""
+    server = _GatedListing("gated")
+
+    @server.tool(description="Echo")
+    def echo(text: str) -> str:
+        return text
+
+    out = io.StringIO()
+    config = HostConfig(servers={"s": ServerConfig(target=server)})
+    recorder = _ReleaseAtClose(out, trace_header(config), server)
+    outcomes = []
+    async with anyio.create_task_group() as group, Host.open(config, recorder=recorder) as host:
+        server.gate = anyio.Event()
+
+        async def refresh() -> None:
+            outcomes.append(await host.refresh("s"))
+
+        group.start_soon(refresh)
+        with anyio.fail_after(10):
+            while server.waiting == 0:
+                await anyio.sleep(0.01)
+    recorder.end()
+    written = records_of(out.getvalue())
+    close = next(i for i, r in enumerate(written) if r["kind"] == "close")
+    after = [r["kind"] for r in written[close:]]
+    assert "list_done" not in after
+    assert "published" not in after
+    assert [(o.status, o.kind) for o in outcomes] == [("rejected", "closed")]
+    assert violated(written) == []
+    assert strict(written) is None
+    # What mcpbind wrote before: the listing decided (and installed) after the close.
+    done = next(r for r in written if r["kind"] == "list_done")
+    assert strict(spliced(written, close, done)) == ("REFINE", close + 2)
+    published = {"kind": "published", "generation": 2, "source": "mcp:s", "names": ["mcp__s__echo"]}
+    assert strict(spliced(written, close, published)) is not None
+
+
+class _GatedListing(MCPServer):
+    """Its ``tools/list`` waits for ``gate`` while one is set."""
+
+    gate: anyio.Event | None = None
+    waiting = 0
+
+    async def list_tools(self) -> list[Any]:
+        tools = await super().list_tools()
+        if self.gate is not None:
+            self.waiting += 1
+            await self.gate.wait()
+        return tools
+
+
+class _ReleaseAtClose(TraceRecorder):
+    """Releases the server's listing when the host records its ``close``: the answer
+    arrives while the host closes."""
+
+    def __init__(self, out: io.StringIO, header: dict[str, Any], server: _GatedListing) -> None:
+        super().__init__(out, header)
+        self._server = server
+
+    def event(self, kind: Any, fields: Any) -> None:
+        super().event(kind, fields)
+        if kind == "close" and self._server.gate is not None:
+            self._server.gate.set()

@@ -30,6 +30,10 @@ from .context import RuntimeContext
 __all__ = ["Installer"]
 
 
+class _Dropped(Exception):
+    """The host closed while a listing was being read: nothing more of it is asked for."""
+
+
 class Installer:
     """Reads and installs the listings of server ``name``."""
 
@@ -42,6 +46,10 @@ class Installer:
         self.retired: Literal["removed", "replaced"] | None = None
         """A reconfiguration removed or replaced the server (SPEC §11.17): a listing still
         being read is dropped, never installed (INV-16)."""
+        self.closing = False
+        """The host is closing (SPEC §11.14): its refresh already ended ``rejected``, so a
+        listing still being read is dropped (no ``list_done``, nothing installed, no
+        further page asked for: INV-12)."""
 
     def rejected(self, kind: texts.RejectKind, reason: str) -> RefreshOutcome:
         generation = self._context.publisher.state.generation
@@ -87,6 +95,8 @@ class Installer:
                 reason = texts.REJECT_LIST_FAILED.format(server=self.name, why=why)
                 return self.rejected("list_failed", reason)
             await before_install()
+            if self.closing:  # the answer came while the host closed: nothing is decided
+                return self.rejected("closed", texts.REJECT_CLOSED.format(server=self.name))
             if self.retired is not None:  # removed or replaced meanwhile: nothing installed
                 how = self.retired
                 reason = texts.REJECT_RECONFIGURED.format(how=how, server=self.name)
@@ -118,6 +128,8 @@ class Installer:
                     fault["over_cap"] = True
                 recorder.event("list_done", {"server": self.name, "tools": [fault]})
             return self.rejected(rejected.kind, rejected.reason)
+        except _Dropped:
+            return self.rejected("closed", texts.REJECT_CLOSED.format(server=self.name))
         except RequestFailed as failed:
             recorder.event("list_failed", {"server": self.name, "why": str(failed)})
             why = texts.REJECT_LIST_FAILED.format(server=self.name, why=str(failed))
@@ -125,6 +137,8 @@ class Installer:
 
     def _on_list_request(self, cursor: str | None) -> None:
         recorder = self._context.recorder
+        if self.closing:
+            raise _Dropped
         if cursor is not None:  # a page with more to come arrived (SPEC §3.1 list_page)
             recorder.event("list_page", {"server": self.name})
         recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")

@@ -214,6 +214,12 @@ class ServerRuntime(ServerNotices, ServerMembership):
         finally:
             self._start.report()  # ended before its first attempt settled: the host closed
 
+    def closing_starts(self) -> None:
+        """The host starts to close (SPEC §11.14), decided at once: a listing that answers
+        from now on is dropped, and no queued refresh starts (INV-12); ``close`` ends the
+        refresh runs."""
+        self._installer.closing = True
+
     async def close(self) -> None:
         """INV-12 (SPEC §11.14): the host closes. The refresh in flight ends ``rejected``;
         the session, if there is one, is closed gracefully — the transport delivers what
@@ -221,6 +227,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
         (stdin closed, then terminate, then kill; an HTTP ``DELETE``) — and the server is
         not reconnected. A server without a session just stops. Returns once it ended."""
         self._closing = True
+        self.closing_starts()
         refreshes = self._refreshes
         reason = texts.REJECT_CLOSED.format(server=self.name)
         refreshes.reject_all(refreshes.rejected("closed", reason), first=True)
@@ -413,7 +420,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
         finally:
             if outcome is not None and self._refreshes.current is run:
                 queued = self._refreshes.finish(run, outcome)
-                if queued is not None and self._session is not None and not self._closing:
+                if queued is not None and self._session is not None and not self._installer.closing:
                     self._start_refresh(queued)
 
     async def _before_install(self) -> None:
