@@ -28,6 +28,7 @@ __all__ = [
     "LoginRequired",
     "McpBindError",
     "RemoteError",
+    "ServerExited",
     "ServerStartupError",
     "UnknownServer",
     "describe",
@@ -116,6 +117,19 @@ class ServerStartupError(RemoteError):
         self.server = server
         self.why = why
         self.stderr = stderr
+
+
+class ServerExited(RemoteError):
+    """A stdio server's process exited before its session opened (SPEC §11.14): the
+    text says with which status (or signal), after what the transport saw."""
+
+    def __init__(self, why: str, status: int) -> None:
+        if status < 0:
+            text = texts.SERVER_KILLED.format(why=why, signal=-status)
+        else:
+            text = texts.SERVER_EXITED.format(why=why, status=status)
+        super().__init__(text)
+        self.status = status
 
 
 class AuthorizationError(RemoteError):

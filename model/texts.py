@@ -287,6 +287,8 @@ ENV_VAR_UNSET: Final = (
     "environment variable {variable!r} for MCP server {server!r} {state} (its "
     "bearer_token_env_var); set it, or set enabled = false for this server"
 )
+SERVER_EXITED: Final = "{why}: the server's process exited with status {status} at start"
+SERVER_KILLED: Final = "{why}: the server's process was ended by signal {signal} at start"
 STARTUP_FAILED: Final = (
     "required server {server!r} could not be started: {why}; fix its configuration or "
     "mark it required = false to start without it"

@@ -181,3 +181,43 @@ async def test_a_required_server_that_fails_to_start_carries_its_last_stderr_lin
         async with Host.open(config):
             pass
     assert "fatal: the test asked this server to exit at start" in raised.value.stderr
+
+
+async def test_a_server_retried_after_failing_at_start_shows_its_stderr_once(tmp_path, caplog):
+    """Issue 28: the kept lines are the latest attempt's, not one copy per retry; the log
+    (``-v``) still has every attempt's."""
+    caplog.set_level(logging.INFO, logger="mcpbind.server")
+    fatal = "fatal: the test asked this server to exit at start"
+    config = host_config(tmp_path, env={"MCPBIND_TEST_EXIT_AT_START": "1"})
+    async with Host.open(config) as host:
+        await wait_for(lambda: host.server_status()[0].attempts >= 3, seconds=60)
+        await wait_for(lambda: fatal in host.servers["s"].statistics().stderr)
+        assert host.servers["s"].statistics().stderr == (fatal,)
+    logged = [r for r in caplog.record_tuples if r[2] == fatal]
+    assert len(logged) >= 3
+
+
+async def test_a_server_that_exits_at_start_is_described_by_its_exit_status(tmp_path):
+    """Issue 28: not just the SDK's "Connection closed" (SPEC §11.14); an optional one
+    says it in its status, a required one in its startup error."""
+    config = host_config(tmp_path, env={"MCPBIND_TEST_EXIT_AT_START": "1"})
+    async with Host.open(config) as host:
+        await wait_for(lambda: host.server_status()[0].attempts >= 1, seconds=60)
+        error = host.server_status()[0].error
+    assert error == "Connection closed: the server's process exited with status 3 at start"
+    required = host_config(tmp_path, required=True, env={"MCPBIND_TEST_EXIT_AT_START": "1"})
+    with anyio.fail_after(30), pytest.raises(ServerStartupError) as raised:
+        async with Host.open(required):
+            pass
+    assert "the server's process exited with status 3 at start" in str(raised.value)
+
+
+async def test_a_server_ended_by_a_signal_at_start_says_which(tmp_path):
+    killed = StdioServerParameters(
+        command=sys.executable, args=["-c", "import os, signal; os.kill(os.getpid(), 9)"]
+    )
+    config = HostConfig(servers={"k": ServerConfig(target=killed, required=True)})
+    with anyio.fail_after(30), pytest.raises(ServerStartupError) as raised:
+        async with Host.open(config):
+            pass
+    assert "the server's process was ended by signal 9 at start" in str(raised.value)

@@ -112,6 +112,10 @@ class ServerRuntime(ServerNotices, ServerMembership):
         self._hears = True
         """The session delivers ``list_changed`` (False: the server said it will not)."""
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._spawns = 0
+        """Connection attempts so far: the lines kept are those of the latest one that
+        wrote any (a server retried after failing at start shows them once)."""
+        self._stderr_of = 0
         self._server_log = logging.getLogger(f"mcpbind.server.{name}")
         self._closing = False
         self._stop = anyio.CancelScope()
@@ -163,8 +167,12 @@ class ServerRuntime(ServerNotices, ServerMembership):
     def refreshing(self) -> bool:
         return self._refreshes.current is not None
 
-    def _on_stderr(self, line: str) -> None:
-        """A line of the server's stderr (SPEC §11.14): logged, the last ones kept."""
+    def _on_stderr(self, line: str, spawn: int = 0) -> None:
+        """A line of the server's stderr (SPEC §11.14): logged, the last ones of the
+        latest attempt kept."""
+        if spawn != self._stderr_of:
+            self._stderr.clear()
+            self._stderr_of = spawn
         self._stderr.append(line)
         self._server_log.info("%s", line)
 
@@ -297,6 +305,12 @@ class ServerRuntime(ServerNotices, ServerMembership):
 
     async def _attempt(self) -> Failed | None:
         """One connection's life (:func:`.attempt.connect_and_serve`)."""
+        self._spawns += 1
+        spawn = self._spawns
+
+        def on_stderr(line: str) -> None:
+            self._on_stderr(line, spawn)
+
         return await connect_and_serve(
             self.name,
             lambda: self._context.connector.connect(
@@ -304,7 +318,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
                 self.config,
                 self.on_list_changed,
                 on_elicit=self._elicit,
-                on_stderr=self._on_stderr,
+                on_stderr=on_stderr,
                 url_elicitation=self._context.config.elicitation_url,
                 on_stream=self.on_stream,
             ),

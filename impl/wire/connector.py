@@ -11,11 +11,12 @@ named (:mod:`.http`) and its OAuth (:mod:`.oauth`).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import (
     AbstractAsyncContextManager,
     AbstractContextManager,
     asynccontextmanager,
+    contextmanager,
     nullcontext,
 )
 from importlib import metadata
@@ -28,11 +29,11 @@ from mcp.client import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
 from ..config.server import ServerConfig, StdioTarget
-from ..errors import ConfigError
+from ..errors import ConfigError, ServerExited, describe
 from .connection import McpConnection, answer_elicitation
 from .http import HttpStatus, failed_at_connect, http_transport
 from .oauth import Authorizer
-from .sdk import ElicitationModesClient
+from .sdk import ElicitationModesClient, exit_status, spawned_processes
 from .seam import Connection, Connector, Elicit, OnStderr, OnStream
 from .stderr import StderrPipe, stdout_lines_to
 from .tasks import TasksExtension
@@ -127,8 +128,11 @@ class McpConnector(Connector):
             client_info=CLIENT_INFO,
             extensions=[TasksExtension()],
         )
+        spawned: AbstractContextManager[list[Any]] = (
+            spawned_processes() if stderr is not None else nullcontext([])
+        )
         try:
-            with stdout_lines:
+            with stdout_lines, spawned as processes, _exited_at_start(holder, processes):
                 async with anyio.create_task_group() as pipes:
                     if stderr is not None:
                         pipes.start_soon(stderr.read)
@@ -151,6 +155,19 @@ class McpConnector(Connector):
         finally:
             if stderr is not None:
                 stderr.finish()  # the last lines, before a startup error is described
+
+
+@contextmanager
+def _exited_at_start(connected: list[Any], processes: list[Any]) -> Iterator[None]:
+    """A stdio server that exited before its session opened fails with its exit status,
+    not just the SDK's "Connection closed" (SPEC §11.14, issue 28)."""
+    try:
+        yield
+    except Exception as error:
+        status = None if connected else exit_status(processes)
+        if status is None:
+            raise
+        raise ServerExited(describe(error), status) from error
 
 
 def _stdio_parameters(target: StdioTarget | StdioServerParameters) -> StdioServerParameters:

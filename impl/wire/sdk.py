@@ -14,10 +14,13 @@ The SDK's message texts mcpbind matches on are here too (:data:`HTTP_STAND_IN`,
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from typing import Any
 
+import mcp.client.stdio as sdk_stdio
 import mcp_types as types
 from mcp import Client
 from mcp.shared.inbound import (
@@ -35,8 +38,10 @@ __all__ = [
     "PRIVATE_NAMES",
     "ElicitationModesClient",
     "RestoreAfterInitialize",
+    "exit_status",
     "find_invalid_x_mcp_header",
     "send_unvalidated",
+    "spawned_processes",
     "teach_header_maps",
 ]
 
@@ -50,6 +55,7 @@ PRIVATE_NAMES = (
     "_build_session",
     "_build_capabilities",
     "_initialize",
+    "_create_platform_compatible_process",
 )
 """Every name of the SDK that is not its public API and that mcpbind uses."""
 
@@ -167,3 +173,48 @@ class RestoreAfterInitialize:
 
     def restored(self) -> None:
         """Called once the provider has loaded what was stored."""
+
+
+# --- a stdio server's exit status ---------------------------------------------------------
+
+_SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "mcpbind_spawned", default=None
+)
+_spawn = sdk_stdio._create_platform_compatible_process
+
+
+async def spawn_noted(*args: Any, **kwargs: Any) -> Any:
+    """The SDK's spawn of a stdio server, the process noted for :func:`spawned_processes`
+    (pinned by ``test_a_server_that_exits_at_start_is_described_by_its_exit_status``)."""
+    process = await _spawn(*args, **kwargs)
+    noted = _SPAWNED.get()
+    if noted is not None:
+        noted.append(process)
+    return process
+
+
+# ``stdio_client`` keeps its process to itself; a server that exits before the session
+# opens then fails as "Connection closed". Its exit status says more (issue 28).
+sdk_stdio._create_platform_compatible_process = spawn_noted
+
+
+@contextlib.contextmanager
+def spawned_processes() -> Iterator[list[Any]]:
+    """The processes ``stdio_client`` spawns in this context (pinned by
+    ``test_a_server_that_exits_at_start_is_described_by_its_exit_status``)."""
+    noted: list[Any] = []
+    token = _SPAWNED.set(noted)
+    try:
+        yield noted
+    finally:
+        _SPAWNED.reset(token)
+
+
+def exit_status(processes: list[Any]) -> int | None:
+    """The exit status of the last process noted, once it has exited (negative: the
+    signal that ended it); None while it runs or when none was spawned (pinned by
+    ``test_a_server_ended_by_a_signal_at_start_says_which``)."""
+    if not processes:
+        return None
+    status = processes[-1].returncode
+    return status if isinstance(status, int) else None
