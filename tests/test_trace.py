@@ -457,6 +457,9 @@ async def test_a_traced_run_with_tools_deferred_behind_tool_search_refines(tmp_p
     assert [s["shown"] for s in samples] == [["tool_search"], ["mcp__s__echo", "tool_search"]]
     assert violated(written) == []
     assert strict(written) is None
+    validator = jsonschema.Draft202012Validator(schema())
+    for record in written:
+        validator.validate(record)
     path = tmp_path / "deferred.ndjson"
     path.write_text(out.getvalue())
     assert mcpbind("trace", "check", "--strict", str(path)).returncode == 0
