@@ -40,6 +40,7 @@ def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[s
         "transitions": sum(r.report.transitions for r in runs),
         "depth": max(r.report.depth for r in runs),
         "seconds": round(seconds, 3),
+        "states_per_s": _rate(sum(r.report.states for r in runs), seconds),
         "complete": all(r.report.complete for r in runs),
         "runs": [
             {
@@ -49,12 +50,18 @@ def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[s
                 "transitions": r.report.transitions,
                 "depth": r.report.depth,
                 "seconds": round(r.report.seconds, 3),
+                "states_per_s": _rate(r.report.states, r.report.seconds),
                 "complete": r.report.complete,
             }
             for r in runs
         ],
         "violations": violations,
     }
+
+
+def _rate(states: int, seconds: float) -> int:
+    """States per wall-clock second (a run's own time; the whole run's for the total)."""
+    return round(states / seconds) if seconds > 0 else 0
 
 
 def safety_ids() -> str:

@@ -27,6 +27,7 @@ import gc
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 import attrs
 
@@ -69,6 +70,8 @@ __all__ = [
     "reachable",
     "replay",
 ]
+
+_T = TypeVar("_T")
 
 DRAIN_EVENTS: tuple[type, ...] = (
     Approve,  # the approver answers every request (allowing or denying), SPEC §3.4
@@ -193,7 +196,8 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     every: bool,
     started: float,
 ) -> Report:
-    first = rules.initial(bound).state
+    canonical = _Interner()
+    first = canonical.state(rules.initial(bound).state)
     ids: dict[State, int] = {first: 0}
     states: list[State] = [first]
     parent: list[int] = [-1]
@@ -245,12 +249,13 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             target = ids.get(t.state)
             if target is None:
                 target = len(states)
-                ids[t.state] = target
-                states.append(t.state)
+                new = canonical.state(t.state)
+                ids[new] = target
+                states.append(new)
                 parent.append(index)
                 via.append(event)
                 depth.append(depth[index] + 1)
-                found = check_state(t.state)
+                found = check_state(new)
                 if found:
                     record(found, trace_to(target))
                 queue.append(target)
@@ -273,6 +278,38 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         violations=tuple(sorted(violations.values(), key=lambda v: _id_key(v.invariant))),
         effects=tuple(sorted((k, e, n) for (k, e), n in effects.items())),
     )
+
+
+class _Interner:
+    """One object per distinct value of a state's parts (servers, registries, calls).
+
+    A stored state is rebuilt from shared parts; its successors reuse the parts their
+    event did not touch. Comparing a successor with the stored state it equals (the common
+    case: most transitions lead to a state already seen) then meets the same objects in
+    every untouched part, and Python's tuple comparison skips identical items, so only
+    the parts the event changed are compared field by field. It also keeps one copy of
+    each part in memory however many states hold it."""
+
+    def __init__(self) -> None:
+        self._parts: dict[object, object] = {}
+
+    def _one(self, value: _T) -> _T:
+        return self._parts.setdefault(value, value)  # type: ignore[return-value]
+
+    def state(self, state: State) -> State:
+        one = self._one
+        servers = one(tuple([one(s) for s in state.servers]))
+        registry = one(state.registry)
+        steps = one(tuple([None if r is None else one(r) for r in state.steps]))
+        calls = one(tuple([one(c) for c in state.calls]))
+        if (
+            servers is state.servers
+            and registry is state.registry
+            and steps is state.steps
+            and calls is state.calls
+        ):
+            return state
+        return State(state.bound, servers, registry, steps, calls, state.closed, state.reconfigured)
 
 
 def _id_key(invariant: str) -> tuple[str, int]:

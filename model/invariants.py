@@ -455,7 +455,7 @@ def inv_10_transition(before: State, event: Event, t: Transition) -> str | None:
     checks), deny (``denied``, nothing sent) or cancel; nothing times out while waiting."""
     gated = before.bound.approval
     approving = event.call_id if isinstance(event, Approve) else None
-    for record in t.state.calls:
+    for record in t.state.calls if gated else ():
         old = before.call(record.call_id)
         old_phase = None if old is None else old.phase
         if old_phase not in (None, "approval") or record.phase in ("approval", "done"):
@@ -517,6 +517,10 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
     under way as INV-12 says."""
     if isinstance(event, Close):
         return None
+    if all(s.start is None for s in before.servers) and all(
+        c.phase != "starting" for c in before.calls
+    ):
+        return None  # no start under way and none settled: nothing below can fail
     bound = before.bound
     for i, (spec, old) in enumerate(zip(bound.servers, before.servers, strict=True)):
         if old.start is None:
@@ -733,8 +737,10 @@ def inv_14_transition(before: State, event: Event, t: Transition) -> str | None:
         if problem is not None:
             return problem
     for record in t.state.calls:
+        if record.phase != "sent":
+            continue
         old = before.call(record.call_id)
-        if record.phase != "sent" or old is None or not old.expired:
+        if old is None or not old.expired:
             continue
         assert record.binding is not None
         server = record.binding.server
@@ -1115,11 +1121,30 @@ def triggers_of(before: State, event: Event, t: Transition) -> set[Trigger]:
         found.add("registry")
     if t.state.steps is not before.steps:
         found.add("steps")
-    if isinstance(
-        event, (Call, CallRejected, SessionExpired, Disconnect, Approve, Deny, Close, Reconfigure)
-    ):
+    if isinstance(event, _EVENT_TRIGGERS):
         found.add(event.kind)
     return found
+
+
+_EVENT_TRIGGERS = (
+    Call,
+    CallRejected,
+    SessionExpired,
+    Disconnect,
+    Approve,
+    Deny,
+    Close,
+    Reconfigure,
+)
+"""The event types whose kind is a trigger (the others trigger by what they touch)."""
+
+_Plan = tuple[tuple[str, TransitionPredicate], ...]
+_PLANS: dict[tuple[object, ...], _Plan] = {}
+"""The predicates a transition runs, by what decides its triggers: the event's type, the
+output types and whether the registry and the steps changed. The explorer sees a few
+hundred such shapes and millions of transitions."""
+_PLANNED_FROM: list[object] = [None]
+"""The ``_TRANSITION_CHECKS`` the plans were made from (a test narrows it)."""
 
 
 def check_transition(
@@ -1128,11 +1153,30 @@ def check_transition(
     """Every transition invariant that fails, as ``(id, explanation)``. A predicate runs
     only on a transition that touches one of its ``triggers``; with ``every``, on all of
     them (what the test that triggers hide nothing compares against)."""
-    found = triggers_of(before, event, t)
+    if every:
+        plan: _Plan = tuple((inv_id, predicate) for inv_id, predicate, _ in _TRANSITION_CHECKS)
+    else:
+        after = t.state
+        shape = (
+            type(event),
+            after.registry is not before.registry,
+            after.steps is not before.steps,
+            *map(type, t.outputs),
+        )
+        if _PLANNED_FROM[0] is not _TRANSITION_CHECKS:
+            _PLANS.clear()
+            _PLANNED_FROM[0] = _TRANSITION_CHECKS
+        found_plan = _PLANS.get(shape)
+        if found_plan is None:
+            found = triggers_of(before, event, t)
+            found_plan = _PLANS[shape] = tuple(
+                (inv_id, predicate)
+                for inv_id, predicate, triggers in _TRANSITION_CHECKS
+                if not triggers.isdisjoint(found)
+            )
+        plan = found_plan
     failures = []
-    for inv_id, predicate, triggers in _TRANSITION_CHECKS:
-        if not every and triggers.isdisjoint(found):
-            continue
+    for inv_id, predicate in plan:
         why = predicate(before, event, t)
         if why is not None:
             failures.append((inv_id, why))

@@ -81,22 +81,33 @@ UNKNOWN_TOOL = "no_such_tool"
 
 
 _T = TypeVar("_T")
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_EVOLVERS: dict[type, Any] = {}
+_UNSET: Any = object()
 
 
 def evolve(inst: _T, **changes: Any) -> _T:
-    """``attrs.evolve`` without per-call introspection (the explorer's hot path)."""
-    cls = type(inst)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in attrs.fields(cls))  # type: ignore[arg-type]
-    return cls(*[changes[n] if n in changes else getattr(inst, n) for n in names])
+    """``attrs.evolve`` without per-call introspection (the explorer's hot path): one
+    function per class, generated once, taking each field as an optional keyword."""
+    evolver = _EVOLVERS.get(type(inst))
+    if evolver is None:
+        evolver = _EVOLVERS[type(inst)] = _evolver(type(inst))
+    return evolver(inst, **changes)  # type: ignore[no-any-return]
+
+
+def _evolver(cls: type) -> Any:
+    names = [f.name for f in attrs.fields(cls)]
+    params = ", ".join(f"{n}=_UNSET" for n in names)
+    args = ", ".join(f"inst.{n} if {n} is _UNSET else {n}" for n in names)
+    namespace: dict[str, Any] = {"_UNSET": _UNSET, "cls": cls}
+    # The source is built from the class's own field names, nothing from outside.
+    exec(f"def evolve(inst, *, {params}):\n    return cls({args})\n", namespace)
+    return namespace["evolve"]
 
 
 # --- configuration ----------------------------------------------------------------------
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ToolDef:
     """One tool as a server lists it, abstracted to what the rules look at."""
 
@@ -122,7 +133,7 @@ Page = tuple[ToolDef, ...]
 Listing = tuple[Page, ...]
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ServerSpec:
     """A scripted server: the listings it would return, version by version."""
 
@@ -157,7 +168,7 @@ class ServerSpec:
         return mcp_source(self.name)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Bound:
     """The model's configuration: servers, builtins, policy and the exploration bound."""
 

@@ -246,6 +246,12 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
         "tasks",
     ]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
+    # the rate of each run and of the whole, states per second of wall clock
+    # (seconds are rounded to the millisecond, the rate to the state)
+    for entry in (result, *result["runs"]):
+        rate, seconds = entry["states_per_s"], entry["seconds"]
+        assert rate > 0
+        assert abs(rate * seconds - entry["states"]) <= rate * 0.0005 + seconds + 1
 
 
 def test_cli_explore_mutant_exits_1_with_the_targeted_violation_and_its_trace():
