@@ -30,7 +30,7 @@ command that a pipe's reader stopped): nothing more is printed."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import check, explore, fuzz, login, tools, trace  # noqa: PLC0415 - see the docstring
+    from . import check, explore, fuzz, login, tap, tools, trace  # noqa: PLC0415 - see the docstring
 
     parser = argparse.ArgumentParser(
         prog="mcpbind",
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_parser(commands)
     fuzz.add_parser(commands)
     trace.add_parser(commands)
+    tap.add_parser(commands)
     login.add_parsers(commands)
     return parser
 
