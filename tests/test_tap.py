@@ -170,6 +170,33 @@ async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_throu
     assert check(trace) == []
 
 
+# The raw mcp.Client leaves httpx2's SSE generator of a handshake-era GET stream to the
+# garbage collector at close (the SDK's own, as in test_close.py).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_a_handshake_era_session_keeps_its_session_id_through_the_http_tap(tmp_path):
+    """The server refuses a request without the ``Mcp-Session-Id`` it issued: calls that
+    succeed through the tap show the header passed both ways; the host's DELETE at the
+    end is the session's close on record."""
+    trace = tmp_path / "wire.ndjson"
+    log = tmp_path / "requests.log"
+    legacy = {"MCPBIND_TEST_HTTP_LEGACY": "1", "MCPBIND_TEST_HTTP_LOG": str(log)}
+    async with (
+        http_server(tmp_path / "state", listening=True, **legacy) as port,
+        http_tap(trace, f"http://127.0.0.1:{port}/mcp", server="s") as url,
+    ):
+        async with mcp.Client(f"{url}/mcp") as client:
+            assert client.protocol_version != "2026-07-28"
+            echoed = await client.call_tool("echo", {"text": "through the tap"})
+            assert echoed.content[0].text == "through the tap"  # type: ignore[union-attr]
+        await until(lambda: "DELETE" in log.read_text())
+        await until(lambda: '"why": "delete"' in trace.read_text())
+    written = records(trace)
+    methods = [r.get("method") for r in written if r["kind"] == "sent"]
+    assert methods.index("initialize") < methods.index("tools/call")
+    assert methods[-1] == "close"
+    assert check(trace) == []
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_the_tap_changes_no_byte_between_the_host_and_the_server(tmp_path, transport):
     """stdio: the logging relay on both sides of the tap sees the same messages in each
