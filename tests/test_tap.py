@@ -131,6 +131,38 @@ async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_throu
     assert f"wire-only: {', '.join(WIRE_DECIDABLE)} decided" in done.stdout
 
 
+async def test_the_2025_list_changed_notification_and_a_read_only_tool_are_on_record(tmp_path):
+    """A handshake-era session (``mode="legacy"``): the server sends
+    ``notifications/tools/list_changed`` on the connection itself; the listing marks the
+    tool annotated read-only (INV-9 reads it in a merge)."""
+    trace = tmp_path / "wire.ndjson"
+    code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import inproc; inproc.fs_server().run()"
+    heard: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        heard.append(message)
+
+    params = tapped(trace, sys.executable, "-c", code, server="fs")
+    async with mcp.Client(params, mode="legacy", message_handler=on_message) as client:
+        assert client.protocol_version == "2025-11-25"
+        await client.list_tools()
+        await client.call_tool("grow_legacy", {"tool": "sprout"})
+        await until(lambda: heard)
+        listed = await client.list_tools()
+        assert "sprout" in [tool.name for tool in listed.tools]
+    await until(lambda: trace.read_text().endswith('{"kind": "end"}\n'))
+    written = records(trace)
+    kinds = [r["kind"] for r in written]
+    assert kinds.count("list_changed") == 1
+    changed = kinds.index("list_changed")
+    first, second = [r["tools"] for r in written if r["kind"] == "list_done"]
+    assert {"name": "read", "read_only": True} in first
+    assert "write" in first
+    assert "sprout" in second
+    assert changed < kinds.index("list_done", changed)
+    assert check(trace) == []
+
+
 @asynccontextmanager
 async def http_tap(trace: pathlib.Path, upstream: str, server: str = "tasks") -> AsyncIterator[str]:
     """``mcpbind tap --http`` for the block; yields its URL; SIGTERM at the end."""
@@ -213,12 +245,14 @@ async def test_the_tap_changes_no_byte_between_the_host_and_the_server(tmp_path,
         async with mcp.Client(params) as client:
             await session_of_a_raw_client(client)
         await until(lambda: "EOF" in inner.read_text())
-        host_side, server_side = wire(outer), wire(inner)
+        # the relay logs each line as it read it (its text, not a parse of it)
+        host_side = outer.read_text(encoding="utf-8").splitlines()
+        server_side = inner.read_text(encoding="utf-8").splitlines()
         for direction in ("> ", "< "):
-            assert [m for d, m in host_side if d == direction] == [
-                m for d, m in server_side if d == direction
+            assert [line for line in host_side if line.startswith(direction)] == [
+                line for line in server_side if line.startswith(direction)
             ]
-        assert len(host_side) > 10
+        assert len(wire(outer)) > 10
         return
     bodies = [
         {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}},
