@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .. import __version__
 from .main import INTERRUPTED, USAGE
 
 if TYPE_CHECKING:
-    from mcpbind.impl.wire.tap import WireLog
+    from mcpbind.tap.stdio import WireLog
 
 __all__ = ["add_parser", "tap_main"]
 
@@ -77,7 +78,7 @@ def _port(listen: str) -> int | None:
 
 
 def tap_main(args: argparse.Namespace) -> int:
-    from mcpbind.impl.wire.tap import TapFailed, WireLog  # noqa: PLC0415 - cli/main.py
+    from mcpbind.tap.stdio import TapFailed, WireLog  # noqa: PLC0415 - cli/main.py
 
     if args.http:
         if args.command:
@@ -99,7 +100,7 @@ def tap_main(args: argparse.Namespace) -> int:
         return _usage(f"cannot write {path}: {error.strerror}")
     started = time.perf_counter()
     with out:
-        log = WireLog(out, server, "http" if args.http else "stdio")
+        log = WireLog(out, server, "http" if args.http else "stdio", __version__)
         try:
             if args.http:
                 assert port is not None
@@ -133,13 +134,13 @@ def _default_name(args: argparse.Namespace) -> str:
 
 
 async def _relay(command: list[str], log: WireLog) -> int:
-    from mcpbind.impl.wire.tap import relay_stdio  # noqa: PLC0415
+    from mcpbind.tap.stdio import relay_stdio  # noqa: PLC0415
 
     return await relay_stdio(command, log)
 
 
 async def _proxy(port: int, upstream: str, log: WireLog, started: float) -> int:
-    from mcpbind.impl.wire.tap_http import serve_http  # noqa: PLC0415
+    from mcpbind.tap.http import serve_http  # noqa: PLC0415
 
     stopped_by: list[int] = []
     async with anyio.create_task_group() as group:

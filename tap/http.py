@@ -22,7 +22,7 @@ import attrs
 import h11
 import httpx2
 
-from .tap import TapFailed, WireLog, WireReader
+from .stdio import TapFailed, WireLog, WireReader
 
 __all__ = ["serve_http"]
 

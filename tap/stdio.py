@@ -1,4 +1,4 @@
-"""``mcpbind tap``: a recorder on the wire between any MCP host and one server (SPEC §14.6).
+"""``mcpbind tap`` over stdio, and the reading of the wire both relays share (SPEC §14.6).
 
 Theory of operation
 -------------------
@@ -40,9 +40,6 @@ import attrs
 
 from mcpbind.model.trace import FORMAT
 
-from ..errors import ConfigError
-from .connector import CLIENT_INFO
-
 __all__ = [
     "TapFailed",
     "WireLog",
@@ -53,9 +50,11 @@ __all__ = [
 _TERMINAL_TASK = frozenset({"completed", "failed", "cancelled"})
 
 
-class TapFailed(ConfigError):
+class TapFailed(Exception):
     """The tap could not start: a command that cannot be run, an address in use or not
-    on loopback (SPEC §14.6; the CLI exits 2)."""
+    on loopback (SPEC §14.6; the CLI exits 2 with this text). Not a library error (the
+    tap is the command's alone), so not under ``McpBindError``, whose module loads the
+    runtime."""
 
 
 def _call_id(request_id: Any) -> str:
@@ -254,6 +253,8 @@ class WireLog:
     out: TextIO
     server: str
     transport: str
+    version: str
+    """mcpbind's, for the header's ``host``."""
     clock: Callable[[], float] = time.time
     _ended: bool = False
 
@@ -264,7 +265,7 @@ class WireLog:
                 "format": FORMAT,
                 "side": "wire",
                 "servers": [self.server],
-                "host": {"name": "mcpbind tap", "version": CLIENT_INFO.version},
+                "host": {"name": "mcpbind tap", "version": self.version},
                 "transport": self.transport,
             }
         )
