@@ -111,6 +111,7 @@ def assert_the_session_is_on_record(written: list[dict[str, Any]]) -> None:
         validator.validate(record)
 
 
+@pytest.mark.slow
 async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_through_the_stdio_tap(
     tmp_path,
 ):
@@ -131,6 +132,7 @@ async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_throu
     assert f"wire-only: {', '.join(WIRE_DECIDABLE)} decided" in done.stdout
 
 
+@pytest.mark.slow
 async def test_the_2025_list_changed_notification_and_a_read_only_tool_are_on_record(tmp_path):
     """A handshake-era session (``mode="legacy"``): the server sends
     ``notifications/tools/list_changed`` on the connection itself; the listing marks the
@@ -183,6 +185,7 @@ async def http_tap(trace: pathlib.Path, upstream: str, server: str = "tasks") ->
             assert await process.wait() == 0
 
 
+@pytest.mark.slow
 async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_through_the_http_tap(
     tmp_path,
 ):
@@ -204,6 +207,7 @@ async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_throu
 
 # The raw mcp.Client leaves httpx2's SSE generator of a handshake-era GET stream to the
 # garbage collector at close (the SDK's own, as in test_close.py).
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 async def test_a_handshake_era_session_keeps_its_session_id_through_the_http_tap(tmp_path):
     """The server refuses a request without the ``Mcp-Session-Id`` it issued: calls that
@@ -229,6 +233,7 @@ async def test_a_handshake_era_session_keeps_its_session_id_through_the_http_tap
     assert check(trace) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_the_tap_changes_no_byte_between_the_host_and_the_server(tmp_path, transport):
     """stdio: the logging relay on both sides of the tap sees the same messages in each
@@ -305,6 +310,7 @@ def test_a_line_that_is_not_json_rpc_is_recorded_and_still_forwarded_unchanged(t
     assert check(trace) == []
 
 
+@pytest.mark.slow
 async def test_a_killed_tap_leaves_a_prefix_that_trace_check_reads(tmp_path):
     trace = tmp_path / "wire.ndjson"
     state = tmp_path / "state"
@@ -465,6 +471,7 @@ def test_a_wire_only_trace_is_judged_by_what_the_wire_decides(body, flagged):
 # --- mcpbind as the host, through the tap: the merge (SPEC §14.6) --------------------------
 
 
+@pytest.mark.slow
 async def test_mcpbind_through_the_tap_merges_its_trace_with_the_taps_and_the_merge_conforms(
     tmp_path,
 ):
