@@ -12,6 +12,7 @@ cannot be written, a COMMAND that cannot be run, an address that cannot be had.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import signal
 import sys
@@ -40,7 +41,13 @@ def add_parser(commands: Any) -> None:
         "stdio: mcpbind tap --trace FILE -- COMMAND [ARGS...]; streamable HTTP: mcpbind "
         "tap --trace FILE --http --listen 127.0.0.1:PORT --upstream URL.",
     )
-    tap.add_argument("--trace", required=True, metavar="FILE", help="the wire-side trace to write")
+    tap.add_argument(
+        "--trace",
+        required=True,
+        metavar="FILE",
+        help="the wire-side trace to write; {pid} in FILE is replaced by the tap's process id, "
+        "so that a host that starts the server again gets a file per session",
+    )
     tap.add_argument(
         "--server",
         metavar="NAME",
@@ -93,7 +100,7 @@ def tap_main(args: argparse.Namespace) -> int:
     elif args.listen is not None or args.upstream is not None:
         return _usage("--listen and --upstream go with --http")
     server = args.server or _default_name(args)
-    path = pathlib.Path(args.trace)
+    path = pathlib.Path(args.trace.replace("{pid}", str(os.getpid())))
     try:
         out = path.open("w", encoding="utf-8")
     except OSError as error:

@@ -340,16 +340,17 @@ def _parent_of(pid: int) -> int:
 
 
 def test_the_tap_exits_with_the_status_of_its_server_and_records_it(tmp_path):
-    trace = tmp_path / "w.ndjson"
     code = "import sys; sys.stdin.readline(); sys.exit(3)"
     done = subprocess.run(
-        [*TAP, "--trace", str(trace), "--", sys.executable, "-c", code],
+        [*TAP, "--trace", str(tmp_path / "w.{pid}.ndjson"), "--", sys.executable, "-c", code],
         input=b"hello\n",
         capture_output=True,
         check=False,
     )
     assert done.returncode == 3
     assert done.stderr == b""
+    [trace] = tmp_path.glob("w.*.ndjson")  # {pid}: one file per session
+    assert trace.name.split(".")[1].isdigit()
     disconnect, end = records(trace)[-2:]
     assert (disconnect["kind"], disconnect["exit_status"], end) == (
         "disconnect",
