@@ -803,12 +803,14 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
     order of their ``at`` (one clock: the machine's), each file's own order kept."""
     if not host or wire_only(host):
         raise TraceError(1, 'the first trace of a merge is the host\'s (no "side": "wire")')
-    tapped: dict[str, list[TraceRecord]] = {}
     for wire in wires:
         if not wire_only(wire):
             raise TraceError(1, 'a tap\'s trace has "side": "wire" in its header')
+    tapped: dict[str, list[list[TraceRecord]]] = {}
+    # A server's sessions (a file each) in the order they began, whatever the order given.
+    for wire in sorted(wires, key=lambda w: next((r.get("at") for r in w[1:2]), 0.0) or 0.0):
         for server in wire[0].get("servers", []):
-            tapped.setdefault(server, []).extend(r for r in wire[1:] if r.kind != "end")
+            tapped.setdefault(server, []).append([r for r in wire[1:] if r.kind != "end"])
     untimed = [r for r in host[1:] if r.kind != "end" and not isinstance(r.get("at"), int | float)]
     if untimed:
         raise TraceError(
@@ -831,8 +833,8 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
         if record.kind != "end":
             kept.append(dict(record.fields))
     streams = [kept]
-    for server, records in tapped.items():
-        streams.append(_renamed(server, records, host_calls, host_listings.get(server, [])))
+    for server, sessions in tapped.items():
+        streams.append(_renamed(server, sessions, host_calls, host_listings.get(server, [])))
     merged = [dict(host[0].fields)]
     merged[0]["wire"] = sorted(tapped)
     merged.extend(_by_time(streams))
@@ -842,32 +844,57 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
 
 def _renamed(
     server: str,
-    records: list[TraceRecord],
+    sessions: list[list[TraceRecord]],
     host_calls: Mapping[tuple[str, str], list[str]],
     listings: list[Any],
 ) -> list[dict[str, Any]]:
-    """A tap's records with the host's call ids and listing readings (SPEC §14.6)."""
+    """A server's sessions on the wire, one after the other, with the host's call ids and
+    listing readings (SPEC §14.6); a session's request ids are its own."""
     taken: dict[tuple[str, str], int] = {}
-    names: dict[str, str] = {}  # the wire's call id -> the host's
     done = 0
     out: list[dict[str, Any]] = []
-    for record in records:
-        fields = dict(record.fields)
-        call_id = fields.get("call_id")
-        if record.kind == "sent" and fields.get("method") == "tools/call" and call_id:
-            key = (server, fields.get("detail", ""))
-            index = taken.get(key, 0)
-            taken[key] = index + 1
-            calls = host_calls.get(key, [])
-            names[call_id] = calls[index] if index < len(calls) else f"{server}#{call_id}"
-        if isinstance(call_id, str):
-            fields["call_id"] = names.get(call_id, f"{server}#{call_id}")
-        if record.kind == "list_done":
-            if done < len(listings):
-                fields["tools"] = listings[done]
-            done += 1
-        out.append(fields)
+    for session in sessions:
+        names: dict[str, str] = {}  # the wire's call id -> the host's
+        for record in session:
+            fields, done = _named(
+                server,
+                record,
+                names=names,
+                taken=taken,
+                host_calls=host_calls,
+                listings=listings,
+                done=done,
+            )
+            out.append(fields)
     return out
+
+
+def _named(
+    server: str,
+    record: TraceRecord,
+    *,
+    names: dict[str, str],
+    taken: dict[tuple[str, str], int],
+    host_calls: Mapping[tuple[str, str], list[str]],
+    listings: list[Any],
+    done: int,
+) -> tuple[dict[str, Any], int]:
+    """One wire record under the host's names; ``done``: the listings seen so far."""
+    fields = dict(record.fields)
+    call_id = fields.get("call_id")
+    if record.kind == "sent" and fields.get("method") == "tools/call" and call_id:
+        key = (server, fields.get("detail", ""))
+        index = taken.get(key, 0)
+        taken[key] = index + 1
+        calls = host_calls.get(key, [])
+        names[call_id] = calls[index] if index < len(calls) else f"{server}#{call_id}"
+    if isinstance(call_id, str):
+        fields["call_id"] = names.get(call_id, f"{server}#{call_id}")
+    if record.kind == "list_done":
+        if done < len(listings):
+            fields["tools"] = listings[done]
+        done += 1
+    return fields, done
 
 
 def _by_time(streams: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

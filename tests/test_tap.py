@@ -560,3 +560,96 @@ def test_a_merge_needs_the_hosts_times_and_a_taps_trace():
         merge_traces(host, [wire_records])
     with pytest.raises(Exception, match="the first trace of a merge is the host's"):
         merge_traces(wire_records, [wire_records])
+
+
+def test_the_merge_names_the_wires_calls_by_the_hosts_and_orders_everything_by_time():
+    """Two sessions of one server (two tap files); the host's ``sent`` of ``t`` pair with
+    the wire's in order; the host's own wire-side records of it are left out; its reading
+    of a listing rides on the wire's ``list_done``."""
+    host_header = {
+        "kind": "header",
+        "format": "mcpbind-trace/1",
+        "policy": "revalidate",
+        "servers": ["s"],
+        "builtins": [],
+        "extensions": {},
+        "max_name_length": 64,
+        "host": {"name": "h", "version": "0"},
+    }
+    rich = [{"name": "t", "read_only": True, "spec": "x"}]
+    host = [
+        host_header,
+        {"kind": "sent", "server": "s", "method": "tools/list", "at": 1.0},
+        {"kind": "list_done", "server": "s", "tools": rich, "at": 1.2},
+        {"kind": "call", "call_id": "a", "name": "mcp__s__t", "at": 2.0},
+        {
+            "kind": "sent",
+            "server": "s",
+            "method": "tools/call",
+            "call_id": "a",
+            "detail": "t",
+            "at": 2.1,
+        },
+        {"kind": "call_responded", "call_id": "a", "at": 2.5},
+        {"kind": "result", "call_id": "a", "status": "ok", "at": 2.6},
+        {"kind": "call", "call_id": "b", "name": "mcp__s__t", "at": 5.0},
+        {
+            "kind": "sent",
+            "server": "s",
+            "method": "tools/call",
+            "call_id": "b",
+            "detail": "t",
+            "at": 5.1,
+        },
+        {"kind": "call_responded", "call_id": "b", "at": 5.5},
+        {"kind": "result", "call_id": "b", "status": "ok", "at": 5.6},
+        {"kind": "end"},
+    ]
+    wire_one = [
+        {"kind": "sent", "server": "s", "method": "tools/list", "at": 1.05},
+        {"kind": "list_done", "server": "s", "tools": ["t"], "at": 1.1},
+        {
+            "kind": "sent",
+            "server": "s",
+            "method": "tools/call",
+            "call_id": "7",
+            "detail": "t",
+            "at": 2.2,
+        },
+        {"kind": "call_responded", "call_id": "7", "at": 2.4},
+        {"kind": "disconnect", "server": "s", "exit_status": 1, "at": 3.0},
+    ]
+    wire_two = [
+        {
+            "kind": "sent",
+            "server": "s",
+            "method": "tools/call",
+            "call_id": "1",
+            "detail": "t",
+            "at": 5.2,
+        },
+        {"kind": "call_responded", "call_id": "1", "at": 5.4},
+    ]
+    parsed = [
+        parse_trace([json.dumps(r) + "\n" for r in host]),
+        parse_trace(wire_trace(*wire_two)),  # given out of order: sessions sort by time
+        parse_trace(wire_trace(*wire_one)),
+    ]
+    merged = merge_traces(parsed[0], parsed[1:])
+    assert merged[0]["wire"] == ["s"]
+    body = [(r["kind"], r.get("call_id"), r["at"]) for r in merged[1:-1]]
+    assert body == [
+        ("sent", None, 1.05),
+        ("list_done", None, 1.1),
+        ("call", "a", 2.0),
+        ("sent", "a", 2.2),
+        ("call_responded", "a", 2.4),
+        ("result", "a", 2.6),
+        ("disconnect", None, 3.0),
+        ("call", "b", 5.0),
+        ("sent", "b", 5.2),
+        ("call_responded", "b", 5.4),
+        ("result", "b", 5.6),
+    ]
+    assert merged[2]["tools"] == rich
+    assert merged[-1] == {"kind": "end"}
