@@ -159,11 +159,11 @@ WIRE_HEADER = ("format", "side", "servers", "host")
 """What a wire-side trace's header must carry (``"side": "wire"``, SPEC §14.6): a tap
 knows neither the host's policy, nor its builtins, nor its name length."""
 
-WIRE_DECIDABLE = ("INV-7", "INV-8", "INV-12", "LIVE-2", "LIVE-3")
+WIRE_DECIDABLE = ("INV-7", "LIVE-2", "LIVE-3")
 """The ids a wire-only trace decides (SPEC §14.6): what crossed the wire says whether a
-call got two cancellations (INV-7), whether anything went to a server after it exited
-(INV-8) or after its session closed (INV-12), and whether a ``list_changed`` or an ended
-stream was followed by a new listing (LIVE-2, LIVE-3). The others need the host's view."""
+call got two cancellations (INV-7), and whether a ``list_changed`` or an ended stream was
+followed by a new listing (LIVE-2, LIVE-3). The others need the host's view (INV-8 and
+INV-12 too: a tap's file is one session, which nothing of it can follow)."""
 
 
 def wire_only(records: list[TraceRecord]) -> bool:
@@ -769,7 +769,7 @@ _MONITORS = (
     _live_2,
     _live_3,
 )
-_WIRE_MONITORS = (_inv_7, _inv_8, _inv_12, _live_2, _live_3)
+_WIRE_MONITORS = (_inv_7, _live_2, _live_3)
 """The monitors of :data:`WIRE_DECIDABLE`, in its order."""
 
 
