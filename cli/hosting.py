@@ -9,6 +9,7 @@ import contextlib
 import logging
 import pathlib
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
@@ -78,12 +79,13 @@ def every_tool(config: HostConfig, as_model: bool = False) -> HostConfig:
 
 @contextlib.contextmanager
 def tracing(path: str | None, config: HostConfig) -> Iterator[TraceRecorder | None]:
-    """``--trace FILE``: the run's trace (SPEC §14), ended however the run ends."""
+    """``--trace FILE``: the run's trace (SPEC §14), ended however the run ends; each
+    record with its time, so that it merges with the traces of taps (§14.6)."""
     if path is None:
         yield None
         return
     with open(path, "w", encoding="utf-8") as out:
-        recorder = TraceRecorder(out, trace_header(config))
+        recorder = TraceRecorder(out, trace_header(config), clock=time.time)
         try:
             yield recorder
         finally:

@@ -29,20 +29,28 @@ BROKEN_PIPE = 141
 command that a pipe's reader stopped): nothing more is printed."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import check, explore, fuzz, login, tools, trace  # noqa: PLC0415 - see the docstring
-
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; ``only="tap"``: that one alone, so that ``mcpbind tap``
+    loads neither the runtime nor the SDK (a host waits for it to start its server)."""
     parser = argparse.ArgumentParser(
         prog="mcpbind",
         description="A consistent tool layer over MCP servers, and the checks that prove it.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if only == "tap":
+        from . import tap  # noqa: PLC0415 - see the docstring
+
+        tap.add_parser(commands)
+        return parser
+    from . import check, explore, fuzz, login, tap, tools, trace  # noqa: PLC0415 - see the docstring
+
     tools.add_parsers(commands)
     explore.add_parser(commands)
     check.add_parser(commands)
     fuzz.add_parser(commands)
     trace.add_parser(commands)
+    tap.add_parser(commands)
     login.add_parsers(commands)
     return parser
 
@@ -55,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # in a pydantic SchemaError.)
     signal.signal(signal.SIGINT, functools.partial(_interrupted_early, started, argv))
     try:
-        parser = build_parser()
+        parser = build_parser(only="tap" if _command(argv) == "tap" else None)
         args = parser.parse_args(argv)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if args.command is None:

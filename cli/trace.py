@@ -9,9 +9,16 @@ import sys
 from typing import Any
 
 from mcpbind.model.refine import NotRefinable, refine, replay_data
-from mcpbind.model.trace import TraceError, check_trace, parse_trace
+from mcpbind.model.trace import (
+    WIRE_DECIDABLE,
+    TraceError,
+    check_trace,
+    merge_traces,
+    parse_trace,
+    wire_only,
+)
 
-__all__ = ["add_parser", "check_main"]
+__all__ = ["add_parser", "check_main", "merge_main"]
 
 USAGE = 2
 
@@ -38,6 +45,17 @@ def add_parser(commands: Any) -> None:
         "on a divergence, write FILE.replay.json",
     )
     check.set_defaults(handler=check_main)
+    merge = actions.add_parser(
+        "merge",
+        help="merge a host's trace with the wire-side traces of taps in front of its servers",
+        description="Print one trace: HOST's records, and each WIRE's (written by mcpbind "
+        "tap) in place of HOST's wire-side records of that server, in the order of their "
+        "times (SPEC §14.6). HOST must carry times: a TraceRecorder with a clock.",
+    )
+    merge.add_argument("host", metavar="HOST", help="the host's trace")
+    merge.add_argument("wires", metavar="WIRE", nargs="+", help="a tap's trace")
+    merge.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    merge.set_defaults(handler=merge_main)
 
 
 def check_main(args: argparse.Namespace) -> int:
@@ -85,8 +103,39 @@ def check_main(args: argparse.Namespace) -> int:
             print(f"{path}: the model's replay of its inputs: {strict['replay_file']}")
     else:
         refined = ", refines the model" if strict is not None else ""
-        print(f"{path}: conforms ({len(records)} records{refined})")
+        wire = f"; wire-only: {', '.join(WIRE_DECIDABLE)} decided" if wire_only(records) else ""
+        print(f"{path}: conforms ({len(records)} records{refined}{wire})")
     return 1 if violations else 0
+
+
+def merge_main(args: argparse.Namespace) -> int:
+    traces = []
+    for name in (args.host, *args.wires):
+        path = pathlib.Path(name)
+        try:
+            with path.open(encoding="utf-8") as lines:
+                traces.append(parse_trace(lines))
+        except OSError as error:
+            print(f"mcpbind trace merge: cannot read {path}: {error.strerror}", file=sys.stderr)
+            return USAGE
+        except TraceError as error:
+            print(f"mcpbind trace merge: {path}: not a trace: {error}", file=sys.stderr)
+            return USAGE
+    try:
+        merged = merge_traces(traces[0], traces[1:])
+    except TraceError as error:
+        print(f"mcpbind trace merge: cannot merge: {error}", file=sys.stderr)
+        return USAGE
+    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in merged)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        pathlib.Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as error:
+        print(f"mcpbind trace merge: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+        return USAGE
+    return 0
 
 
 def _ended_early(

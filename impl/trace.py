@@ -10,7 +10,7 @@ every output it produced, in order, and ``{"kind": "end"}`` when :meth:`end` is 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from mcpbind.model.trace import FORMAT, SIGNALS
@@ -70,16 +70,24 @@ def server_options(server: ServerConfig, *, has_approver: bool) -> dict[str, Any
 
 
 class TraceRecorder:
-    """Writes each report as one line of ``out``; the header at once."""
+    """Writes each report as one line of ``out``; the header at once.
 
-    def __init__(self, out: TextIO, header: Mapping[str, Any]) -> None:
+    ``clock`` (``time.time``): each record also carries ``at``, when it was written, so
+    that the trace merges with the wire-side traces of taps (SPEC §14.6)."""
+
+    def __init__(
+        self, out: TextIO, header: Mapping[str, Any], *, clock: Callable[[], float] | None = None
+    ) -> None:
         self._out = out
         self._ended = False
+        self._clock = clock
         self._write(dict(header))
 
     def _write(self, record: Mapping[str, Any]) -> None:
         if self._ended:
             return
+        if self._clock is not None and record.get("kind") not in ("header", "end"):
+            record = {**record, "at": self._clock()}
         self._out.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
         # Each record reaches the file as it is written (SPEC §14.3): a run that is
         # killed leaves a trace that ends early, every record before that intact.

@@ -67,19 +67,27 @@ from .values import EVENT_KINDS, OUTPUT_KINDS, EventKind, OutputKind, ToolDef
 __all__ = [
     "FORMAT",
     "REQUIRED",
+    "WIRE_DECIDABLE",
+    "WIRE_HEADER",
+    "WIRE_KINDS",
     "TraceError",
     "TraceKind",
     "TraceRecord",
     "TraceViolation",
     "check_trace",
     "listed_tool",
+    "merge_traces",
     "parse_trace",
+    "wire_only",
 ]
 
 FORMAT = "mcpbind-trace/1"
-TraceKind = Literal["header", "end"] | EventKind | OutputKind
-"""A record's ``kind``: the header, the end, an input (SPEC §3.1) or an output (§3.2)."""
-_KINDS = frozenset(("header", "end", *EVENT_KINDS, *OUTPUT_KINDS))
+TraceKind = Literal["header", "end", "unparsed"] | EventKind | OutputKind
+"""A record's ``kind``: the header, the end, an input (SPEC §3.1), an output (§3.2), or
+``unparsed``: bytes a tap relayed that were not JSON-RPC (§14.6)."""
+WIRE_KINDS = ("unparsed",)
+"""Kinds only a wire-side trace writes (SPEC §14.6); no monitor reads them."""
+_KINDS = frozenset(("header", "end", *EVENT_KINDS, *OUTPUT_KINDS, *WIRE_KINDS))
 SIGNALS = frozenset({"notifications/cancelled", "tasks/cancel"})
 """The two cancellation signals of INV-7 (SPEC §8.12)."""
 
@@ -144,7 +152,23 @@ REQUIRED: dict[TraceKind, tuple[str, ...]] = {
     "relisten": ("server",),
     "session_expired": ("call_id",),
     "reconfigure": ("added", "removed", "changed"),
+    "unparsed": ("server", "direction"),
 }
+
+WIRE_HEADER = ("format", "side", "servers", "host")
+"""What a wire-side trace's header must carry (``"side": "wire"``, SPEC §14.6): a tap
+knows neither the host's policy, nor its builtins, nor its name length."""
+
+WIRE_DECIDABLE = ("INV-7", "LIVE-2", "LIVE-3")
+"""The ids a wire-only trace decides (SPEC §14.6): what crossed the wire says whether a
+call got two cancellations (INV-7), and whether a ``list_changed`` or an ended stream was
+followed by a new listing (LIVE-2, LIVE-3). The others need the host's view (INV-8 and
+INV-12 too: a tap's file is one session, which nothing of it can follow)."""
+
+
+def wire_only(records: list[TraceRecord]) -> bool:
+    """A trace written by a tap alone (its header says ``"side": "wire"``)."""
+    return bool(records) and records[0].kind == "header" and records[0].get("side") == "wire"
 
 
 def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceRecord]:
@@ -177,7 +201,10 @@ def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceReco
                 raise TraceError(number, f'the header\'s "format" is not {FORMAT!r}')
         elif kind not in _KINDS:
             raise TraceError(number, f"unknown kind {kind!r}")
-        missing = [name for name in REQUIRED.get(kind, ()) if name not in value]
+        required = REQUIRED.get(kind, ())
+        if kind == "header" and value.get("side") == "wire":
+            required = WIRE_HEADER
+        missing = [name for name in required if name not in value]
         if missing:
             raise TraceError(number, f"{kind} without {', '.join(missing)}")
         records.append(TraceRecord(number, kind, value))
@@ -189,9 +216,13 @@ def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceReco
 
 
 def check_trace(records: list[TraceRecord]) -> list[TraceViolation]:
-    """Every invariant the trace breaks, the first offending record of each, in id order."""
+    """Every invariant the trace breaks, the first offending record of each, in id order.
+    A wire-only trace (SPEC §14.6) is judged by the monitors of :data:`WIRE_DECIDABLE`
+    alone, LIVE-2 and LIVE-3 taking a new listing's ``list_done`` as the refresh."""
     found: dict[str, TraceViolation] = {}
-    for monitor in _MONITORS:
+    wire = wire_only(records)
+    monitors = _WIRE_MONITORS if wire else _MONITORS
+    for monitor in monitors:
         violation = next(iter(monitor(records)), None)
         if violation is not None and violation.invariant not in found:
             found[violation.invariant] = violation
@@ -444,7 +475,7 @@ def _inv_7(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             in_flight.add(call_id)
         elif record.kind in ("call_rejected", "session_expired"):
             in_flight.discard(call_id)  # refused unrun: nothing of it runs until resent
-        elif record.kind == "sent" and record.get("method") in SIGNALS:
+        elif record.kind == "sent" and record.get("method") in SIGNALS and call_id:
             signals[call_id] = signals.get(call_id, 0) + 1
             if signals[call_id] > 1:
                 expected = f"one cancellation signal for {call_id}"
@@ -658,8 +689,19 @@ def _live_1(records: list[TraceRecord]) -> Iterator[TraceViolation]:
 def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     owed: dict[str, int] = {}
     down: set[str] = set()
+    wire = wire_only(records)
+    listing: dict[str, int] = {}  # wire-only: a first page asked since the list_changed
     for record in records:
         server = record.get("server")
+        if wire and _first_page(record) and server in owed:
+            listing[server] = owed[server]
+        elif wire and record.kind in ("list_done", "list_failed") and server in listing:
+            owed.pop(server, None)  # the host listed anew: the wire's view of a refresh
+            del listing[server]
+        elif wire and record.kind == "sent" and record.get("method") == "close":
+            owed.pop(server, None)  # the session ended: no refresh is owed on it
+        if wire and record.kind == "disconnect":
+            owed.pop(server, None)
         if record.kind == "list_changed" and server not in down:
             owed.setdefault(server, record.line)
         elif record.kind == "refresh_outcome":
@@ -682,10 +724,15 @@ def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
 
 def _live_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     pending: dict[str, tuple[str, int]] = {}  # server -> (stage, line of its stream_ended)
+    wire = wire_only(records)
     for record in records:
         server = record.get("server")
         stage = pending.get(server, ("", 0))[0]
-        if record.kind == "stream_ended":
+        if wire and record.kind in ("list_done", "list_failed") and stage == "listing":
+            del pending[server]  # wire-only: the new listing's answer stands for the refresh
+        elif wire and record.kind == "sent" and record.get("method") == "close":
+            pending.pop(server, None)  # the session ended
+        elif record.kind == "stream_ended":
             pending[server] = ("ended", pending.get(server, ("", record.line))[1])
         elif record.kind == "relisten" and stage:
             pending[server] = ("listening", pending[server][1])
@@ -722,3 +769,143 @@ _MONITORS = (
     _live_2,
     _live_3,
 )
+_WIRE_MONITORS = (_inv_7, _live_2, _live_3)
+"""The monitors of :data:`WIRE_DECIDABLE`, in its order."""
+
+
+_WIRE_SIDE = frozenset(
+    {
+        "sent",
+        "list_page",
+        "list_done",
+        "list_failed",
+        "list_changed",
+        "stream_ended",
+        "relisten",
+        "call_responded",
+        "call_failed",
+        "task_created",
+        "task_status",
+        "session_expired",
+    }
+)
+"""The kinds a tap writes that a host writes too (SPEC §14.6): in a merge, the wire's
+record of a tapped server stands and the host's is left out."""
+
+
+def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> list[dict[str, Any]]:
+    """One trace of a host and the taps in front of some of its servers (SPEC §14.6).
+
+    The host's header and records, its wire-side ones of the tapped servers left out; the
+    taps' records in their place, each ``tools/call`` named by the host's call (the k-th
+    the host sent to that server's tool is the k-th on its wire), each ``list_done``
+    carrying the host's reading of the listing when the host wrote one for it; all in the
+    order of their ``at`` (one clock: the machine's), each file's own order kept."""
+    if not host or wire_only(host):
+        raise TraceError(1, 'the first trace of a merge is the host\'s (no "side": "wire")')
+    for wire in wires:
+        if not wire_only(wire):
+            raise TraceError(1, 'a tap\'s trace has "side": "wire" in its header')
+    tapped: dict[str, list[list[TraceRecord]]] = {}
+    # A server's sessions (a file each) in the order they began, whatever the order given.
+    for wire in sorted(wires, key=lambda w: next((r.get("at") for r in w[1:2]), 0.0) or 0.0):
+        for server in wire[0].get("servers", []):
+            tapped.setdefault(server, []).append([r for r in wire[1:] if r.kind != "end"])
+    untimed = [r for r in host[1:] if r.kind != "end" and not isinstance(r.get("at"), int | float)]
+    if untimed:
+        raise TraceError(
+            untimed[0].line, 'a host record without "at": write the trace with a clock'
+        )
+    server_of: dict[str, str] = {}  # the host's call -> the server its tools/call went to
+    host_calls: dict[tuple[str, str], list[str]] = {}
+    host_listings: dict[str, list[Any]] = {}
+    kept: list[dict[str, Any]] = []
+    for record in host[1:]:
+        server, call_id = record.get("server"), record.get("call_id")
+        if record.kind == "sent" and record.get("method") == "tools/call" and server in tapped:
+            server_of[call_id] = server
+            host_calls.setdefault((server, record.get("detail", "")), []).append(call_id)
+        if record.kind == "list_done" and server in tapped and "tools" in record.fields:
+            host_listings.setdefault(server, []).append(record.get("tools"))
+        mine = server if "server" in record.fields else server_of.get(call_id)
+        if record.kind in _WIRE_SIDE and mine in tapped:
+            continue
+        if record.kind != "end":
+            kept.append(dict(record.fields))
+    streams = [kept]
+    for server, sessions in tapped.items():
+        streams.append(_renamed(server, sessions, host_calls, host_listings.get(server, [])))
+    merged = [dict(host[0].fields)]
+    merged[0]["wire"] = sorted(tapped)
+    merged.extend(_by_time(streams))
+    merged.append({"kind": "end"})
+    return merged
+
+
+def _renamed(
+    server: str,
+    sessions: list[list[TraceRecord]],
+    host_calls: Mapping[tuple[str, str], list[str]],
+    listings: list[Any],
+) -> list[dict[str, Any]]:
+    """A server's sessions on the wire, one after the other, with the host's call ids and
+    listing readings (SPEC §14.6); a session's request ids are its own."""
+    taken: dict[tuple[str, str], int] = {}
+    done = 0
+    out: list[dict[str, Any]] = []
+    for session in sessions:
+        names: dict[str, str] = {}  # the wire's call id -> the host's
+        for record in session:
+            fields, done = _named(
+                server,
+                record,
+                names=names,
+                taken=taken,
+                host_calls=host_calls,
+                listings=listings,
+                done=done,
+            )
+            out.append(fields)
+    return out
+
+
+def _named(
+    server: str,
+    record: TraceRecord,
+    *,
+    names: dict[str, str],
+    taken: dict[tuple[str, str], int],
+    host_calls: Mapping[tuple[str, str], list[str]],
+    listings: list[Any],
+    done: int,
+) -> tuple[dict[str, Any], int]:
+    """One wire record under the host's names; ``done``: the listings seen so far."""
+    fields = dict(record.fields)
+    call_id = fields.get("call_id")
+    if record.kind == "sent" and fields.get("method") == "tools/call" and call_id:
+        key = (server, fields.get("detail", ""))
+        index = taken.get(key, 0)
+        taken[key] = index + 1
+        calls = host_calls.get(key, [])
+        names[call_id] = calls[index] if index < len(calls) else f"{server}#{call_id}"
+    if isinstance(call_id, str):
+        fields["call_id"] = names.get(call_id, f"{server}#{call_id}")
+    if record.kind == "list_done":
+        if done < len(listings):
+            fields["tools"] = listings[done]
+        done += 1
+    return fields, done
+
+
+def _by_time(streams: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The streams' records by ``at``, each stream's order kept (a record without ``at``
+    goes with the one before it)."""
+    keyed: list[tuple[float, int, int, dict[str, Any]]] = []
+    for number, stream in enumerate(streams):
+        last = float("-inf")
+        for index, record in enumerate(stream):
+            at = record.get("at")
+            last = max(last, float(at)) if isinstance(at, int | float) else last
+            keyed.append((last, number, index, record))
+    keyed.sort(key=lambda item: (item[0], item[1] != 0, item[1], item[2]))
+    return [record for *_, record in keyed]

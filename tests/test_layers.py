@@ -80,6 +80,7 @@ CONTRACTS = {
     "cycles": "no import cycle between the modules of impl",
     "properties-cycles": "no import cycle between the modules of properties",
     "no-cli": "properties and demo import no CLI",
+    "tap": "the tap is a relay",
 }
 TYPE_CHECKING = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
 
@@ -184,6 +185,13 @@ TYPE_CHECKING = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
             "def _planted() -> None:\n    from mcpbind.cli.check import DEPTHS",
             {"no-cli"},
             id="properties-import-the-cli",
+        ),
+        pytest.param(
+            "tap",
+            "stdio.py",
+            "def _planted() -> None:\n    from mcpbind.impl.wire.connector import CLIENT_INFO",
+            {"tap"},
+            id="the-tap-imports-the-runtime",
         ),
     ],
 )

@@ -21,7 +21,14 @@ from testservers.common import make_server
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.model.refine import refine
-from mcpbind.model.trace import REQUIRED, TraceError, check_trace, parse_trace
+from mcpbind.model.trace import (
+    REQUIRED,
+    WIRE_HEADER,
+    WIRE_KINDS,
+    TraceError,
+    check_trace,
+    parse_trace,
+)
 from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS
 
 
@@ -73,17 +80,21 @@ def test_a_traced_mcpbind_call_on_the_demo_conforms_and_matches_the_schema(demo_
 
 
 def test_the_schema_requires_what_the_checker_requires():
+    rules = schema()["allOf"]
     required = {
         rule["if"]["properties"]["kind"]["const"]: rule["then"]["required"]
-        for rule in schema()["allOf"]
+        for rule in rules
+        if rule["if"]["properties"].get("side") != {"const": "wire"}
     }
     assert required == {kind: list(fields) for kind, fields in REQUIRED.items()}
+    [wire] = [r for r in rules if r["if"]["properties"].get("side") == {"const": "wire"}]
+    assert wire["then"]["required"] == list(WIRE_HEADER)  # a tap's header (SPEC §14.6)
 
 
 def test_the_schema_knows_every_kind_the_model_has_and_no_other():
     kinds = schema()["properties"]["kind"]["enum"]
     assert len(kinds) == len(set(kinds))
-    assert set(kinds) == {"header", "end", *EVENT_KINDS, *OUTPUT_KINDS}
+    assert set(kinds) == {"header", "end", *EVENT_KINDS, *OUTPUT_KINDS, *WIRE_KINDS}
 
 
 def spec_required_fields() -> dict[str, set[str]]:
