@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 
@@ -10,7 +11,7 @@ from cli_runner import mcpbind
 
 from mcpbind.model import explore
 from mcpbind.model.bounds import standard_suite
-from mcpbind.model.explore import LIVENESS, liveness_failures, replay
+from mcpbind.model.explore import LIVENESS, Report, liveness_failures, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 from mcpbind.model.suite import Run
 from mcpbind.model.table import BEGIN, END, render
@@ -131,17 +132,44 @@ def test_spec_transition_table_is_generated_from_the_model(standard_runs: list[R
     assert current == table, "run scripts/update-spec-table and commit SPEC.md"
 
 
+@functools.cache
+def explored(
+    name: str,
+    policy: str,
+    *,
+    stop_on: str | None = None,
+    max_depth: int | None = None,
+    every_transition: bool = False,
+) -> Report:
+    """The explorer on the standard part a model mutant breaks. The search is
+    deterministic, so the tests that ask the same one share a run: for a safety mutant,
+    the one ``mcpbind check`` runs (up to the target, triggers on) is both
+    ``first_violation_of``'s and ``verdicts``' (the one with triggers)."""
+    m = next(m for m in MUTANTS if m.name == name)
+    part = next(p for p in standard_suite(policy) if p.name == m.part)
+    return explore(
+        part.bound, m, stop_on=stop_on, max_depth=max_depth, every_transition=every_transition
+    )
+
+
+# The tests of one mutant run on one pytest-xdist worker, where ``explored`` remembers.
+MUTANT_PARAMS = [
+    pytest.param(m, id=m.name, marks=pytest.mark.xdist_group(f"model-mutant-{m.name}"))
+    for m in MUTANTS
+]
+
+
 def first_violation_of(m: Mutant):
     for policy in ("revalidate", "frozen"):
         part = next(p for p in standard_suite(policy) if p.name == m.part)
-        report = explore(part.bound, m, stop_on=m.target)
+        report = explored(m.name, policy, stop_on=m.target)
         hit = [v for v in report.violations if v.invariant == m.target]
         if hit:
             return part.bound, hit[0]
     return None, None
 
 
-@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("m", MUTANT_PARAMS)
 def test_every_model_mutant_is_caught_by_the_invariant_it_targets(m: Mutant):
     bound, violation = first_violation_of(m)
     assert violation is not None, f"{m.name} survived: {m.target} never failed"
@@ -154,20 +182,23 @@ def test_every_model_mutant_is_caught_by_the_invariant_it_targets(m: Mutant):
         assert replay(bound, violation.trace[:-1]) == []
 
 
-def verdicts(m: Mutant, policy: str, *, every: bool) -> dict[str, tuple[object, ...]]:
+def verdicts(
+    m: Mutant, policy: str, *, every: bool, remembered: bool = True
+) -> dict[str, tuple[object, ...]]:
     """The violations the explorer finds for ``m`` (each id with its shortest trace): the
     search ``mcpbind check`` runs (up to the target) for a safety mutant, the graph up to
-    depth 6 for a liveness one (a full graph of a broken rule set need not be finite)."""
-    part = next(p for p in standard_suite(policy) if p.name == m.part)
+    depth 6 for a liveness one (a full graph of a broken rule set need not be finite).
+    ``remembered=False``: a run of its own, for invariants changed by the caller."""
+    search = explored if remembered else explored.__wrapped__
     if m.target.startswith("INV"):
-        report = explore(part.bound, m, stop_on=m.target, every_transition=every)
+        report = search(m.name, policy, stop_on=m.target, every_transition=every)
     else:
-        report = explore(part.bound, m, max_depth=6, every_transition=every)
+        report = search(m.name, policy, max_depth=6, every_transition=every)
     return {v.invariant: v.trace for v in report.violations}
 
 
 @pytest.mark.parametrize("policy", ["revalidate", "frozen"])
-@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("m", MUTANT_PARAMS)
 def test_invariant_triggers_hide_no_violation_of_any_mutant(m: Mutant, policy: str):
     """``Invariant.triggers`` only skips checks that cannot fail: checking every transition
     invariant on every transition finds the same violations, with the same traces."""
@@ -186,7 +217,8 @@ def test_a_trigger_set_that_hides_a_violation_is_caught(monkeypatch):
     )
     monkeypatch.setattr(invariants, "_TRANSITION_CHECKS", narrowed)
     m = next(m for m in MUTANTS if m.name == "forget_cancel_notification")
-    filtered, every = verdicts(m, "revalidate", every=False), verdicts(m, "revalidate", every=True)
+    filtered = verdicts(m, "revalidate", every=False, remembered=False)
+    every = verdicts(m, "revalidate", every=True, remembered=False)
     assert "INV-7" in every
     assert filtered != every
 
