@@ -1,8 +1,8 @@
 """Shared fixtures. The standard suite is explored once per session (it takes ~40 s).
 
-Under pytest-xdist (the README's ``-n 2``, ``--dist loadgroup`` from pyproject.toml) a
-session fixture is built once per worker that needs it, so the tests that use the
-standard suite are put in one group: one worker explores it, once.
+Under pytest-xdist (the README's ``-n 2``) a session fixture is built once in each worker
+that asks for it; ``--dist loadfile`` (pyproject.toml) runs a module on one worker, and
+every test that asks for ``standard_runs`` is in ``test_explorer.py``.
 
 Which plugin runs an async test, and on which backends, is ``backends.py``'s to say:
 anyio's plugin, once on trio and once on asyncio (SPEC §11.13), unless the test is marked
@@ -16,15 +16,6 @@ import pytest
 from mcpbind.model.suite import Run, run_suite
 
 pytest_plugins = ["backends"]
-
-
-STANDARD_SUITE_GROUP = pytest.mark.xdist_group("standard-suite")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "standard_runs" in getattr(item, "fixturenames", ()):
-            item.add_marker(STANDARD_SUITE_GROUP)
 
 
 @pytest.fixture(scope="session")

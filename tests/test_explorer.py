@@ -144,19 +144,13 @@ def explored(
     """The explorer on the standard part a model mutant breaks. The search is
     deterministic, so the tests that ask the same one share a run: for a safety mutant,
     the one ``mcpbind check`` runs (up to the target, triggers on) is both
-    ``first_violation_of``'s and ``verdicts``' (the one with triggers)."""
+    ``first_violation_of``'s and ``verdicts``' (the one with triggers). Under pytest-xdist
+    the module runs on one worker (``--dist loadfile``), so they share it there too."""
     m = next(m for m in MUTANTS if m.name == name)
     part = next(p for p in standard_suite(policy) if p.name == m.part)
     return explore(
         part.bound, m, stop_on=stop_on, max_depth=max_depth, every_transition=every_transition
     )
-
-
-# The tests of one mutant run on one pytest-xdist worker, where ``explored`` remembers.
-MUTANT_PARAMS = [
-    pytest.param(m, id=m.name, marks=pytest.mark.xdist_group(f"model-mutant-{m.name}"))
-    for m in MUTANTS
-]
 
 
 def first_violation_of(m: Mutant):
@@ -169,7 +163,7 @@ def first_violation_of(m: Mutant):
     return None, None
 
 
-@pytest.mark.parametrize("m", MUTANT_PARAMS)
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
 def test_every_model_mutant_is_caught_by_the_invariant_it_targets(m: Mutant):
     bound, violation = first_violation_of(m)
     assert violation is not None, f"{m.name} survived: {m.target} never failed"
@@ -198,7 +192,7 @@ def verdicts(
 
 
 @pytest.mark.parametrize("policy", ["revalidate", "frozen"])
-@pytest.mark.parametrize("m", MUTANT_PARAMS)
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
 def test_invariant_triggers_hide_no_violation_of_any_mutant(m: Mutant, policy: str):
     """``Invariant.triggers`` only skips checks that cannot fail: checking every transition
     invariant on every transition finds the same violations, with the same traces."""

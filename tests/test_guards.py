@@ -24,10 +24,6 @@ from mcpbind.model.values import (
     State,
 )
 
-# One pytest-xdist worker runs the module, so ``states`` (every reachable state of the
-# small bounds) is built once.
-pytestmark = pytest.mark.xdist_group("test_guards")
-
 
 def small_bounds() -> list[Bound]:
     """Every part of the standard suite, cut down: one step and one call (two calls in

@@ -23,10 +23,6 @@ from mcpbind.model.refine import refine
 from mcpbind.model.trace import REQUIRED, TraceError, check_trace, parse_trace
 from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS
 
-# One pytest-xdist worker runs the module, so ``demo_trace`` (a traced ``mcpbind call`` on
-# the demo) is built once.
-pytestmark = pytest.mark.xdist_group("test_trace")
-
 
 def schema() -> dict[str, Any]:
     text = importlib.resources.files("mcpbind.model").joinpath("trace-schema.json").read_text()
