@@ -346,7 +346,7 @@ def test_the_readme_is_at_most_250_lines_and_keeps_the_ci_test_command():
     between = text.split("<!-- test-command -->", 1)[1].split("<!-- /test-command -->", 1)[0]
     command = [line for line in between.strip().splitlines() if not line.startswith("```")]
     assert len(command) == 1
-    assert command[0].endswith("python -m pytest")
+    assert command[0].endswith("python -m pytest -n 2")  # every test, on two workers
     assert ". .venv/bin/activate" in text
 
 

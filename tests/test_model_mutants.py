@@ -1,0 +1,107 @@
+"""SPEC §10.4: every model mutant is caught by the invariant it targets, with a trace that
+replays, and the invariants' triggers hide no violation. Apart from the standard suite's
+tests (``test_explorer.py``), so that under pytest-xdist's ``--dist loadfile`` the two
+heaviest groups of explorations can run on different workers."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from mcpbind.model import explore
+from mcpbind.model.bounds import standard_suite
+from mcpbind.model.explore import LIVENESS, Report, replay
+from mcpbind.model.mutants import MUTANTS, Mutant
+
+
+@functools.cache
+def explored(
+    name: str,
+    policy: str,
+    *,
+    stop_on: str | None = None,
+    max_depth: int | None = None,
+    every_transition: bool = False,
+) -> Report:
+    """The explorer on the standard part a model mutant breaks. The search is
+    deterministic, so the tests that ask the same one share a run: for a safety mutant,
+    the one ``mcpbind check`` runs (up to the target, triggers on) is both
+    ``first_violation_of``'s and ``verdicts``' (the one with triggers). Under pytest-xdist
+    the module runs on one worker (``--dist loadfile``), so they share it there too."""
+    m = next(m for m in MUTANTS if m.name == name)
+    part = next(p for p in standard_suite(policy) if p.name == m.part)
+    return explore(
+        part.bound, m, stop_on=stop_on, max_depth=max_depth, every_transition=every_transition
+    )
+
+
+def first_violation_of(m: Mutant):
+    for policy in ("revalidate", "frozen"):
+        part = next(p for p in standard_suite(policy) if p.name == m.part)
+        report = explored(m.name, policy, stop_on=m.target)
+        hit = [v for v in report.violations if v.invariant == m.target]
+        if hit:
+            return part.bound, hit[0]
+    return None, None
+
+
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+def test_every_model_mutant_is_caught_by_the_invariant_it_targets(m: Mutant):
+    bound, violation = first_violation_of(m)
+    assert violation is not None, f"{m.name} survived: {m.target} never failed"
+    assert violation.trace, "a violation comes with its trace"
+    if m.target.startswith("INV"):
+        # the shortest trace replays to the same failure through the guarded step()
+        found = {inv for inv, _ in replay(bound, violation.trace, m)}
+        assert m.target in found
+        # ... and the standard rules accept every prefix without any failure
+        assert replay(bound, violation.trace[:-1]) == []
+
+
+def verdicts(
+    m: Mutant, policy: str, *, every: bool, remembered: bool = True
+) -> dict[str, tuple[object, ...]]:
+    """The violations the explorer finds for ``m`` (each id with its shortest trace): the
+    search ``mcpbind check`` runs (up to the target) for a safety mutant, the graph up to
+    depth 6 for a liveness one (a full graph of a broken rule set need not be finite).
+    ``remembered=False``: a run of its own, for invariants changed by the caller."""
+    search = explored if remembered else explored.__wrapped__
+    if m.target.startswith("INV"):
+        report = search(m.name, policy, stop_on=m.target, every_transition=every)
+    else:
+        report = search(m.name, policy, max_depth=6, every_transition=every)
+    return {v.invariant: v.trace for v in report.violations}
+
+
+@pytest.mark.parametrize("policy", ["revalidate", "frozen"])
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+def test_invariant_triggers_hide_no_violation_of_any_mutant(m: Mutant, policy: str):
+    """``Invariant.triggers`` only skips checks that cannot fail: checking every transition
+    invariant on every transition finds the same violations, with the same traces."""
+    assert verdicts(m, policy, every=False) == verdicts(m, policy, every=True)
+
+
+def test_a_trigger_set_that_hides_a_violation_is_caught(monkeypatch):
+    """The comparison above can fail: give INV-7 (a transition invariant only) a trigger
+    that a forgotten cancellation never touches, and the filtered run misses what the
+    unfiltered one finds."""
+    from mcpbind.model import invariants
+
+    narrowed = tuple(
+        (inv, predicate, frozenset({"published"}) if inv == "INV-7" else triggers)
+        for inv, predicate, triggers in invariants._TRANSITION_CHECKS
+    )
+    monkeypatch.setattr(invariants, "_TRANSITION_CHECKS", narrowed)
+    m = next(m for m in MUTANTS if m.name == "forget_cancel_notification")
+    filtered = verdicts(m, "revalidate", every=False, remembered=False)
+    every = verdicts(m, "revalidate", every=True, remembered=False)
+    assert "INV-7" in every
+    assert filtered != every
+
+
+def test_mutant_names_are_unique_and_each_names_a_known_invariant():
+    names = [m.name for m in MUTANTS]
+    assert len(names) == len(set(names))
+    ids = {f"INV-{n}" for n in range(1, 17)} | set(LIVENESS)
+    assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
