@@ -31,9 +31,6 @@ from mcpbind.model.values import EventKind
 __all__ = [
     "USAGE",
     "StartWatch",
-    "add_config_option",
-    "add_trace",
-    "add_verbose",
     "config_or_exit",
     "every_tool",
     "load_config",
@@ -118,32 +115,6 @@ def verbose(enabled: bool) -> None:
 class _ServerLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return f"[{record.name.removeprefix('mcpbind.server.')}] {record.getMessage()}"
-
-
-def add_config_option(parser: Any) -> None:
-    """``--config PATH``: where every command that opens a host reads its servers."""
-    parser.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
-
-
-def add_trace(parser: Any) -> None:
-    parser.add_argument(
-        "--trace",
-        metavar="FILE",
-        help="write the run's trace (format mcpbind-trace/1, SPEC §14) to FILE; check it "
-        "with mcpbind trace check FILE",
-    )
-
-
-def add_verbose(parser: Any) -> None:
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="show what the servers write to their stderr (default: kept out of the "
-        "terminal; a server that fails to start shows its last lines)",
-    )
 
 
 class StartWatch(NullRecorder):

@@ -11,33 +11,9 @@ from typing import Any
 from mcpbind.model.refine import NotRefinable, refine, replay_data
 from mcpbind.model.trace import TraceError, check_trace, parse_trace
 
-__all__ = ["add_parser", "check_main"]
+__all__ = ["check_main"]
 
 USAGE = 2
-
-
-def add_parser(commands: Any) -> None:
-    trace = commands.add_parser(
-        "trace",
-        help="check a trace (mcpbind-trace/1) against the specification",
-        description="Traces in the format mcpbind-trace/1 (SPEC §14).",
-    )
-    actions = trace.add_subparsers(dest="action", metavar="ACTION", required=True)
-    check = actions.add_parser(
-        "check",
-        help="decide whether a trace conforms: exit 0 if it does, 1 if not",
-        description="Run the trace monitors of SPEC §14.2 over FILE; print each invariant "
-        "it breaks, at its first offending line.",
-    )
-    check.add_argument("file", metavar="FILE", help="the trace, one JSON object per line")
-    check.add_argument("--json", action="store_true", help="print one JSON object")
-    check.add_argument(
-        "--strict",
-        action="store_true",
-        help="also refine FILE against the model (a host with mcpbind's names and texts); "
-        "on a divergence, write FILE.replay.json",
-    )
-    check.set_defaults(handler=check_main)
 
 
 def check_main(args: argparse.Namespace) -> int:
