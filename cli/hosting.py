@@ -4,10 +4,8 @@ report."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
-import pathlib
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
@@ -16,17 +14,17 @@ import attrs
 import trio
 
 from mcpbind.impl import (
-    ConfigError,
     HostConfig,
     NullRecorder,
     Recorder,
     ServerStartupError,
     ToolResult,
 )
-from mcpbind.impl.config.host import load_toml, parse_toml
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model.values import EventKind
+
+from .config_file import config_or_exit, load_config
 
 __all__ = [
     "USAGE",
@@ -41,29 +39,6 @@ __all__ = [
 ]
 
 USAGE = 2
-
-
-def load_config(option: str | None) -> tuple[HostConfig, str]:
-    """The config and where it came from; ConfigError on a bad one."""
-    if option is not None:
-        loaded, source = load_toml(option), option
-    elif pathlib.Path("mcpbind.toml").is_file():
-        loaded, source = load_toml("mcpbind.toml"), "./mcpbind.toml"
-    else:
-        from mcpbind.demo import demo_toml  # noqa: PLC0415 - only without a config
-
-        loaded, source = parse_toml(demo_toml(), path="<embedded demo>"), "the embedded demo"
-    for message in loaded.warnings:
-        print(f"mcpbind: warning: {message}", file=sys.stderr)
-    return loaded.config, source
-
-
-def config_or_exit(args: argparse.Namespace) -> tuple[HostConfig, str] | None:
-    try:
-        return load_config(args.config)
-    except ConfigError as error:
-        print(f"mcpbind: {error}", file=sys.stderr)
-        return None
 
 
 def every_tool(config: HostConfig, as_model: bool = False) -> HostConfig:

@@ -53,6 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return USAGE
         # The command's modules load now, still under the early handler.
         handler = args.handler
+        if isinstance(handler, Command) and handler.reads_config:
+            from .config_file import config_or_exit  # noqa: PLC0415 - see the docstring
+
+            if config_or_exit(args) is None:
+                return USAGE
         run = handler.load() if isinstance(handler, Command) else handler
         signal.signal(signal.SIGINT, signal.default_int_handler)
         result: int = run(args)

@@ -51,9 +51,12 @@ class Command:
     """A command's function, imported with its module (and trio, the SDK or the model)
     only when the command runs: :meth:`load`, then call what it returns."""
 
-    def __init__(self, module: str, name: str) -> None:
+    def __init__(self, module: str, name: str, *, reads_config: bool = False) -> None:
         self.module = module
         self.name = name
+        self.reads_config = reads_config
+        """It reads its config first thing: read before its module loads (a bad one
+        answers at once, :func:`.config_file.config_or_exit`)."""
 
     def load(self) -> Callable[[argparse.Namespace], int]:
         found: Callable[[argparse.Namespace], int] = getattr(
@@ -65,8 +68,8 @@ class Command:
         return self.load()(args)
 
 
-def _handler(module: str, name: str) -> Command:
-    return Command(module, name)
+def _handler(module: str, name: str, *, reads_config: bool = False) -> Command:
+    return Command(module, name, reads_config=reads_config)
 
 
 def _explore_description() -> str:
@@ -121,7 +124,7 @@ def _catalog(commands: Any) -> None:
     )
     add_trace(catalog)
     add_verbose(catalog)
-    catalog.set_defaults(handler=_handler("catalog", "catalog_main"))
+    catalog.set_defaults(handler=_handler("catalog", "catalog_main", reads_config=True))
 
 
 def _call(commands: Any) -> None:
