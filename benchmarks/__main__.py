@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 from typing import Any
 
 import anyio
 
-from .suite import SIZES, explorer_rate, property_rate, refine_scaling, run_all, run_asyncio
+from .suite import (
+    SIZES,
+    catalog_ratio,
+    explorer_rate,
+    property_rate,
+    refine_scaling,
+    run_all,
+    run_asyncio,
+)
 
 
 def table(figures: dict[str, Any]) -> str:
@@ -50,12 +59,20 @@ def table(figures: dict[str, Any]) -> str:
                 f"{c['mcpbind']['peak_bytes'] // 1024:>9}KB "
                 f"{c['baseline']['peak_bytes'] // 1024:>9}KB   x{c['peak_memory_ratio']:.3f}"
             )
+    c = figures["catalog_ratio"]
+    row("mcpbind catalog, demo (whole process)", c)
     r = figures["refine_scaling_ratio"]
     row(f"trace --strict per call, {r['large_calls']} vs {r['small_calls']}", r)
     e = figures["explorer_states_per_s"]
     lines.append(f"explorer: {e['states_per_s']} states/s ({e['transitions_per_s']} transitions/s)")
     p = figures["property_steps_per_s"]
     lines.append(f"lockstep machine: {p['steps_per_s']} steps/s")
+    m = figures.get("machine")
+    if m is not None:
+        lines.append(
+            f"machine: {m['cpus']} CPUs, load average {m['loadavg_start'][0]:.2f} at the start, "
+            f"{m['loadavg_end'][0]:.2f} at the end"
+        )
     return "\n".join(lines)
 
 
@@ -72,13 +89,23 @@ def main() -> int:
         print(f"  … {label}", file=sys.stderr, flush=True)
 
     size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    load_before = os.getloadavg()
     figures = anyio.run(run_all, size, progress, backend="trio")
     figures["asyncio"] = anyio.run(run_asyncio, size, progress, backend="asyncio")
     progress("trace refinement scaling")
     figures["refine_scaling_ratio"] = refine_scaling(*SIZES[size]["trace_calls"])
+    progress("mcpbind catalog vs the raw SDK on the demo servers")
+    figures["catalog_ratio"] = catalog_ratio({"smoke": 1, "quick": 5, "full": 10}[size])
     progress("explorer and property machine rates")
     figures["explorer_states_per_s"] = explorer_rate(small=args.smoke)
     figures["property_steps_per_s"] = property_rate({"smoke": 3, "quick": 20, "full": 200}[size])
+    # The machine's load average (1, 5, 15 min) at the start and the end: every figure is a
+    # ratio within this run, and the load tells a busy run from a slow one.
+    figures["machine"] = {
+        "cpus": os.cpu_count(),
+        "loadavg_start": [round(x, 2) for x in load_before],
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+    }
     print(table(figures))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

@@ -8,6 +8,8 @@ medians. Nothing here is a test: no figure is asserted anywhere.
 from __future__ import annotations
 
 import gc
+import os
+import pathlib
 import statistics
 import sys
 import time
@@ -329,6 +331,46 @@ async def peer_session_group(*, rounds: int, per_round: int) -> dict[str, Any]:
         result = await compare(grouped, raw, rounds=rounds, per_round=per_round, warmup=20)
         result["peer"] = result.pop("mcpbind")
         return result
+
+
+def catalog_ratio(rounds: int) -> dict[str, Any]:
+    """``mcpbind catalog`` on the embedded demo vs the raw SDK listing the same three
+    servers (``benchmarks/catalog_raw.py``): whole processes, start-up and imports
+    included, wall time per run, rounds alternated. Run from an empty directory, so that
+    no ``./mcpbind.toml`` is read."""
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    root = str(pathlib.Path(__file__).resolve().parent.parent)
+    found = shutil.which("mcpbind", path=str(pathlib.Path(sys.executable).parent))
+    command = [found] if found else [sys.executable, "-m", "mcpbind.cli"]
+    sides = {
+        "mcpbind": [*command, "catalog"],
+        "baseline": [sys.executable, "-m", "benchmarks.catalog_raw"],
+    }
+    env = {**os.environ, "PYTHONPATH": root}
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory() as empty:
+
+        def run(side: str) -> float:
+            started = time.perf_counter()
+            subprocess.run(
+                sides[side], cwd=empty, env=env, check=True, capture_output=True, timeout=300
+            )
+            return time.perf_counter() - started
+
+        run("mcpbind")  # warm-up: the file system cache, the bytecode
+        run("baseline")
+        for index in range(rounds):
+            for side in ("mcpbind", "baseline") if index % 2 == 0 else ("baseline", "mcpbind"):
+                times[side].append(run(side))
+    result: dict[str, Any] = {side: _summary(samples) for side, samples in times.items()}
+    result["ratio"] = round(
+        statistics.median(times["mcpbind"]) / statistics.median(times["baseline"]), 3
+    )
+    result["rounds"] = rounds
+    return result
 
 
 def stdio_target(tools: int = 1) -> StdioServerParameters:

@@ -21,9 +21,6 @@ from mcpbind.model import texts
 from .hosting import (
     USAGE,
     StartWatch,
-    add_config_option,
-    add_trace,
-    add_verbose,
     config_or_exit,
     every_tool,
     print_stderr,
@@ -32,7 +29,7 @@ from .hosting import (
     verbose,
 )
 
-__all__ = ["AUTH_SHOWN", "add_parser", "catalog_main"]
+__all__ = ["AUTH_SHOWN", "catalog_main"]
 
 AUTH_SHOWN = {
     "unsupported": "Unsupported",
@@ -191,22 +188,3 @@ def _wrapped(description: str) -> list[str]:
         wrapped = textwrap.wrap(paragraph, width) or [""]
         lines += [f"      {text}".rstrip() for text in wrapped]
     return lines
-
-
-def add_parser(commands: Any) -> None:
-    catalog = commands.add_parser(
-        "catalog",
-        help="start the servers, refresh, and print what a model would be shown",
-        description="Start every enabled server, run its first refresh, print the step snapshot.",
-    )
-    add_config_option(catalog)
-    catalog.add_argument("--json", action="store_true", help="print one JSON object")
-    catalog.add_argument(
-        "--as-model",
-        action="store_true",
-        help="show the step exactly as a model sees it: above defer_threshold, MCP tools "
-        "are deferred behind tool_search (default: every tool)",
-    )
-    add_trace(catalog)
-    add_verbose(catalog)
-    catalog.set_defaults(handler=catalog_main)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import sys
 import time
@@ -24,9 +23,9 @@ from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVarian
 from . import explore as explore_cli
 from .mutants import check_mutants
 from .progress import Progress
-from .replays import STAGES, UsageError, bundled_corpus, usage_problem
+from .replays import UsageError, bundled_corpus, usage_problem
 
-__all__ = ["USAGE", "add_parser", "main"]
+__all__ = ["USAGE", "main"]
 
 USAGE = 2
 
@@ -273,50 +272,6 @@ def _counting(test: Callable[[], None], hook: Callable[[], None]) -> Callable[[]
 
     test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
     return test
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "check",
-        help="run every check: explorer, odometer, replay corpus, property machines",
-        description=(
-            "The main job (SPEC §12.8): the explorer on the standard suite, the exhaustive "
-            "odometer against the runtime, the replay corpus, and the Hypothesis property "
-            "machines. Exit 0 iff everything holds."
-        ),
-    )
-    parser.add_argument(
-        "--profile",
-        choices=("ci", "nightly"),
-        default=os.environ.get("MCPBIND_HYPOTHESIS_PROFILE", "ci")
-        if os.environ.get("MCPBIND_HYPOTHESIS_PROFILE") in ("ci", "nightly")
-        else "ci",
-        help="budgets (default: ci, or MCPBIND_HYPOTHESIS_PROFILE)",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--replay", metavar="FILE", help="run one replay file and stop")
-    parser.add_argument(
-        "--mutants", action="store_true", help="also run every mutant and report the kills"
-    )
-    parser.add_argument(
-        "--stages",
-        default="explore,odometer,replays,machines",
-        help=f"comma-separated stages to run, of {', '.join(STAGES)} (default: all but "
-        "mutants; add it or use --mutants)",
-    )
-    parser.add_argument(
-        "--corpus",
-        metavar="DIR",
-        default=None,
-        help="replay corpus directory (default: the corpus installed with mcpbind, "
-        "tests/replays in a checkout)",
-    )
-    parser.add_argument(
-        "--failures",
-        default="mcpbind-failures",
-        help="where failing traces are written as replay files (default ./mcpbind-failures)",
-    )
-    parser.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:

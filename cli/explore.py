@@ -16,7 +16,7 @@ from mcpbind.model.values import Policy
 
 from .progress import Progress
 
-__all__ = ["add_parser", "main"]
+__all__ = ["main"]
 
 
 def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
@@ -77,39 +77,6 @@ def liveness_ids() -> str:
 
 def _id_range(prefix: str, ids: list[str]) -> str:
     return f"{prefix}-1..{prefix}-{max(int(i.removeprefix(prefix + '-')) for i in ids)}"
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "explore",
-        help="explore every interleaving of the model on a bound and check every invariant",
-        description=(
-            "Breadth-first exploration of the abstract model (SPEC §10) over the standard "
-            f"suite: every reachable state, {safety_ids()} checked on every state and "
-            f"transition, {liveness_ids()} on every drain. Exit 0 iff no violation."
-        ),
-    )
-    parser.add_argument("--servers", type=int, default=2, choices=(1, 2), help="scripted servers")
-    parser.add_argument("--steps", type=int, default=None, help="steps to sample (default 2)")
-    parser.add_argument(
-        "--calls", type=int, default=None, help="calls (default: 1 in catalogs, 3 in calls)"
-    )
-    parser.add_argument(
-        "--policy", choices=("frozen", "revalidate", "both"), default="both", help="binding policy"
-    )
-    parser.add_argument("--depth", type=int, default=None, help="stop at this many events")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--mutant", default=None, help="explore a deliberately broken model")
-    parser.add_argument(
-        "--list-mutants", action="store_true", help="print the mutants' names and exit"
-    )
-    parser.add_argument(
-        "--all",
-        action="store_true",
-        help="print every violation found (default: the shortest trace of each invariant)",
-    )
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
-    parser.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN
 
 from .progress import Progress
 
-__all__ = ["add_parser", "main"]
+__all__ = ["main"]
 
 
 def _database(spec: str) -> Any:
@@ -129,33 +129,6 @@ def _worker(index: int, deadline: float, db: str, plant: str | None, out: str) -
                 break
         round_ += 1
     return {"worker": index, "rounds": round_, "examples": examples[0], "failures": failures}
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "fuzz",
-        help="the nightly job: run the property machines sharded over processes for a while",
-        description=(
-            "Runs the property machines in N worker processes for M minutes against a shared "
-            "example database, writes every failure as a replay file, exits 1 on any failure."
-        ),
-    )
-    parser.add_argument("--minutes", type=float, default=10.0, help="how long (default 10)")
-    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    parser.add_argument(
-        "--db",
-        default=".hypothesis/mcpbind-fuzz",
-        help="example database: a directory or redis://HOST:PORT "
-        "(default .hypothesis/mcpbind-fuzz)",
-    )
-    parser.add_argument(
-        "--failures", default="mcpbind-failures", help="where replay files are written"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--plant", metavar="MUTANT", default=None, help=argparse.SUPPRESS
-    )  # checking only: run against a deliberately broken runtime
-    parser.set_defaults(handler=main)
 
 
 _COUNTER: Any = None

@@ -4,10 +4,8 @@ report."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
-import pathlib
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -17,24 +15,21 @@ import attrs
 import trio
 
 from mcpbind.impl import (
-    ConfigError,
     HostConfig,
     NullRecorder,
     Recorder,
     ServerStartupError,
     ToolResult,
 )
-from mcpbind.impl.config.host import load_toml, parse_toml
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model.values import EventKind
 
+from .config_file import config_or_exit, load_config
+
 __all__ = [
     "USAGE",
     "StartWatch",
-    "add_config_option",
-    "add_trace",
-    "add_verbose",
     "config_or_exit",
     "every_tool",
     "load_config",
@@ -45,29 +40,6 @@ __all__ = [
 ]
 
 USAGE = 2
-
-
-def load_config(option: str | None) -> tuple[HostConfig, str]:
-    """The config and where it came from; ConfigError on a bad one."""
-    if option is not None:
-        loaded, source = load_toml(option), option
-    elif pathlib.Path("mcpbind.toml").is_file():
-        loaded, source = load_toml("mcpbind.toml"), "./mcpbind.toml"
-    else:
-        from mcpbind.demo import demo_toml  # noqa: PLC0415 - only without a config
-
-        loaded, source = parse_toml(demo_toml(), path="<embedded demo>"), "the embedded demo"
-    for message in loaded.warnings:
-        print(f"mcpbind: warning: {message}", file=sys.stderr)
-    return loaded.config, source
-
-
-def config_or_exit(args: argparse.Namespace) -> tuple[HostConfig, str] | None:
-    try:
-        return load_config(args.config)
-    except ConfigError as error:
-        print(f"mcpbind: {error}", file=sys.stderr)
-        return None
 
 
 def every_tool(config: HostConfig, as_model: bool = False) -> HostConfig:
@@ -120,32 +92,6 @@ def verbose(enabled: bool) -> None:
 class _ServerLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return f"[{record.name.removeprefix('mcpbind.server.')}] {record.getMessage()}"
-
-
-def add_config_option(parser: Any) -> None:
-    """``--config PATH``: where every command that opens a host reads its servers."""
-    parser.add_argument(
-        "--config", metavar="PATH", help="config file (default ./mcpbind.toml, else the demo)"
-    )
-
-
-def add_trace(parser: Any) -> None:
-    parser.add_argument(
-        "--trace",
-        metavar="FILE",
-        help="write the run's trace (format mcpbind-trace/1, SPEC §14) to FILE; check it "
-        "with mcpbind trace check FILE",
-    )
-
-
-def add_verbose(parser: Any) -> None:
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="show what the servers write to their stderr (default: kept out of the "
-        "terminal; a server that fails to start shows its last lines)",
-    )
 
 
 class StartWatch(NullRecorder):

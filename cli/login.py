@@ -36,13 +36,12 @@ from mcpbind.impl import (
 from mcpbind.impl.wire.oauth import Authorizer
 from mcpbind.model import texts
 
-from .hosting import add_config_option, load_config
+from .hosting import load_config
+from .parsers import LOGIN_TIMEOUT
 
-__all__ = ["LOGIN_TIMEOUT", "Callback", "add_parsers"]
+__all__ = ["LOGIN_TIMEOUT", "Callback", "login_main", "logout_main"]
 
 USAGE = 2
-LOGIN_TIMEOUT = 300.0
-"""How long ``login`` waits for the browser to come back (Codex waits 300 s too)."""
 DONE_PAGE = b"Authentication complete. You may close this window.\n"
 
 
@@ -230,32 +229,3 @@ def logout_main(args: argparse.Namespace) -> int:
     else:
         print(f"No OAuth credentials stored for '{args.server}'.")
     return 0
-
-
-def add_parsers(commands: Any) -> None:
-    login = commands.add_parser(
-        "login",
-        help="authorize mcpbind for an MCP server that requires OAuth",
-        description="Open the server's authorization page (or print its URL), receive the "
-        "redirect on a loopback port, and store the tokens (SPEC §11.15).",
-    )
-    login.add_argument("server", metavar="SERVER", help="the server's name in the config")
-    add_config_option(login)
-    login.add_argument(
-        "--no-browser", action="store_true", help="print the URL only; do not open a browser"
-    )
-    login.add_argument(
-        "--timeout",
-        type=float,
-        default=LOGIN_TIMEOUT,
-        help=f"seconds to wait for the browser (default {LOGIN_TIMEOUT:g})",
-    )
-    login.set_defaults(handler=login_main)
-    logout = commands.add_parser(
-        "logout",
-        help="forget the OAuth credentials stored for an MCP server",
-        description="Delete the server's stored tokens and client registration (SPEC §11.15).",
-    )
-    logout.add_argument("server", metavar="SERVER", help="the server's name in the config")
-    add_config_option(logout)
-    logout.set_defaults(handler=logout_main)

@@ -1,9 +1,11 @@
 """The ``mcpbind`` command line (docs/cli.md; exit statuses: SPEC §15).
 
-Nothing heavy is imported before :func:`main` has its handlers in place: the command
-modules (trio, the SDK, the model) load inside it, so Ctrl-C at any moment, including
-the first seconds spent importing, ends with one line and exit 130, and a reader that
-stops early (``mcpbind explore | head -2``) ends the command quietly.
+Nothing heavy is imported before :func:`main` has its handlers in place, and parsing
+imports nothing heavy (:mod:`.parsers`): ``--help``, ``--version`` and a usage error
+answer at once (issue 29), and only the command that runs loads its module (trio, the
+SDK, the model). Ctrl-C at any moment, including the first seconds spent importing, ends
+with one line and exit 130, and a reader that stops early (``mcpbind explore | head -2``)
+ends the command quietly.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from .. import __version__
+from . import parsers
+from .parsers import Command
 
 __all__ = ["BROKEN_PIPE", "INTERRUPTED", "USAGE", "build_parser", "main"]
 
@@ -29,30 +32,9 @@ BROKEN_PIPE = 141
 command that a pipe's reader stopped): nothing more is printed."""
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """Every command's parser; ``only="tap"``: that one alone, so that ``mcpbind tap``
-    loads neither the runtime nor the SDK (a host waits for it to start its server)."""
-    parser = argparse.ArgumentParser(
-        prog="mcpbind",
-        description="A consistent tool layer over MCP servers, and the checks that prove it.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    if only == "tap":
-        from . import tap  # noqa: PLC0415 - see the docstring
-
-        tap.add_parser(commands)
-        return parser
-    from . import check, explore, fuzz, login, tap, tools, trace  # noqa: PLC0415 - see the docstring
-
-    tools.add_parsers(commands)
-    explore.add_parser(commands)
-    check.add_parser(commands)
-    fuzz.add_parser(commands)
-    trace.add_parser(commands)
-    tap.add_parser(commands)
-    login.add_parsers(commands)
-    return parser
+def build_parser(*, full: bool = True) -> argparse.ArgumentParser:
+    """Every command's parser (:func:`.parsers.build_parser`)."""
+    return parsers.build_parser(full=full)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -63,13 +45,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     # in a pydantic SchemaError.)
     signal.signal(signal.SIGINT, functools.partial(_interrupted_early, started, argv))
     try:
-        parser = build_parser(only="tap" if _command(argv) == "tap" else None)
+        # The explorer's help names the model's invariants: only its parser loads the model.
+        parser = build_parser(full=_command(argv) == "explore")
         args = parser.parse_args(argv)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         if args.command is None:
             parser.print_help()
             return USAGE
-        result: int = args.handler(args)
+        # The command's modules load now, still under the early handler.
+        handler = args.handler
+        if isinstance(handler, Command) and handler.reads_config:
+            from .config_file import config_or_exit  # noqa: PLC0415 - see the docstring
+
+            if config_or_exit(args) is None:
+                return USAGE
+        run = handler.load() if isinstance(handler, Command) else handler
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        result: int = run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
     except BrokenPipeError:
         _stdout_closed()

@@ -17,7 +17,7 @@ import pathlib
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -27,49 +27,7 @@ from .main import INTERRUPTED, USAGE
 if TYPE_CHECKING:
     from mcpbind.tap.stdio import WireLog
 
-__all__ = ["add_parser", "tap_main"]
-
-
-def add_parser(commands: Any) -> None:
-    tap = commands.add_parser(
-        "tap",
-        help="relay one server's wire unchanged and record it as a wire-side trace",
-        description="Put mcpbind tap in front of an MCP server in any host's configuration: "
-        "it forwards every byte unchanged and writes what crossed the wire (listings, "
-        "list_changed, calls and their answers, cancellations, task requests, the "
-        "session's end) to FILE as mcpbind-trace/1 records marked wire-side (SPEC §14.6). "
-        "stdio: mcpbind tap --trace FILE -- COMMAND [ARGS...]; streamable HTTP: mcpbind "
-        "tap --trace FILE --http --listen 127.0.0.1:PORT --upstream URL.",
-    )
-    tap.add_argument(
-        "--trace",
-        required=True,
-        metavar="FILE",
-        help="the wire-side trace to write; {pid} in FILE is replaced by the tap's process id, "
-        "so that a host that starts the server again gets a file per session",
-    )
-    tap.add_argument(
-        "--server",
-        metavar="NAME",
-        help="the server's name in the records: the host's name for it, so that the trace "
-        "merges with the host's (default: COMMAND's file name, or the upstream's host:port)",
-    )
-    tap.add_argument(
-        "--http", action="store_true", help="a streamable-HTTP reverse proxy instead of stdio"
-    )
-    tap.add_argument(
-        "--listen",
-        metavar="127.0.0.1:PORT",
-        help="with --http: where to listen (loopback only; PORT 0 picks a free port)",
-    )
-    tap.add_argument("--upstream", metavar="URL", help="with --http: the server's MCP endpoint")
-    tap.add_argument(
-        "command",
-        nargs="*",
-        metavar="-- COMMAND [ARGS...]",
-        help="stdio: the server's command, after --",
-    )
-    tap.set_defaults(handler=tap_main)
+__all__ = ["tap_main"]
 
 
 def _usage(problem: str) -> int:

@@ -36,13 +36,9 @@ from mcpbind.impl import (
 from mcpbind.impl.calls.arguments import parse_arguments
 from mcpbind.impl.trace import TraceRecorder
 
-from . import catalog
 from .hosting import (
     USAGE,
     StartWatch,
-    add_config_option,
-    add_trace,
-    add_verbose,
     config_or_exit,
     every_tool,
     startup_failed,
@@ -50,7 +46,7 @@ from .hosting import (
     verbose,
 )
 
-__all__ = ["ProgressLine", "add_parsers", "call_main", "terminal_approver"]
+__all__ = ["ProgressLine", "call_main", "terminal_approver"]
 
 
 CHOICES: dict[str, ApprovalAnswer] = {
@@ -250,35 +246,3 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if isinstance(arguments, str):
         return f'ARGS_JSON is {arguments}; pass a JSON object, e.g. \'{{"text": "hi"}}\''
     return None
-
-
-def add_parsers(commands: Any) -> None:
-    catalog.add_parser(commands)
-
-    call = commands.add_parser(
-        "call",
-        help="route one call and print its terminal result",
-        description="Start the servers, sample a step, route one call, print its result.",
-    )
-    call.add_argument("name", metavar="NAME", help="the public tool name, e.g. mcp__notes__add")
-    call.add_argument(
-        "arguments", metavar="ARGS_JSON", nargs="?", default="", help="a JSON object (default {})"
-    )
-    add_config_option(call)
-    call.add_argument("--call-id", default="cli-1", help="the call_id (default cli-1)")
-    call.add_argument(
-        "--yes",
-        action="store_true",
-        help="approve the call without asking (default: ask on a terminal, else deny "
-        "a call that needs approval)",
-    )
-    call.add_argument("--json", action="store_true", help="print one JSON object")
-    call.add_argument(
-        "--as-model",
-        action="store_true",
-        help="route the call in a step as a model sees it (tool_search is callable above "
-        "defer_threshold; deferred tools are unsupported)",
-    )
-    add_trace(call)
-    add_verbose(call)
-    call.set_defaults(handler=call_main)

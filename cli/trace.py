@@ -18,44 +18,9 @@ from mcpbind.model.trace import (
     wire_only,
 )
 
-__all__ = ["add_parser", "check_main", "merge_main"]
+__all__ = ["check_main", "merge_main"]
 
 USAGE = 2
-
-
-def add_parser(commands: Any) -> None:
-    trace = commands.add_parser(
-        "trace",
-        help="check a trace (mcpbind-trace/1) against the specification",
-        description="Traces in the format mcpbind-trace/1 (SPEC §14).",
-    )
-    actions = trace.add_subparsers(dest="action", metavar="ACTION", required=True)
-    check = actions.add_parser(
-        "check",
-        help="decide whether a trace conforms: exit 0 if it does, 1 if not",
-        description="Run the trace monitors of SPEC §14.2 over FILE; print each invariant "
-        "it breaks, at its first offending line.",
-    )
-    check.add_argument("file", metavar="FILE", help="the trace, one JSON object per line")
-    check.add_argument("--json", action="store_true", help="print one JSON object")
-    check.add_argument(
-        "--strict",
-        action="store_true",
-        help="also refine FILE against the model (a host with mcpbind's names and texts); "
-        "on a divergence, write FILE.replay.json",
-    )
-    check.set_defaults(handler=check_main)
-    merge = actions.add_parser(
-        "merge",
-        help="merge a host's trace with the wire-side traces of taps in front of its servers",
-        description="Print one trace: HOST's records, and each WIRE's (written by mcpbind "
-        "tap) in place of HOST's wire-side records of that server, in the order of their "
-        "times (SPEC §14.6). HOST must carry times: a TraceRecorder with a clock.",
-    )
-    merge.add_argument("host", metavar="HOST", help="the host's trace")
-    merge.add_argument("wires", metavar="WIRE", nargs="+", help="a tap's trace")
-    merge.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
-    merge.set_defaults(handler=merge_main)
 
 
 def check_main(args: argparse.Namespace) -> int:

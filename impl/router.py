@@ -51,7 +51,7 @@ from .calls.table import CallTable, PendingCall
 from .catalog.planner import Planner, StepSnapshot
 from .catalog.registry import Binding, ToolRegistry
 from .config.host import HostConfig
-from .config.recorder import Recorder
+from .config.recorder import Recorder, records
 from .config.server import ServerConfig
 from .errors import DuplicateCallId
 from .sending import META_CALL_ID, META_SESSION_ID, META_STEP, Sending
@@ -98,6 +98,8 @@ class Router(Sending):
         self.planner = planner
         self.registry = registry
         self.recorder = recorder
+        self.recording = records(recorder)
+        """Whether the recorder keeps anything: else the events of a call are not made."""
         self.session_id = session_id
         self._configs: dict[str, ServerConfig] = {}
         """Each server's settings, kept after a reconfiguration removed it: a call that
@@ -125,7 +127,8 @@ class Router(Sending):
 
     async def call(self, step: StepSnapshot, call_id: str, name: str, arguments: Any) -> ToolResult:
         """Route one call of ``step`` and return its terminal result (SPEC §8.2)."""
-        self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": name})
+        if self.recording:
+            self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": name})
         try:
             call = self.calls.open(call_id)  # 1. INV-4: a call_id is accepted once
         except DuplicateCallId as error:
@@ -148,7 +151,8 @@ class Router(Sending):
         """The one terminal result of an accepted call (INV-4): counted and reported."""
         result = ToolResult(call_id, ending.status, ending.output, ending.items)
         self._results[ending.status] += 1
-        self.recorder.result(result)
+        if self.recording:
+            self.recorder.result(result)
         return result
 
     def cancel(self, call_id: str) -> None:

@@ -49,6 +49,7 @@ class Sending:
     calls: CallTable
     lanes: Lanes
     recorder: Recorder
+    recording: bool
     session_id: str
     _endings: CallEndings
     _progress: ProgressCounts
@@ -167,10 +168,12 @@ class Sending:
     ) -> Any:
         """``tools/call`` with the raw name over ``connection``; the raw result."""
         server, tool, call_id = runtime.name, binding.remote_name, call.call_id
+        recording = self.recording
 
         def on_sent() -> None:
             call.mark_sent()
-            self.recorder.sent(server, "tools/call", tool, call_id)
+            if recording:
+                self.recorder.sent(server, "tools/call", tool, call_id)
 
         idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
         rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
@@ -188,7 +191,7 @@ class Sending:
             if isinstance(raw, TaskHandle):
                 self.recorder.event("task_created", {"call_id": call_id})
                 raw = await self._run_task(call, connection, raw, rearm)
-            else:
+            elif recording:
                 is_error = isinstance(raw, Mapping) and raw.get("isError") is True
                 self.recorder.event("call_responded", {"call_id": call_id, "is_error": is_error})
         except ConnectionLost:

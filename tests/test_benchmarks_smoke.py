@@ -18,6 +18,8 @@ KEYS = {
     "explorer_states_per_s",
     "property_steps_per_s",
     "asyncio",
+    "catalog_ratio",
+    "machine",
 }
 
 
@@ -42,6 +44,9 @@ def test_benchmark_command_runs_and_writes_every_figure(tmp_path):
     for result in (figures["call_overhead_ratio"]["inproc"], figures["refresh_ratio"]):
         assert {"ratio", "mcpbind", "baseline"} <= set(result)
     assert "call overhead, in-process" in done.stdout
+    # a busy run is told from a slow one
+    assert len(figures["machine"]["loadavg_start"]) == len(figures["machine"]["loadavg_end"]) == 3
+    assert {"ratio", "mcpbind", "baseline"} <= set(figures["catalog_ratio"])
     # The big server is above defer_threshold, as in the quick and full runs: a step then
     # shows tool_search, not the tools, and the refresh figure must still count them all.
     threshold = HostConfig().defer_threshold

@@ -44,6 +44,32 @@ def test_importing_the_model_does_not_load_the_names_of_the_top_level():
     assert python(code) == "[]"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    # (``explore``'s own parser reads the model's invariant ids for its help: not here)
+    [["--help"], ["--version"], ["catalog", "--help"], ["call"], ["catalog", "--bogus"]],
+    ids=["help", "version", "catalog-help", "call-without-name", "usage-error"],
+)
+def test_the_help_the_version_and_a_usage_error_load_neither_the_sdk_nor_trio_nor_the_model(
+    argv,
+):
+    """Issue 29: what only parses the command line must not wait for the runtime's
+    imports; a command loads its module when it runs."""
+    heavy = (*HEAVY, "mcpbind.model")
+    code = (
+        "import contextlib, io, sys\n"
+        "from mcpbind.cli.main import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        "    try:\n"
+        f"        main({argv!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    assert python(code) == "[]"
+
+
 def test_the_top_level_names_are_the_runtimes_own():
     for name in set(mcpbind.__all__) - {"__version__"}:
         assert getattr(mcpbind, name) is getattr(mcpbind.impl, name), name

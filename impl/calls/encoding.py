@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from json.encoder import (  # type: ignore[attr-defined] # the C encoder; None without it
+    c_make_encoder,
+    encode_basestring,
+)
 from typing import Any, Literal
 
 import attrs
@@ -40,7 +44,32 @@ ERROR_LINE = "The tool reported an error (isError: true)."
 APPROX_BYTES_PER_TOKEN = 4
 """``output_token_limit`` is converted to bytes at this rate (SPEC §11.5; Codex's estimate)."""
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _unencodable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# The C encoder ``_COMPACT`` makes anew on every call, made once: without the markers of
+# a circular-reference check it keeps no state between calls (structured content is
+# parsed JSON, never circular). None where the C accelerator is missing.
+_COMPACT_PARTS: Any = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _unencodable, encode_basestring, None, ":", ",", False, False, True)
+)
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON text, non-ASCII characters kept."""
+    if _COMPACT_PARTS is None:
+        return _COMPACT(value)
+    return "".join(_COMPACT_PARTS(value, 0))
+
+
 _NO_ITEMS: tuple[ContentItem, ...] = ()
+_NO_CONTENT: list[Any] = []
+"""An absent ``content`` reads as this list, which nothing changes."""
 
 
 @attrs.frozen
@@ -128,18 +157,35 @@ def without_media(value: Any) -> Any:
     """``value`` with the base64 of every image or audio in it replaced by a note of its
     size (SPEC §8.8): a server that mirrors its content blocks into
     ``structuredContent`` (server-filesystem's ``read_media_file``) must not put the bytes
-    of a picture into the model's text. Also an embedded resource's ``blob``."""
-    if isinstance(value, Mapping):
+    of a picture into the model's text. Also an embedded resource's ``blob``.
+
+    Copies only what changes: an answer with no media in it (the usual one) comes back as
+    it is, a mapping that is not a ``dict`` as a ``dict``."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # the leaves, first: most of any answer
+    if kind is dict or isinstance(value, Mapping):
         media = value.get("type") in _MEDIA and isinstance(value.get("data"), str)
-        copy = {}
+        copy = None if kind is dict else dict(value)
         for key, item in value.items():
             if (media and key == "data") or (key == "blob" and isinstance(item, str)):
-                copy[key] = f"[{len(item)} base64 characters omitted]"
+                new = f"[{len(item)} base64 characters omitted]"
             else:
-                copy[key] = without_media(item)
-        return copy
-    if isinstance(value, list):
-        return [without_media(item) for item in value]
+                new = without_media(item)
+            if new is not item:
+                if copy is None:
+                    copy = dict(value)
+                copy[key] = new
+        return value if copy is None else copy
+    if kind is list or isinstance(value, list):
+        changed = None
+        for index, item in enumerate(value):
+            new = without_media(item)
+            if new is not item:
+                if changed is None:
+                    changed = list(value)
+                changed[index] = new
+        return value if changed is None else changed
     return value
 
 
@@ -147,13 +193,13 @@ def _serialises(block: Any, structured: Any) -> bool:
     """A text block that is only the unstructured fallback of ``structuredContent``: its
     JSON, or — for a structured object of one key, as ``MCPServer`` wraps a plain return
     value in ``{"result": value}`` — that one value (as text or as JSON)."""
-    if not isinstance(block, Mapping) or block.get("type") != "text":
+    if not (type(block) is dict or isinstance(block, Mapping)) or block.get("type") != "text":
         return False
     text = block.get("text")
     if not isinstance(text, str):
         return False
     candidates = [structured]
-    if isinstance(structured, Mapping) and len(structured) == 1:
+    if (type(structured) is dict or isinstance(structured, Mapping)) and len(structured) == 1:
         candidates.extend(structured.values())
     if text in candidates:
         return True
@@ -168,7 +214,7 @@ def _lists_each_item(content: Any, structured: Any) -> bool:
     """SPEC §8.8: ``MCPServer`` answers a returned list as ``{"result": [...]}`` and one
     text block per item: when the content is exactly those blocks, in order, it is only
     the fallback of the structured content."""
-    if not isinstance(structured, Mapping) or len(structured) != 1:
+    if not (type(structured) is dict or isinstance(structured, Mapping)) or len(structured) != 1:
         return False
     (value,) = structured.values()
     if not isinstance(value, list) or not value or not isinstance(content, list):
@@ -240,8 +286,10 @@ def encode_result(
     ``items`` holds the images passed beside the text (only when ``image_capable``).
     ``output``: the tool's output schema; an answer that is not ``isError`` and whose
     ``structuredContent`` does not conform ends ``error`` (SPEC §8.8)."""
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("content", []), list):
-        problem = "content is not a list" if isinstance(raw, Mapping) else "not a JSON object"
+    is_mapping = type(raw) is dict or isinstance(raw, Mapping)
+    content = raw.get("content", _NO_CONTENT) if is_mapping else None
+    if not isinstance(content, list):
+        problem = "content is not a list" if is_mapping else "not a JSON object"
         text = texts.MALFORMED_RESULT.format(server=server, tool=tool, problem=problem)
         return "failed", text, _NO_ITEMS
     result_type = raw.get("resultType", "complete")  # absent: complete (2026-07-28 §Result)
@@ -256,21 +304,17 @@ def encode_result(
             text = texts.STRUCTURED_MISMATCH.format(server=server, tool=tool, problem=mismatch)
             return "error", text, _NO_ITEMS
     items: list[ContentItem] | None = [] if image_capable else None
-    content = raw.get("content", [])
     if structured is not None:
         # The structured content, and every block that is not merely its JSON: other text,
         # every image (as an item or a note), resource links.
-        if _lists_each_item(content, structured):
-            content = []
-        rest = (_block(b, items) for b in content if not _serialises(b, structured))
-        body = "\n".join((_COMPACT(without_media(structured)), *rest))
+        parts = [compact_json(without_media(structured))]
+        if content and not _lists_each_item(content, structured):
+            parts.extend(_block(b, items) for b in content if not _serialises(b, structured))
+        body = "\n".join(parts)
     else:
-        body = "\n".join(_block(b, items) for b in content)
-    lines = [wall_time_header(seconds)]
-    if is_error:
-        lines.append(ERROR_LINE)
-    lines.append(body)
-    text = "\n".join(lines)
+        body = "\n".join([_block(b, items) for b in content])
+    header = wall_time_header(seconds)
+    text = f"{header}\n{ERROR_LINE}\n{body}" if is_error else f"{header}\n{body}"
     if limit is not None:
         text = limit.apply(text)
     return ("error" if is_error else "ok"), text, tuple(items) if items else _NO_ITEMS

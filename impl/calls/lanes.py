@@ -14,14 +14,23 @@ class Lanes:
     calls of a step that may not run in parallel take it in turn."""
 
     _locks: dict[int, anyio.Lock] = attrs.field(factory=dict)
+    _spare: anyio.Lock | None = None
+    """A forgotten lane, free and unwaited, for the next step that needs one: calls made
+    one after another would otherwise make a lock each."""
 
     def get(self, step: int) -> anyio.Lock:
         lane = self._locks.get(step)
         if lane is None:
-            lane = self._locks[step] = anyio.Lock()
+            lane = self._spare
+            if lane is None:
+                lane = anyio.Lock()
+            else:
+                self._spare = None
+            self._locks[step] = lane
         return lane
 
     def release(self, step: int, lane: anyio.Lock) -> None:
         lane.release()  # hands the lane to the oldest waiter, if any
         if not lane.locked() and lane.statistics().tasks_waiting == 0:
             self._locks.pop(step, None)
+            self._spare = lane

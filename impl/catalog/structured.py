@@ -8,13 +8,23 @@ the tool's validity, SPEC §5.3) and every successful answer against it
 schema names another dialect in ``$schema``). A ``$ref`` is resolved within the schema
 only: the registry given to the validator holds nothing and retrieves nothing, so no
 remote schema is ever fetched.
+
+Every successful answer is checked, so the check of a conforming one is on the call's hot
+path. A schema made only of the keywords :func:`compile_check` knows (what ``MCPServer``
+writes for plain return types: ``type``, ``properties``, ``required``,
+``additionalProperties``, ``items``, ``anyOf`` and annotations) is compiled once into a
+plain predicate that gives jsonschema's verdict without its machinery; any other schema
+uses the validator's ``is_valid``. Only an answer that fails is walked again by
+``iter_errors`` for the text that names its error (``tests/test_hot_path.py``
+holds the predicate to jsonschema's verdict).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+import numbers
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -25,7 +35,7 @@ from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-__all__ = ["MAX_PROBLEM", "OutputSchema", "output_schema", "schema_problem"]
+__all__ = ["MAX_PROBLEM", "OutputSchema", "compile_check", "output_schema", "schema_problem"]
 
 MAX_PROBLEM = 300
 """A mismatch is described in at most this many characters (the instance can be huge)."""
@@ -38,6 +48,163 @@ def _dialect(schema: Mapping[str, Any]) -> type[Validator]:
     return found
 
 
+Check = Callable[[Any], bool]
+"""Whether an instance conforms to a (sub)schema."""
+
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        # Without a format checker (none is given to the validator) ``format`` is an
+        # annotation: jsonschema asserts nothing about it.
+        "format",
+    }
+)
+"""Keywords that never make an instance invalid."""
+
+
+def _is_integer(instance: Any) -> bool:
+    # jsonschema's draft 6+ type checker: 1.0 is an integer, True is not
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
+
+
+def _is_number(instance: Any) -> bool:
+    return not isinstance(instance, bool) and isinstance(instance, numbers.Number)
+
+
+_TYPES: Mapping[str, Check] = {
+    "object": lambda instance: isinstance(instance, dict),
+    "array": lambda instance: isinstance(instance, list),
+    "string": lambda instance: isinstance(instance, str),
+    "boolean": lambda instance: isinstance(instance, bool),
+    "null": lambda instance: instance is None,
+    "integer": _is_integer,
+    "number": _is_number,
+}
+"""The types of JSON Schema as jsonschema's 2020-12 type checker reads them."""
+
+
+def _always(instance: Any) -> bool:
+    return True
+
+
+def _never(instance: Any) -> bool:
+    return False
+
+
+def compile_check(schema: Any) -> Check | None:
+    """``schema`` (2020-12, already checked) as one predicate that agrees with jsonschema's
+    ``is_valid``, or None when it uses a keyword this does not know (then jsonschema
+    decides). Each keyword applies to the instances of its type only, as in jsonschema."""
+    if schema is True:
+        return _always
+    if schema is False:
+        return _never
+    if not isinstance(schema, dict):
+        return None
+    checks: list[Check] = []
+    for keyword, value in schema.items():
+        if keyword in _ANNOTATIONS:
+            continue
+        check = _keyword(keyword, value, schema)
+        if check is None:
+            return None
+        checks.append(check)
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    every = tuple(checks)
+
+    def conforms(instance: Any) -> bool:
+        for check in every:  # noqa: SIM110 - no generator: this runs on every answer
+            if not check(instance):
+                return False
+        return True
+
+    return conforms
+
+
+def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check | None:
+    """One keyword of ``schema`` as a predicate, or None when it is not one of these."""
+    if keyword == "type":
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not all(name in _TYPES for name in names):
+            return None
+        typed = [_TYPES[name] for name in names]
+        if len(typed) == 1:
+            return typed[0]
+        return lambda instance: any(is_type(instance) for is_type in typed)
+    if keyword == "required":
+        if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+            return None
+        names = tuple(value)
+
+        def required(instance: Any) -> bool:
+            if isinstance(instance, dict):
+                for name in names:
+                    if name not in instance:
+                        return False
+            return True
+
+        return required
+    if keyword == "properties":
+        if not isinstance(value, dict):
+            return None
+        subschemas = {}
+        for name, subschema in value.items():
+            check = compile_check(subschema)
+            if check is None:
+                return None
+            if check is not _always:
+                subschemas[name] = check
+        by_name = tuple(subschemas.items())
+
+        def properties(instance: Any) -> bool:
+            if isinstance(instance, dict):
+                for name, check in by_name:
+                    if name in instance and not check(instance[name]):
+                        return False
+            return True
+
+        return properties
+    if keyword == "additionalProperties":
+        if "patternProperties" in schema:
+            return None
+        extra = compile_check(value)
+        if extra is None:
+            return None
+        listed = frozenset(schema.get("properties", {}))
+        return lambda instance: (
+            not isinstance(instance, dict)
+            or all(extra(item) for name, item in instance.items() if name not in listed)
+        )
+    if keyword == "items":
+        if "prefixItems" in schema:
+            return None
+        each = compile_check(value)
+        if each is None:
+            return None
+        return lambda instance: not isinstance(instance, list) or all(map(each, instance))
+    if keyword == "anyOf":
+        if not isinstance(value, list) or not value:
+            return None
+        alternatives = [compile_check(subschema) for subschema in value]
+        if any(check is None for check in alternatives):
+            return None
+        found = [check for check in alternatives if check is not None]
+        return lambda instance: any(check(instance) for check in found)
+    return None
+
+
 @attrs.frozen(eq=False)
 class OutputSchema:
     """A tool's checked ``outputSchema`` with its validator. One per distinct schema text
@@ -46,6 +213,8 @@ class OutputSchema:
 
     schema: Mapping[str, Any]
     _validator: Validator = attrs.field(repr=False)
+    _conforms: Check = attrs.field(repr=False)
+    """The fast verdict (:func:`compile_check`), else the validator's ``is_valid``."""
 
     def mismatch(self, structured: Any) -> str | None:
         """How an answer's ``structuredContent`` fails the schema (the most relevant
@@ -53,6 +222,8 @@ class OutputSchema:
         if structured is None:
             return "structuredContent is missing"
         try:
+            if self._conforms(structured):
+                return None  # the hot path: no error objects, no text
             error = best_match(self._validator.iter_errors(structured))
         except Unresolvable as unresolved:
             return (
@@ -73,7 +244,9 @@ def _compiled(text: str) -> OutputSchema | str:
         dialect.check_schema(schema)
     except SchemaError as error:
         return f"outputSchema is not a valid JSON Schema: at {error.json_path}: {error.message}"
-    return OutputSchema(schema, dialect(schema, registry=_NOTHING))
+    validator = dialect(schema, registry=_NOTHING)
+    fast = compile_check(schema) if dialect is Draft202012Validator else None
+    return OutputSchema(schema, validator, validator.is_valid if fast is None else fast)
 
 
 def output_schema(schema: Any) -> OutputSchema | str:

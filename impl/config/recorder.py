@@ -15,7 +15,7 @@ from mcpbind.model.values import EventKind
 
 from ..values import RefreshOutcome, ToolResult
 
-__all__ = ["LazyFields", "NullRecorder", "Recorder"]
+__all__ = ["LazyFields", "NullRecorder", "Recorder", "records"]
 
 
 class Recorder(Protocol):
@@ -60,6 +60,13 @@ class NullRecorder:
 
     def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
         pass
+
+
+def records(recorder: Recorder) -> bool:
+    """Whether ``recorder`` may keep what it is told: a plain :class:`NullRecorder` (a
+    subclass may record) drops everything, so the hot path of a call need not make the
+    fields of its events."""
+    return type(recorder) is not NullRecorder
 
 
 class LazyFields(Mapping[str, Any]):

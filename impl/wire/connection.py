@@ -22,6 +22,7 @@ Facts of ``mcp`` 2.3 this module handles (SPEC §11.2, §11.10, §11.16):
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
@@ -80,6 +81,60 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     if steps:
         return UrlElicitationRequired(message, steps)
     return ServerError(error.code, message)
+
+
+class _NotPlain(Exception):
+    """A value that is not plain JSON (see :func:`_plain_copy`)."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """A copy of ``value`` when it is plain JSON (``dict`` with ``str`` keys, ``list``,
+    ``str``, ``int``, finite ``float``, ``bool``, None), as pydantic's JSON dump would make
+    it; raises :class:`_NotPlain` for anything else, which the dump may change (a tuple, a
+    NaN, a date)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _NotPlain
+    if kind is dict:
+        copy = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            copy[key] = _plain_copy(item)
+        return copy
+    if kind is list:
+        return [_plain_copy(item) for item in value]
+    raise _NotPlain
+
+
+def call_params(
+    name: str, arguments: Mapping[str, Any], meta: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The params of a plain ``tools/call`` as ``CallToolRequest.model_dump(by_alias=True,
+    mode="json", exclude_none=True)`` makes them, without building the request: every
+    call pays for that build otherwise (its result is the same, tested against the SDK's
+    in ``tests/test_hot_path.py``). None when a value is not plain JSON, or a
+    ``_meta`` value is None (the dump drops it): then the request is built."""
+    if type(name) is not str:
+        return None
+    params: dict[str, Any] = {}
+    try:
+        if meta is not None:
+            wire_meta = {}
+            for key, item in meta.items():
+                if item is None:
+                    return None
+                wire_meta[key] = _plain_copy(item)
+            params["_meta"] = wire_meta
+        params["name"] = name
+        params["arguments"] = _plain_copy(dict(arguments))
+    except _NotPlain:
+        return None
+    return params
 
 
 def complete_by_default(raw: Any) -> Any:
@@ -188,8 +243,20 @@ class McpConnection(Connection):
                 refusable=refusable,
             )
         data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        method: str = data["method"]
-        params: dict[str, Any] = data.get("params") or {}
+        return await self._request_dumped(
+            data["method"], data.get("params") or {}, on_progress, refusable=refusable
+        )
+
+    async def _request_dumped(
+        self,
+        method: str,
+        params: dict[str, Any],
+        on_progress: OnWireProgress | None = None,
+        *,
+        refusable: bool = False,
+    ) -> Any:
+        """:meth:`_request` on a 2026-07-28 session, the request already dumped."""
+        session = self._client.session
         raw = await self._guarded(
             lambda: send_unvalidated(
                 session, method, params, on_progress=on_progress, cancel_on_abandon=True
@@ -262,18 +329,27 @@ class McpConnection(Connection):
         # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
         # RequestParamsMeta is an open TypedDict: any string key round-trips.
         wire_meta = None if meta is None else cast("types.RequestParamsMeta", dict(meta))
+        modern = self._modern()
         # SPEC §8.12: a 2025-11-25 tool that requires a task is called as one (a tool for
         # which a task is optional is called plainly: one round trip, the same result).
-        as_task = task_support == "required" and not self._modern() and self.runs_tasks()
+        as_task = task_support == "required" and not modern and self.runs_tasks()
         task = types.TaskMetadata(ttl=TASK_TTL_MS) if as_task else None
-        params = types.CallToolRequestParams(
-            name=name, arguments=dict(arguments), _meta=wire_meta, task=task
+        dumped = call_params(name, arguments, meta) if modern else None
+        params = (
+            types.CallToolRequestParams(
+                name=name, arguments=dict(arguments), _meta=wire_meta, task=task
+            )
+            if dumped is None
+            else None
         )
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
         try:
-            if as_task:
+            if params is None:
+                assert dumped is not None
+                raw = await self._request_dumped("tools/call", dumped, on_progress, refusable=True)
+            elif as_task:
                 wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
                 raw = await self._raw_request(
                     "tools/call", wire, on_progress=on_progress, refusable=True
@@ -287,6 +363,10 @@ class McpConnection(Connection):
                 if rounds > _INPUT_ROUNDS:
                     raise RequestFailed(
                         f"the server asked for input more than {_INPUT_ROUNDS} times"
+                    )
+                if params is None:  # the plain call needs its request after all
+                    params = types.CallToolRequestParams(
+                        name=name, arguments=dict(arguments), _meta=wire_meta
                     )
                 params = await self._with_input(params, raw)
                 request = types.CallToolRequest(params=params)
