@@ -12,6 +12,7 @@ from mcpbind.model.refine import NotRefinable, refine, replay_data
 from mcpbind.model.trace import (
     WIRE_DECIDABLE,
     TraceError,
+    TraceRecord,
     check_trace,
     merge_traces,
     parse_trace,
@@ -23,17 +24,25 @@ __all__ = ["check_main", "merge_main"]
 USAGE = 2
 
 
-def check_main(args: argparse.Namespace) -> int:
-    path = pathlib.Path(args.file)
+def _read(action: str, path: pathlib.Path, *, prefix: bool) -> list[TraceRecord] | None:
+    """The records of the trace at ``path``, or None once one line on stderr said why not
+    (the caller exits 2)."""
     try:
         with path.open(encoding="utf-8") as lines:
-            records = parse_trace(lines, prefix=True)
+            return parse_trace(lines, prefix=prefix)
     except OSError as error:
-        print(f"mcpbind trace check: cannot read {path}: {error.strerror}", file=sys.stderr)
-        return USAGE
+        print(f"mcpbind trace {action}: cannot read {path}: {error.strerror}", file=sys.stderr)
     except TraceError as error:
-        print(f"mcpbind trace check: {path}: not a trace: {error}", file=sys.stderr)
+        print(f"mcpbind trace {action}: {path}: not a trace: {error}", file=sys.stderr)
+    return None
+
+
+def check_main(args: argparse.Namespace) -> int:
+    path = pathlib.Path(args.file)
+    read = _read("check", path, prefix=True)
+    if read is None:
         return USAGE
+    records = read
     violations = check_trace(records)
     if records[-1].kind != "end":  # its writer was killed: the monitors ran over the prefix
         return _ended_early(args, path, records, violations)
@@ -76,16 +85,10 @@ def check_main(args: argparse.Namespace) -> int:
 def merge_main(args: argparse.Namespace) -> int:
     traces = []
     for name in (args.host, *args.wires):
-        path = pathlib.Path(name)
-        try:
-            with path.open(encoding="utf-8") as lines:
-                traces.append(parse_trace(lines))
-        except OSError as error:
-            print(f"mcpbind trace merge: cannot read {path}: {error.strerror}", file=sys.stderr)
+        read = _read("merge", pathlib.Path(name), prefix=False)
+        if read is None:
             return USAGE
-        except TraceError as error:
-            print(f"mcpbind trace merge: {path}: not a trace: {error}", file=sys.stderr)
-            return USAGE
+        traces.append(read)
     try:
         merged = merge_traces(traces[0], traces[1:])
     except TraceError as error:

@@ -424,6 +424,17 @@ def wire_trace(*body: dict[str, Any]) -> list[str]:
     return [json.dumps(r) + "\n" for r in (header, *body, {"kind": "end"})]
 
 
+HOST_HEADER: dict[str, Any] = {
+    "kind": "header",
+    "format": "mcpbind-trace/1",
+    "policy": "revalidate",
+    "servers": ["s"],
+    "builtins": [],
+    "extensions": {},
+    "max_name_length": 64,
+    "host": {"name": "h", "version": "0"},
+}
+"""A host's header with one server, s, for the merge's hand-made traces."""
 CALL = {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "1", "detail": "t"}
 CANCEL = {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "1"}
 LIST = {"kind": "sent", "server": "s", "method": "tools/list"}
@@ -540,18 +551,7 @@ async def test_mcpbind_through_the_tap_merges_its_trace_with_the_taps_and_the_me
 def test_a_merge_needs_the_hosts_times_and_a_taps_trace():
     host = parse_trace(
         [
-            json.dumps(
-                {
-                    "kind": "header",
-                    "format": "mcpbind-trace/1",
-                    "policy": "revalidate",
-                    "servers": ["s"],
-                    "builtins": [],
-                    "extensions": {},
-                    "max_name_length": 64,
-                    "host": {"name": "h", "version": "0"},
-                }
-            ),
+            json.dumps(HOST_HEADER),
             json.dumps({"kind": "sample", "step": 0}),
             json.dumps({"kind": "end"}),
         ]
@@ -567,16 +567,7 @@ def test_the_merge_names_the_wires_calls_by_the_hosts_and_orders_everything_by_t
     """Two sessions of one server (two tap files); the host's ``sent`` of ``t`` pair with
     the wire's in order; the host's own wire-side records of it are left out; its reading
     of a listing rides on the wire's ``list_done``."""
-    host_header = {
-        "kind": "header",
-        "format": "mcpbind-trace/1",
-        "policy": "revalidate",
-        "servers": ["s"],
-        "builtins": [],
-        "extensions": {},
-        "max_name_length": 64,
-        "host": {"name": "h", "version": "0"},
-    }
+    host_header = HOST_HEADER
     rich = [{"name": "t", "read_only": True, "spec": "x"}]
     host = [
         host_header,
