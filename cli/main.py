@@ -92,7 +92,7 @@ def _interrupted_early(started: float, argv: Sequence[str] | None, *_: object) -
 def _command(argv: Sequence[str] | None) -> str | None:
     """The command asked for, before the parser exists (Ctrl-C while importing)."""
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
-    return words[0] if words and words[0].isalpha() else None
+    return words[0] if words and words[0].replace("-", "").isalpha() else None
 
 
 def _stdout_closed() -> None:

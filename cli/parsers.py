@@ -44,6 +44,7 @@ def build_parser(*, full: bool = True) -> argparse.ArgumentParser:
     _fuzz(commands)
     _trace(commands)
     _tap(commands)
+    _model_stub(commands)
     _login(commands)
     return parser
 
@@ -333,6 +334,31 @@ def _tap(commands: Any) -> None:
         help="stdio: the server's command, after --",
     )
     tap.set_defaults(handler=_handler("tap", "tap_main"))
+
+
+def _model_stub(commands: Any) -> None:
+    stub = commands.add_parser(
+        "model-stub",
+        help="a scripted model on loopback that drives an agent host and traces its side",
+        description="Give an agent host this as its model provider (OpenAI Responses API or "
+        "Chat Completions on loopback): it answers each sampling request with the next step "
+        "of SCENARIO (tool calls, several at once, or a final message) and writes what it saw "
+        "to FILE as host-side mcpbind-trace/1 records: each step's tools, each call it asked "
+        "for, each call's output (SPEC §14.7). Merged with the traces of taps in front of the "
+        "host's servers (mcpbind trace merge), every monitor of trace check runs. Prints its "
+        "base URL (http://127.0.0.1:PORT/v1) once it listens; stops on SIGTERM.",
+    )
+    stub.add_argument(
+        "--scenario", required=True, metavar="FILE", help="the scenario, a TOML file of [[steps]]"
+    )
+    stub.add_argument("--trace", required=True, metavar="FILE", help="the host-side trace to write")
+    stub.add_argument(
+        "--listen",
+        metavar="127.0.0.1:PORT",
+        default="127.0.0.1:0",
+        help="where to listen (loopback only; PORT 0, the default, picks a free port)",
+    )
+    stub.set_defaults(handler=_handler("model_stub", "model_stub_main"))
 
 
 def _login(commands: Any) -> None:

@@ -27,7 +27,7 @@ from .main import INTERRUPTED, USAGE
 if TYPE_CHECKING:
     from mcpbind.tap.stdio import WireLog
 
-__all__ = ["tap_main"]
+__all__ = ["port_of", "tap_main", "unwrap"]
 
 
 def _usage(problem: str) -> int:
@@ -35,7 +35,7 @@ def _usage(problem: str) -> int:
     return USAGE
 
 
-def _port(listen: str) -> int | None:
+def port_of(listen: str) -> int | None:
     host, _, port = listen.rpartition(":")
     if host != "127.0.0.1" or not port.isdigit() or int(port) > 65535:
         return None
@@ -50,7 +50,7 @@ def tap_main(args: argparse.Namespace) -> int:
             return _usage("--http takes no COMMAND: the server is --upstream URL")
         if args.listen is None or args.upstream is None:
             return _usage("--http needs --listen 127.0.0.1:PORT and --upstream URL")
-        port = _port(args.listen)
+        port = port_of(args.listen)
         if port is None:
             return _usage(f"--listen {args.listen!r}: expected 127.0.0.1:PORT (loopback only)")
     elif not args.command:
@@ -73,7 +73,7 @@ def tap_main(args: argparse.Namespace) -> int:
                 return anyio.run(_proxy, port, upstream, log, started, backend="trio")
             return anyio.run(_relay, args.command, log, backend="trio")
         except Exception as error:
-            failure = _unwrap(error)
+            failure = unwrap(error)
             if isinstance(failure, TapFailed):
                 log.end()
                 return _usage(str(failure))
@@ -83,7 +83,7 @@ def tap_main(args: argparse.Namespace) -> int:
             raise
 
 
-def _unwrap(error: BaseException) -> BaseException:
+def unwrap(error: BaseException) -> BaseException:
     """The one exception inside task groups' wrappers."""
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]

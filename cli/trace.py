@@ -84,8 +84,10 @@ def check_main(args: argparse.Namespace) -> int:
 
 def merge_main(args: argparse.Namespace) -> int:
     traces = []
-    for name in (args.host, *args.wires):
-        read = _read("merge", pathlib.Path(name), prefix=False)
+    for number, name in enumerate((args.host, *args.wires)):
+        # A tap its host killed (Codex ends its servers so) leaves a prefix: the merge
+        # takes the records it holds (SPEC §14.6).
+        read = _read("merge", pathlib.Path(name), prefix=number > 0)
         if read is None:
             return USAGE
         traces.append(read)

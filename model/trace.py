@@ -820,6 +820,9 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
     host_calls: dict[tuple[str, str], list[str]] = {}
     host_listings: dict[str, list[Any]] = {}
     kept: list[dict[str, Any]] = []
+    # A host that writes no `sent` of a tapped server (the model stub, §14.7, cannot see
+    # the wire) names its calls by their `call` records: mcp__SERVER__TOOL, in order.
+    offered = _offered_calls(host, tapped)
     for record in host[1:]:
         server, call_id = record.get("server"), record.get("call_id")
         if record.kind == "sent" and record.get("method") == "tools/call" and server in tapped:
@@ -832,6 +835,8 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
             continue
         if record.kind != "end":
             kept.append(dict(record.fields))
+    for key, calls in offered.items():
+        host_calls.setdefault(key, calls)
     streams = [kept]
     for server, sessions in tapped.items():
         streams.append(_renamed(server, sessions, host_calls, host_listings.get(server, [])))
@@ -840,6 +845,29 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
     merged.extend(_by_time(streams))
     merged.append({"kind": "end"})
     return merged
+
+
+def _offered_calls(
+    host: list[TraceRecord], tapped: Mapping[str, object]
+) -> dict[tuple[str, str], list[str]]:
+    """(server, tool) -> the host's calls of it in the order of their `call` records, for
+    the tapped servers the host wrote no `sent` `tools/call` of (SPEC §14.6, §14.7)."""
+    sending = {
+        r.get("server") for r in host if r.kind == "sent" and r.get("method") == "tools/call"
+    }
+    servers = sorted((s for s in tapped if s not in sending), key=len, reverse=True)
+    calls: dict[tuple[str, str], list[str]] = {}
+    for record in host:
+        name = record.get("name")
+        if record.kind != "call" or not isinstance(name, str):
+            continue
+        for server in servers:  # the longest name that fits: a server's name may hold __
+            prefix = f"mcp__{server}__"
+            if name.startswith(prefix):
+                key = (server, name.removeprefix(prefix))
+                calls.setdefault(key, []).append(record.get("call_id"))
+                break
+    return calls
 
 
 def _renamed(

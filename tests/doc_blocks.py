@@ -6,7 +6,8 @@ Conventions a page follows (docs/development.md "Documentation"):
 * a ```` ```toml ```` block is a configuration file: a test loads it with
   ``HostConfig.from_toml``. ``<!-- file: NAME -->`` on the line before it names the file
   (the page's console examples can then use it); ``<!-- toml: error -->`` marks a file
-  that must be refused with ``ConfigError``;
+  that must be refused with ``ConfigError``; ``<!-- scenario: NAME -->`` a model stub's
+  scenario, the text of ``benchmarks/peers/scenarios/NAME``, which loads as one;
 * a ```` ```console ```` block is a terminal session: each ``$ `` line is a command, the
   lines up to the next one are what the terminal shows. A test runs every command in a
   pseudo-terminal against the embedded demo, in a scratch directory per page, and

@@ -33,6 +33,7 @@ from test_explorer import PINNED
 from mcpbind.cli.explore import liveness_ids, safety_ids
 from mcpbind.cli.main import build_parser
 from mcpbind.impl import ConfigError, HostConfig
+from mcpbind.tap.scenario import load_scenario
 
 TOML = d.all_blocks("toml")
 PYTHON = d.all_blocks("python")
@@ -45,12 +46,18 @@ SPEC_TEXT = d.SPEC.read_text(encoding="utf-8")
 
 @pytest.mark.parametrize("block", TOML, ids=[b.where for b in TOML])
 def test_every_toml_block_loads_with_from_toml(block, tmp_path, monkeypatch):
-    """A file the docs show loads; one marked ``toml-error`` is refused. The environment
+    """A file the docs show loads; one marked ``toml-error`` is refused; one marked
+    ``scenario`` is the model stub's committed scenario of that name, and loads. The environment
     variables a block names (a bearer token's, a header's) are set to a stand-in, as they
     would be where the file is used."""
     for name in re.findall(r'"([A-Z][A-Z0-9_]+)"', block.body):
         monkeypatch.setenv(name, "stand-in")
     kind, name = block.marker or ("file", "config.toml")
+    if kind == "scenario":  # a model stub's scenario (SPEC §14.7): the committed file's text
+        committed = d.ROOT / "benchmarks" / "peers" / "scenarios" / name
+        assert block.body == committed.read_text(encoding="utf-8")
+        assert load_scenario(block.body).name == committed.stem
+        return
     path = tmp_path / name
     path.write_text(block.body, encoding="utf-8")
     with warnings.catch_warnings():

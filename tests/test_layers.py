@@ -193,6 +193,13 @@ TYPE_CHECKING = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    "
             {"tap"},
             id="the-tap-imports-the-runtime",
         ),
+        pytest.param(
+            "tap",
+            "scenario.py",
+            "def _planted() -> None:\n    import mcp",
+            {"tap"},
+            id="the-model-stub-imports-the-sdk",
+        ),
     ],
 )
 def test_a_planted_violation_breaks_its_contract(tmp_path, part, module, code, broken):

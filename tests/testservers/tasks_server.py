@@ -11,7 +11,8 @@ A request that does not declare the extension gets the tool's plain result.
 Tools: ``research(topic, ambiguous=False, stages=3)`` (a task: with ``ambiguous`` it asks
 which interpretation to research, by an elicitation form), ``doomed(why)`` (a task that
 fails), ``long_operation(steps, seconds)`` (a plain call reporting progress per step),
-``retire(name)`` (the server stops listing ``name`` and announces ``list_changed``) and
+``retire(name)`` (the server stops listing ``name`` and announces ``list_changed``: on
+the listen streams, and to a handshake-era session as ``notifications/tools/list_changed``) and
 ``die(after)`` (the server process exits mid-call). The last two drive the peer trace
 scenarios of ``benchmarks/peers/traces.py``.
 
@@ -303,7 +304,9 @@ def build(log: pathlib.Path | None = None) -> MCPServer:
         """Stop listing a tool, and announce that the list changed."""
         server.remove_tool(name)
         extension.note(f"list_changed {name}")
-        await ctx.notify_tools_changed()
+        await ctx.notify_tools_changed()  # the 2026-07-28 listen streams
+        if ctx.protocol_version not in MODERN:  # a handshake-era session: on the connection
+            await ctx.request_context.session.send_tool_list_changed()
         return f"{name} retired"
 
     @server.tool()

@@ -1,0 +1,202 @@
+"""Codex, a host that is not mcpbind, driven through scenarios and checked from outside
+(issue 30, SPEC §14.7).
+
+``python -m benchmarks.peers.codex_traces [--out DIR]`` runs ``codex exec`` (the npm
+package ``@openai/codex``, :data:`CODEX_VERSION`, which brings its native binary) with
+``mcpbind model-stub`` as its model provider and the tests' logging server
+(``tests/testservers/tasks_server.py``) behind ``mcpbind tap`` as its MCP server
+``tasks``, once per scenario of ``benchmarks/peers/scenarios/``; merges the stub's
+host-side trace with the tap's wire-side one (``mcpbind trace merge``), writes the merge
+as ``codex-<scenario>.ndjson`` into ``benchmarks/peers/traces/`` and prints what each
+violates (``mcpbind trace check``'s monitors).
+
+Codex is found as ``$MCPBIND_CODEX`` (the ``codex`` command), else installed with npm
+into ``~/.cache/mcpbind/codex-<version>`` on first use (:func:`find_codex`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import anyio
+
+from mcpbind.model.trace import merge_traces, parse_trace
+
+from .traces import verdict
+
+CODEX_VERSION = "0.171.0"
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SCENARIOS_DIR = HERE / "scenarios"
+SCENARIOS = (
+    "call_a_tool",
+    "parallel_calls",
+    "list_changed_mid_step",
+    "removed_tool",
+    "reused_call_id",
+)
+OUT = HERE / "traces"
+SERVER = ROOT / "tests" / "testservers" / "tasks_server.py"
+CACHE = pathlib.Path.home() / ".cache" / "mcpbind" / f"codex-{CODEX_VERSION}"
+
+
+class CodexUnavailable(Exception):
+    """npm or the package cannot be had here (the reason is the message)."""
+
+
+def find_codex() -> pathlib.Path:
+    """The ``codex`` command: ``$MCPBIND_CODEX``, or the npm package installed in
+    :data:`CACHE` (installed there on first use); raises :class:`CodexUnavailable`."""
+    given = os.environ.get("MCPBIND_CODEX")
+    if given:
+        return pathlib.Path(given)
+    command = CACHE / "node_modules" / ".bin" / "codex"
+    if command.exists():
+        return command
+    npm = shutil.which("npm")
+    if npm is None:
+        raise CodexUnavailable("npm is not installed (or set MCPBIND_CODEX to a codex command)")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    package = f"@openai/codex@{CODEX_VERSION}"
+    try:
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), package],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise CodexUnavailable(f"npm install {package} took over 10 minutes") from error
+    if done.returncode != 0 or not command.exists():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise CodexUnavailable(f"npm install {package} failed: {last}")
+    return command
+
+
+def config(url: str, work: pathlib.Path) -> str:
+    """Codex's ``config.toml``: the stub as its model provider, the tapped server."""
+    tap = [
+        "tap",
+        "--trace",
+        str(work / "tasks.{pid}.wire.ndjson"),
+        "--server",
+        "tasks",
+        "--",
+        sys.executable,
+        str(SERVER),
+        str(work / "server.log"),
+    ]
+    return f"""\
+model = "mcpbind-model-stub"
+model_provider = "stub"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.stub]
+name = "mcpbind model-stub"
+base_url = {json.dumps(url)}
+wire_api = "responses"
+env_key = "MCPBIND_STUB_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[mcp_servers.tasks]
+command = {json.dumps(sys.executable)}
+args = {json.dumps(["-m", "mcpbind.cli", *tap])}
+required = true
+"""
+
+
+async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> str:
+    """One scenario through Codex; the merged trace (host's and tap's), as text."""
+    work.mkdir(parents=True, exist_ok=True)
+    home, cwd = work / "codex-home", work / "cwd"
+    home.mkdir(exist_ok=True)
+    cwd.mkdir(exist_ok=True)
+    host = work / "host.ndjson"
+    stub_command = [
+        sys.executable,
+        "-m",
+        "mcpbind.cli",
+        "model-stub",
+        "--scenario",
+        str(SCENARIOS_DIR / f"{scenario}.toml"),
+        "--trace",
+        str(host),
+    ]
+    stub = await anyio.open_process(stub_command, stdout=subprocess.PIPE)
+    try:
+        assert stub.stdout is not None
+        with anyio.fail_after(60):
+            url = b""
+            while not url.endswith(b"\n"):
+                url += await stub.stdout.receive(1)
+        (home / "config.toml").write_text(config(url.decode().strip(), work), encoding="utf-8")
+        env = {**os.environ, "CODEX_HOME": str(home), "MCPBIND_STUB_KEY": "stub"}
+        exec_ = [str(codex), "exec", "--skip-git-repo-check", "--json", "-C", str(cwd)]
+        prompt = f"Run the scenario {scenario}."
+        with anyio.fail_after(300):
+            done = await anyio.run_process(
+                [*exec_, prompt], stdin=subprocess.DEVNULL, env=env, check=False
+            )
+        (work / "codex.jsonl").write_bytes(done.stdout)
+        if done.returncode != 0:
+            raise RuntimeError(f"codex exec exited {done.returncode}: {done.stderr[-2000:]!r}")
+    finally:
+        stub.send_signal(signal.SIGTERM)
+        with anyio.fail_after(30):
+            await stub.wait()
+    return merged(host, sorted(work.glob("tasks.*.wire.ndjson")))
+
+
+def merged(host: pathlib.Path, wires: list[pathlib.Path]) -> str:
+    """``mcpbind trace merge HOST WIRE...`` (a tap Codex killed leaves a prefix), with
+    the host under test named in the header."""
+    records = parse_trace(host.read_text(encoding="utf-8").splitlines())
+    taps = [parse_trace(w.read_text(encoding="utf-8").splitlines(), prefix=True) for w in wires]
+    out = merge_traces(records, taps)
+    out[0]["peer"] = {"name": "codex", "version": CODEX_VERSION}
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in out)
+
+
+async def record(
+    codex: pathlib.Path, out: pathlib.Path, work: pathlib.Path
+) -> dict[str, list[str]]:
+    out.mkdir(parents=True, exist_ok=True)
+    table: dict[str, list[str]] = {}
+    for scenario in SCENARIOS:
+        text = await run_codex(codex, scenario, work / scenario)
+        (out / f"codex-{scenario}.ndjson").write_text(text, encoding="utf-8")
+        table[scenario] = verdict(text)
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=pathlib.Path, default=OUT, help="where the traces go")
+    args = parser.parse_args()
+    try:
+        codex = find_codex()
+    except CodexUnavailable as error:
+        print(f"codex_traces: {error}", file=sys.stderr)
+        raise SystemExit(2) from error
+    with tempfile.TemporaryDirectory() as work:
+        table = anyio.run(record, codex, args.out, pathlib.Path(work), backend="trio")
+    print(json.dumps(table, indent=2))
+
+
+if __name__ == "__main__":
+    main()
