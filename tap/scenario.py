@@ -27,6 +27,7 @@ No I/O here: :mod:`.model_http` serves the HTTP and writes the records.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -218,9 +219,14 @@ def read_chat(body: Mapping[str, Any], servers: Sequence[str]) -> Request:
     return Request(tuple(tools), tuple(outputs), "chat")
 
 
+_CODEX_PREFACE = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n?")
+"""What Codex puts before an MCP call's output for the model."""
+
+
 def _status(text: str) -> str:
     """A call output's status (SPEC §8.6) as the model can tell it: ``error`` when the
     output is an MCP result marked ``isError`` or says it is an error, else ``ok``."""
+    text = _CODEX_PREFACE.sub("", text)
     try:
         value = json.loads(text)
     except ValueError:

@@ -42,6 +42,7 @@ SCENARIOS = (
     "list_changed_mid_step",
     "removed_tool",
     "reused_call_id",
+    "server_dies_mid_call",
 )
 OUT = HERE / "traces"
 SERVER = ROOT / "tests" / "testservers" / "tasks_server.py"
