@@ -225,8 +225,11 @@ _CODEX_PREFACE = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n?")
 
 def _status(text: str) -> str:
     """A call output's status (SPEC §8.6) as the model can tell it: ``error`` when the
-    output is an MCP result marked ``isError`` or says it is an error, else ``ok``."""
+    output is an MCP result marked ``isError`` or says it is an error, ``timed_out``
+    when it says the call timed out, else ``ok``."""
     text = _CODEX_PREFACE.sub("", text)
+    if "timed out" in text.lower():
+        return "timed_out"
     try:
         value = json.loads(text)
     except ValueError:

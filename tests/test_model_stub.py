@@ -138,6 +138,30 @@ def test_a_chat_completions_request_reads_flat_tool_names_and_tool_messages():
     assert written[0] == {"kind": "result", "call_id": "c1", "status": "error", "text": "Error: no"}
 
 
+@pytest.mark.parametrize(
+    ("output", "status"),
+    [
+        ('Wall time: 0.0061 seconds\nOutput:\n{"result":"report"}', "ok"),
+        ("Wall time: 0.0052 seconds\nOutput:Unknown tool: doomed", "error"),
+        ("Wall time: 0.5 seconds\nOutput:tool call error: ... Transport closed", "error"),
+        (
+            "Wall time: 1.03 seconds\nOutput:tool call error: timed out awaiting tools/call",
+            "timed_out",
+        ),
+        ('{"content": [], "isError": true}', "error"),
+        ("Error: no such tool", "error"),
+        ("fine", "ok"),
+    ],
+)
+def test_a_call_outputs_status_is_what_the_model_can_tell_of_it(output, status):
+    """Codex's preface (``Wall time: N seconds``, ``Output:``) aside, an output that says
+    it timed out is ``timed_out``, one that says it failed ``error``."""
+    stub = ModelStub(load_scenario("servers = ['tasks']\n[[steps]]\nsay = 'x'"))
+    item = {"type": "function_call_output", "call_id": "c", "output": output}
+    _, written = stub.turn(read_responses({"input": [item]}, ("tasks",)))
+    assert written[0]["status"] == status
+
+
 def test_the_merge_names_the_wire_calls_after_the_stubs_call_records_in_their_order():
     """The stub writes no ``sent``: the k-th ``tools/call`` of a tool on the wire is the
     k-th ``call`` of ``mcp__SERVER__TOOL`` on the host's side (SPEC §14.6)."""
@@ -206,11 +230,14 @@ async def model_stub(scenario: str, trace: pathlib.Path) -> AsyncIterator[str]:
 PREFIX = "mcp__tasks__"
 
 
-async def raw_host(client: mcp.Client, model: str, api: str, heard: list[Any]) -> str:
+async def raw_host(
+    client: mcp.Client, model: str, api: str, heard: list[Any], timeout: float | None = None
+) -> str:
     """A host in a few lines: its tools from ``mcp.Client``, its model the stub. Each step
     offers the server's tools as ``mcp__tasks__TOOL`` (listed anew after a
     ``list_changed``), runs the step's calls side by side, and sends their outputs with
-    the next request. It has no call identity: a reused call id runs again."""
+    the next request; with a ``timeout``, a call that outlasts it is cancelled and the
+    model told it timed out. It has no call identity: a reused call id runs again."""
     conversation: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     tools = (await client.list_tools()).tools
     async with httpx2.AsyncClient(timeout=60) as http:
@@ -228,7 +255,8 @@ async def raw_host(client: mcp.Client, model: str, api: str, heard: list[Any]) -
             outputs: dict[str, str] = {}
             async with anyio.create_task_group() as group:
                 for call_id, name, arguments in calls:
-                    group.start_soon(run_call, client, outputs, call_id, name, arguments)
+                    call = (call_id, name, arguments)
+                    group.start_soon(run_call, client, outputs, call, timeout)
             if any(name == PREFIX + "retire" for _, name, _ in calls):
                 await until(lambda: heard)  # the server announces list_changed
             for call_id, _, _ in calls:
@@ -241,12 +269,21 @@ async def raw_host(client: mcp.Client, model: str, api: str, heard: list[Any]) -
 
 
 async def run_call(
-    client: mcp.Client, outputs: dict[str, str], call_id: str, name: str, arguments: str
+    client: mcp.Client,
+    outputs: dict[str, str],
+    call: tuple[str, str, str],
+    timeout: float | None,
 ) -> None:
+    call_id, name, arguments = call
+    answer = None
     try:
-        answer = await client.call_tool(name.removeprefix(PREFIX), json.loads(arguments))
+        with anyio.move_on_after(timeout):  # cancelled: notifications/cancelled goes out
+            answer = await client.call_tool(name.removeprefix(PREFIX), json.loads(arguments))
     except Exception as error:  # the server died: the model is told, as Codex tells it
         outputs[call_id] = f"Error: {error!r}"
+        return
+    if answer is None:
+        outputs[call_id] = f"Error: timed out after {timeout} s"
         return
     shown = " ".join(getattr(part, "text", "") for part in answer.content)
     outputs[call_id] = f"Error: {shown}" if answer.is_error else shown
@@ -294,6 +331,8 @@ async def chat_step(
     return [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls], text
 
 
+TIMEOUTS = {"call_times_out": 1.0}
+"""The raw host's timeout for each call, by scenario (Codex's is the harness's)."""
 UNSENT = {"server_dies_mid_call": {"research"}}
 """The calls of a scenario that cannot reach the wire: the server is dead by then."""
 
@@ -310,6 +349,7 @@ EXPECTED = {
         "removed_tool": ["LIVE-2"],
         "reused_call_id": ["INV-4"],
         "server_dies_mid_call": [],
+        "call_times_out": [],
     },
 }
 
@@ -333,7 +373,7 @@ async def test_a_raw_sdk_host_driven_by_the_stub_through_the_stdio_tap_merges_an
     params = tapped(wire, sys.executable, str(TASKS), str(tmp_path / "log"))
     async with model_stub(text, host) as model:
         async with mcp.Client(params, mode="legacy", message_handler=on_message) as client:
-            said = await raw_host(client, model, "responses", heard)
+            said = await raw_host(client, model, "responses", heard, TIMEOUTS.get(scenario))
         assert said == load_scenario(text).steps[-1].say
     await until(lambda: wire.read_text().endswith('{"kind": "end"}\n'))
     merged = merge_traces(

@@ -43,9 +43,12 @@ SCENARIOS = (
     "removed_tool",
     "reused_call_id",
     "server_dies_mid_call",
+    "call_times_out",
 )
 OUT = HERE / "traces"
 SERVER = ROOT / "tests" / "testservers" / "tasks_server.py"
+SERVER_OPTIONS = {"call_times_out": "tool_timeout_sec = 1\n"}
+"""Codex's options for the tapped server, by scenario (its own keys of ``[mcp_servers.X]``)."""
 CACHE = pathlib.Path.home() / ".cache" / "mcpbind" / f"codex-{CODEX_VERSION}"
 
 
@@ -83,7 +86,7 @@ def find_codex() -> pathlib.Path:
     return command
 
 
-def config(url: str, work: pathlib.Path) -> str:
+def config(url: str, work: pathlib.Path, options: str = "") -> str:
     """Codex's ``config.toml``: the stub as its model provider, the tapped server."""
     tap = [
         "tap",
@@ -118,7 +121,7 @@ stream_max_retries = 0
 command = {json.dumps(sys.executable)}
 args = {json.dumps(["-m", "mcpbind.cli", *tap])}
 required = true
-"""
+{options}"""
 
 
 async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> str:
@@ -145,7 +148,9 @@ async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> s
             url = b""
             while not url.endswith(b"\n"):
                 url += await stub.stdout.receive(1)
-        (home / "config.toml").write_text(config(url.decode().strip(), work), encoding="utf-8")
+        (home / "config.toml").write_text(
+            config(url.decode().strip(), work, SERVER_OPTIONS.get(scenario, "")), encoding="utf-8"
+        )
         env = {**os.environ, "CODEX_HOME": str(home), "MCPBIND_STUB_KEY": "stub"}
         exec_ = [str(codex), "exec", "--skip-git-repo-check", "--json", "-C", str(cwd)]
         prompt = f"Run the scenario {scenario}."
