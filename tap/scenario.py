@@ -272,7 +272,6 @@ class ModelStub:
             "extensions": {},
             "max_name_length": 64,
             "host": {"name": "mcpbind model-stub", "version": version},
-            "side": "host",
             "scenario": self.scenario.name,
         }
 

@@ -18,10 +18,11 @@ from typing import Any
 
 import anyio
 import httpx2
+import jsonschema
 import mcp
 import pytest
 from cli_runner import mcpbind
-from test_tap import TASKS, http_tap, tapped, until
+from test_tap import TASKS, http_tap, schema, tapped, until
 from testservers.processes import http_server
 
 from benchmarks.peers import codex_traces
@@ -390,6 +391,9 @@ async def test_a_raw_sdk_host_driven_by_the_stub_through_the_stdio_tap_merges_an
         assert "mcp__tasks__doomed" in published[0]
         assert "mcp__tasks__doomed" not in published[1]
     assert verdict(dump(merged)) == EXPECTED["raw-sdk-host"][scenario]
+    validator = jsonschema.Draft202012Validator(schema())
+    for record in [*(json.loads(line) for line in host.read_text().splitlines()), *merged]:
+        validator.validate(record)
 
 
 PARALLEL = """
@@ -492,6 +496,9 @@ def cell(ids: list[str]) -> str:
 def test_each_committed_codex_trace_is_flagged_as_the_table_says(scenario):
     text = (codex_traces.OUT / f"codex-{scenario}.ndjson").read_text(encoding="utf-8")
     assert json.loads(text.splitlines()[0])["peer"] == {"name": "codex", "version": "0.171.0"}
+    validator = jsonschema.Draft202012Validator(schema())
+    for line in text.splitlines():
+        validator.validate(json.loads(line))
     assert verdict(text) == EXPECTED["codex"][scenario]
 
 
