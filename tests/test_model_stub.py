@@ -453,6 +453,48 @@ def dump(merged: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r) + "\n" for r in merged)
 
 
+@pytest.mark.trio
+async def test_the_stub_answers_unstreamed_requests_lists_no_models_and_refuses_the_rest(
+    tmp_path,
+):
+    scenario = (
+        "servers = ['tasks']\n[[steps]]\ncalls = [{tool = 'mcp__tasks__research'}]\n"
+        "[[steps]]\nsay = 'bye'\n"
+    )
+    tools = [{"type": "function", "name": "mcp__tasks__research"}]
+    async with (
+        model_stub(scenario, tmp_path / "host.ndjson") as model,
+        httpx2.AsyncClient() as http,
+    ):
+        first = await http.post(f"{model}/responses", json={"tools": tools, "input": []})
+        [call] = first.json()["output"]
+        assert (call["type"], call["name"], call["call_id"]) == (
+            "function_call",
+            "mcp__tasks__research",
+            "stub-1-1",
+        )
+        chat = {"tools": [{"type": "function", "function": tools[0]}], "messages": []}
+        second = (await http.post(f"{model}/chat/completions", json=chat)).json()
+        message = second["choices"][0]["message"]
+        assert (message["content"], second["choices"][0]["finish_reason"]) == ("bye", "stop")
+        assert (await http.get(f"{model}/models")).json()["data"] == []
+        assert (await http.get(f"{model}/embeddings")).status_code == 404
+        assert (await http.post(f"{model}/responses", content=b"[1]")).status_code == 400
+    kinds = [
+        json.loads(line)["kind"] for line in (tmp_path / "host.ndjson").read_text().splitlines()
+    ]
+    assert kinds == [
+        "header",
+        "list_done",
+        "published",
+        "refresh_outcome",
+        "sample",
+        "call",
+        "sample",
+        "end",
+    ]
+
+
 # The command ----------------------------------------------------------------------------
 
 
