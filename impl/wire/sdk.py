@@ -74,8 +74,9 @@ def teach_header_maps(session: Any, page: Any) -> None:
     ``x-mcp-header`` into ``Mcp-Param-*`` headers. The SDK adds them to any ``tools/call``
     it sends, raw ones included, from a map per tool (the session's private
     ``_x_mcp_header_maps``) that only its own ``list_tools`` fills; mcpbind reads listings
-    raw (INV-3), so it fills the map from each page, with the SDK's own helpers. A tool
-    whose annotation is invalid gets no map (no headers).
+    raw (INV-3), so it fills the map from each page of an HTTP connection (no other
+    transport has headers), with the SDK's own helpers. A tool whose annotation is
+    invalid gets no map (no headers).
     Pinned by ``test_x_mcp_header_parameters_reach_the_server_as_headers``."""
     maps = getattr(session, "_x_mcp_header_maps", None)
     if not isinstance(maps, dict):
