@@ -70,8 +70,8 @@ def table(figures: dict[str, Any]) -> str:
     lines.append(f"lockstep machine under Hypothesis (as check): {h['steps_per_s']} steps/s")
     p = figures["property_steps_per_s"]
     lines.append(
-        f"lockstep machine: {p['steps_per_s']} steps/s ({p['steps']} steps, "
-        f"{p['steps_per_cpu_s']} per CPU second; goal at least {p['goal_steps_per_s']})"
+        f"lockstep machine: {p['steps_per_s']} steps/s ({p['steps']} steps; "
+        f"{p['steps_per_cpu_s']} per CPU second, goal at least {p['goal_steps_per_cpu_s']})"
     )
     m = figures.get("machine")
     if m is not None:
