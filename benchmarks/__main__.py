@@ -19,6 +19,7 @@ from .suite import (
     SIZES,
     catalog_ratio,
     explorer_rate,
+    property_hypothesis_rate,
     property_rate,
     refine_scaling,
     run_all,
@@ -65,8 +66,13 @@ def table(figures: dict[str, Any]) -> str:
     row(f"trace --strict per call, {r['large_calls']} vs {r['small_calls']}", r)
     e = figures["explorer_states_per_s"]
     lines.append(f"explorer: {e['states_per_s']} states/s ({e['transitions_per_s']} transitions/s)")
+    h = figures["property_hypothesis_steps_per_s"]
+    lines.append(f"lockstep machine under Hypothesis (as check): {h['steps_per_s']} steps/s")
     p = figures["property_steps_per_s"]
-    lines.append(f"lockstep machine: {p['steps_per_s']} steps/s")
+    lines.append(
+        f"lockstep machine: {p['steps_per_s']} steps/s ({p['steps']} steps; "
+        f"{p['steps_per_cpu_s']} per CPU second, goal at least {p['goal_steps_per_cpu_s']})"
+    )
     m = figures.get("machine")
     if m is not None:
         lines.append(
@@ -98,7 +104,10 @@ def main() -> int:
     figures["catalog_ratio"] = catalog_ratio({"smoke": 1, "quick": 5, "full": 10}[size])
     progress("explorer and property machine rates")
     figures["explorer_states_per_s"] = explorer_rate(small=args.smoke)
-    figures["property_steps_per_s"] = property_rate({"smoke": 3, "quick": 20, "full": 200}[size])
+    figures["property_steps_per_s"] = property_rate({"smoke": 60, "quick": 600, "full": 6000}[size])
+    figures["property_hypothesis_steps_per_s"] = property_hypothesis_rate(
+        {"smoke": 3, "quick": 20, "full": 200}[size]
+    )
     # The machine's load average (1, 5, 15 min) at the start and the end: every figure is a
     # ratio within this run, and the load tells a busy run from a slow one.
     figures["machine"] = {

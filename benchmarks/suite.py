@@ -286,7 +286,64 @@ def refine_scaling(large: int, small: int, rounds: int = 5) -> dict[str, Any]:
     return result
 
 
-def property_rate(examples: int) -> dict[str, Any]:
+PROPERTY_GOAL_STEPS_PER_CPU_S = 1000
+"""The goal of ``property_steps_per_s``, per CPU second (a shared machine's load moves
+the wall-time rate, not this one): the machine's own work on one lockstep machine's
+``ci`` budget (400 examples of at most 30 steps, 12,000 steps) at most 12 s of CPU, a
+tenth of the two minutes that budget may take with Hypothesis drawing the choices
+(``property_hypothesis_steps_per_s``, goal 100 steps/s)."""
+
+
+class _Seeded:
+    """Chooses uniformly with a seeded generator: every run of the benchmark takes the
+    same choices, so it times the same steps."""
+
+    def __init__(self, seed: int) -> None:
+        import random  # noqa: PLC0415
+
+        self._random = random.Random(seed)
+
+    def choose(self, options: Any, label: str) -> Any:
+        return options[self._random.randrange(len(options))]
+
+    def steps(self, most: int) -> int:
+        return most  # every run as long as it may be: the steps are what is timed
+
+
+def property_rate(steps: int, seed: int = 29) -> dict[str, Any]:
+    """The lockstep machine (model and runtime, ``revalidate``, on trio) run for a fixed
+    number of steps: runs of at most 30 steps, choices from a seeded generator, until
+    ``steps`` are done; steps per second of wall time and of this process's CPU time."""
+    from mcpbind.properties.lockstep import run_machine  # noqa: PLC0415
+    from mcpbind.properties.machines import STEPS, lockstep_bound  # noqa: PLC0415
+
+    bound = lockstep_bound("revalidate")
+    chooser = _Seeded(seed)
+    done = runs = 0
+    started, cpu = time.perf_counter(), time.process_time()
+    while done < steps:
+        trace = run_machine(bound, chooser, steps=min(STEPS, steps - done))
+        if not trace:
+            raise RuntimeError("a lockstep run took no step")
+        done += len(trace)
+        runs += 1
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "steps": done,
+        "runs": runs,
+        "seed": seed,
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu_seconds, 2),
+        "steps_per_s": round(done / seconds),
+        "steps_per_cpu_s": round(done / cpu_seconds),
+        "goal_steps_per_cpu_s": PROPERTY_GOAL_STEPS_PER_CPU_S,
+    }
+
+
+def property_hypothesis_rate(examples: int) -> dict[str, Any]:
+    """The lockstep machine as ``mcpbind check`` runs it: Hypothesis draws the choices
+    (``ci`` profile, ``examples`` runs of at most 30 steps); steps per second, the
+    drawing included (the machine's own rate is :func:`property_rate`)."""
     from hypothesis import given, settings  # noqa: PLC0415
     from hypothesis import strategies as st  # noqa: PLC0415
 

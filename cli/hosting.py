@@ -21,6 +21,7 @@ from mcpbind.impl import (
     ServerStartupError,
     ToolResult,
 )
+from mcpbind.impl.config.recorder import records
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model.values import EventKind
@@ -101,6 +102,8 @@ class StartWatch(NullRecorder):
 
     def __init__(self, inner: Recorder | None, config: HostConfig) -> None:
         self.inner: Recorder = inner if inner is not None else NullRecorder()
+        self.keeps = records(self.inner)
+        """What it watches (outcomes, failures) is reported whether or not it keeps."""
         self.waiting = [name for name, server in config.servers.items() if server.enabled]
         self.scope = trio.CancelScope()
         """Cancelled once the host is open: nothing more to announce."""

@@ -43,7 +43,7 @@ from .config.contributors import (
     TurnItemContributor,
 )
 from .config.host import HostConfig
-from .config.recorder import LazyFields, NullRecorder, Recorder
+from .config.recorder import NullRecorder, Recorder, records
 from .config.server import TOOL_SEARCH
 from .contributors import (
     ContributorOutcome,
@@ -123,6 +123,8 @@ class Host(Reconfiguring, HostLifetime):
     ) -> None:
         self.config = config
         self.recorder: Recorder = recorder or NullRecorder()
+        self._recording = records(self.recorder)
+        """Whether the recorder keeps anything: else a step's event is not made."""
         self.catalog_cache: CatalogCache = config.catalog_cache or DEFAULT_CATALOG_CACHE
         # SPEC §11.11: the overlay and the contributors' first tools are decided before
         # anything starts; their tools are part of the initial registry state (G = 0).
@@ -306,11 +308,11 @@ class Host(Reconfiguring, HostLifetime):
         (SPEC §11.9)."""
         self._check_open()
         snapshot = self._planner.sample()
-        fields: Mapping[str, Any] = {"step": snapshot.step, "generation": snapshot.generation}
-        if snapshot.exposure.view.deferring:  # what the step shows (SPEC §14.1 ``shown``)
-            base = fields
-            fields = LazyFields(lambda: {**base, "shown": sorted(snapshot.names)})
-        self.recorder.event("sample", fields)
+        if self._recording:
+            fields: dict[str, Any] = {"step": snapshot.step, "generation": snapshot.generation}
+            if snapshot.exposure.view.deferring:  # what the step shows (SPEC §14.1 ``shown``)
+                fields["shown"] = sorted(snapshot.names)
+            self.recorder.event("sample", fields)
         return snapshot
 
     async def refresh(self, server: str) -> RefreshOutcome:

@@ -17,6 +17,7 @@ KEYS = {
     "concurrency",
     "explorer_states_per_s",
     "property_steps_per_s",
+    "property_hypothesis_steps_per_s",
     "asyncio",
     "catalog_ratio",
     "machine",
@@ -47,6 +48,10 @@ def test_benchmark_command_runs_and_writes_every_figure(tmp_path):
     # a busy run is told from a slow one
     assert len(figures["machine"]["loadavg_start"]) == len(figures["machine"]["loadavg_end"]) == 3
     assert {"ratio", "mcpbind", "baseline"} <= set(figures["catalog_ratio"])
+    # the lockstep machine runs a fixed number of seeded steps, its goal stated beside it
+    machine = figures["property_steps_per_s"]
+    assert machine["steps"] == 60
+    assert {"steps_per_s", "steps_per_cpu_s", "goal_steps_per_cpu_s", "seed"} <= set(machine)
     # The big server is above defer_threshold, as in the quick and full runs: a step then
     # shows tool_search, not the tools, and the refresh figure must still count them all.
     threshold = HostConfig().defer_threshold

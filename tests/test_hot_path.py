@@ -20,7 +20,12 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcp.server.mcpserver import MCPServer
 
-from mcpbind.impl.catalog.structured import OutputSchema, compile_check, output_schema
+from mcpbind.impl.catalog.structured import (
+    OutputSchema,
+    compile_check,
+    output_schema,
+    plainly_valid,
+)
 from mcpbind.impl.wire.connection import call_params
 
 TYPES = ["object", "array", "string", "integer", "number", "boolean", "null"]
@@ -136,7 +141,46 @@ def _output_schemas() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("schema", _output_schemas(), ids=lambda schema: schema["title"])
 def test_the_schemas_mcpserver_writes_for_plain_return_types_take_the_fast_check(schema):
+    """Checked and compiled without jsonschema: a catalog of them never imports it."""
     assert compile_check(schema) is not None
+    assert plainly_valid(schema)
+
+
+KEYWORDS = [
+    *["type", "required", "properties", "additionalProperties", "items", "anyOf"],
+    *["title", "description", "$comment", "format", "readOnly", "writeOnly", "deprecated"],
+    *["default", "examples", "enum", "minLength", "$schema"],
+]
+loose_values = (
+    json_values
+    | st.sampled_from([*TYPES, "bogus"])
+    | st.lists(st.sampled_from([*TYPES, "bogus"]), max_size=3)
+    | st.lists(st.sampled_from(KEYS), max_size=3)
+)
+loose_schemas = st.recursive(
+    st.booleans() | loose_values,
+    lambda inner: st.dictionaries(
+        st.sampled_from(KEYWORDS),
+        inner | st.dictionaries(st.sampled_from(KEYS), inner, max_size=2) | st.lists(inner),
+        max_size=4,
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=1000)
+@given(loose_schemas)
+def test_a_schema_called_plainly_valid_is_valid_to_jsonschema(schema):
+    """SPEC §5.3: the check of its own never lets through a schema jsonschema refuses."""
+    if plainly_valid(schema):
+        Draft202012Validator.check_schema(schema)
+
+
+@settings(max_examples=300)
+@given(schemas)
+def test_a_valid_schema_of_the_keywords_the_fast_check_knows_is_called_plainly_valid(schema):
+    if compile_check(schema) is not None:
+        assert plainly_valid(schema)
 
 
 def _sdk_params(name: Any, arguments: Any, meta: Any) -> Any:

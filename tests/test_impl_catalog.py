@@ -75,6 +75,64 @@ def test_names_are_sanitised_and_read_only_comes_from_the_annotation():
     ]
 
 
+@pytest.mark.parametrize(
+    ("valid", "invalid", "problem"),
+    [
+        (True, 1, "annotations.readOnlyHint is not a boolean"),
+        (False, 0, "annotations.readOnlyHint is not a boolean"),
+        (True, 1.0, "annotations.readOnlyHint is not a boolean"),
+    ],
+)
+def test_a_tool_decided_valid_once_is_decided_again_when_a_value_changes_type(
+    valid, invalid, problem
+):
+    """SPEC §5.3: ``True == 1`` in Python, yet a listing whose hint turned from ``true``
+    to ``1`` is invalid: what a refresh remembers of the tools it saw never stands for
+    an entry that differs from them in a type."""
+    assert bind([raw("t", annotations={"readOnlyHint": valid})]) == ["mcp__s__t"]
+    with pytest.raises(CatalogRejected) as caught:
+        bind([raw("t", annotations={"readOnlyHint": invalid})])
+    assert problem in caught.value.reason
+
+
+def test_a_listing_of_other_than_plain_values_is_decided_as_a_plain_one():
+    """A listing handed over by a seam may hold tuples and subclasses of the builtin
+    types: it is decided by the same rules (a tuple is no list of strings)."""
+
+    class Name(str):
+        pass
+
+    assert bind([raw(Name("t"), annotations={"readOnlyHint": True})]) == ["mcp__s__t"]
+    with pytest.raises(CatalogRejected, match="visibility is not a list of strings"):
+        bind([raw("t", _meta={"ui": {"visibility": ("model",)}})])
+    assert bind([raw("t", _meta={"ui": {"visibility": ["model"]}})]) == ["mcp__s__t"]
+
+
+def test_a_tool_listed_again_unchanged_under_its_name_changes_nothing():
+    """INV-1: the second identical listing publishes nothing, and the registry keeps the
+    tool's spec as it was published."""
+    registry = ToolRegistry()
+    tools = [raw("a", description="first"), raw("b")]
+    first = registry.replace_source(
+        "mcp:s", build_bindings("s", CONFIG, tools, registry.state, 64).bindings
+    )
+    assert first is not None
+    again = [raw("a", description="first"), raw("b")]  # equal values, new objects
+    assert (
+        registry.replace_source(
+            "mcp:s", build_bindings("s", CONFIG, again, registry.state, 64).bindings
+        )
+        is None
+    )
+    assert registry.state is first
+    changed = [raw("a", description="second"), raw("b")]
+    second = registry.replace_source(
+        "mcp:s", build_bindings("s", CONFIG, changed, registry.state, 64).bindings
+    )
+    assert second is not None
+    assert second.by_name["mcp__s__a"].spec.description == "second"
+
+
 def pages_of(*pages: dict[str, Any]):
     async def list_page(cursor: str | None) -> dict[str, Any]:
         index = 0 if cursor is None else int(cursor)

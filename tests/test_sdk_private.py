@@ -8,6 +8,7 @@ needs the SDK's private state goes through a helper in ``impl/wire/sdk.py`` too.
 from __future__ import annotations
 
 import ast
+import json.encoder
 import re
 import shutil
 from collections.abc import Collection, Iterator
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpbind.impl.wire.sdk import PRIVATE_NAMES
+from mcpbind.impl.calls import encoding
+from mcpbind.impl.wire.sdk import PRIVATE_NAMES, c_json_encoder
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK = Path("impl", "wire", "sdk.py")
@@ -172,3 +174,26 @@ def test_a_use_planted_outside_wire_sdk_is_reported(tmp_path):
         "impl/calls/tasks.py:2: _dispatcher",
         "scripts/probe:2: _stamp",
     ]
+
+
+SAMPLE = {"text": "naïve ✓", "n": [1, 2.5, True, None], "nested": {"a": {"b": []}}}
+
+
+def test_the_c_json_encoder_is_still_in_the_standard_library():
+    """``c_json_encoder`` relies on json's private ``c_make_encoder`` (this Python's C
+    accelerator): if it disappears, this fails, and calls fall back to ``JSONEncoder``."""
+    assert callable(getattr(json.encoder, "c_make_encoder", None))
+    encoder = c_json_encoder(str)
+    assert encoder is not None
+    expected = json.dumps(SAMPLE, separators=(",", ":"), ensure_ascii=False)
+    assert "".join(encoder(SAMPLE, 0)) == expected
+    assert encoding.compact_json(SAMPLE) == expected
+
+
+def test_without_the_c_json_encoder_results_are_encoded_to_the_same_text(monkeypatch):
+    """The fallback: a Python without the accelerator has ``c_make_encoder = None``."""
+    expected = encoding.compact_json(SAMPLE)
+    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    assert c_json_encoder(str) is None
+    monkeypatch.setattr(encoding, "_COMPACT_PARTS", c_json_encoder(str))
+    assert encoding.compact_json(SAMPLE) == expected

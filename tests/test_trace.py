@@ -9,6 +9,7 @@ import importlib.resources
 import io
 import json
 import pathlib
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -18,7 +19,8 @@ from cli_runner import mcpbind
 from mcp.server.mcpserver import MCPServer
 from testservers.common import make_server
 
-from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl.config.recorder import records
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.model.refine import refine
 from mcpbind.model.trace import (
@@ -29,7 +31,7 @@ from mcpbind.model.trace import (
     check_trace,
     parse_trace,
 )
-from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS
+from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS, EventKind
 
 
 def schema() -> dict[str, Any]:
@@ -582,3 +584,47 @@ class _ReleaseAtClose(TraceRecorder):
         super().event(kind, fields)
         if kind == "close" and self._server.gate is not None:
             self._server.gate.set()
+
+
+class Kinds(NullRecorder):
+    """Keeps the kind of every event it is told."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+
+    def event(self, kind: EventKind, fields: Mapping[str, Any]) -> None:
+        self.kinds.append(kind)
+
+
+class InFrontOfNothing(Kinds):
+    """In front of a recorder that keeps nothing: it asks to be spared what is gated."""
+
+    keeps = False
+
+
+async def test_a_listing_and_a_step_are_reported_only_to_a_recorder_that_may_keep_them():
+    """The one gate of trace work (``records``): a recorder that keeps events is told the
+    listing and the step; a plain ``NullRecorder``, or one that says it keeps nothing,
+    is spared making them, and still told what is not gated (the refresh request)."""
+    server = MCPServer("s", log_level="CRITICAL")
+
+    @server.tool()
+    def t() -> str:
+        return "ok"
+
+    told = {}
+    for recorder in (Kinds(), InFrontOfNothing()):
+        config = HostConfig(servers={"s": ServerConfig(target=server)})
+        async with Host.open(config, recorder=recorder) as host:
+            host.sample()
+            await host.refresh("s")
+        told[type(recorder).__name__] = recorder.kinds
+    assert {"list_done", "sample", "refresh_requested"} <= set(told["Kinds"])
+    assert "list_done" not in told["InFrontOfNothing"]
+    assert "sample" not in told["InFrontOfNothing"]
+    assert "refresh_requested" in told["InFrontOfNothing"]
+    assert (records(NullRecorder()), records(Kinds()), records(InFrontOfNothing())) == (
+        False,
+        True,
+        False,
+    )

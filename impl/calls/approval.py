@@ -30,7 +30,6 @@ from ..catalog.registry import Binding
 from ..config.hooks import APPROVAL_ANSWERS, ApprovalRequest, Approver
 from ..config.recorder import Recorder
 from ..config.server import ApprovalMode, ServerConfig
-from ..config.toml_edit import save_approve_always
 from .endings import Ending
 from .table import PendingCall
 
@@ -225,6 +224,9 @@ class ApprovalGate:
         return text
 
     async def _save(self, path: str, server: str, tool: str) -> None:
+        # tomlkit loads here, on the first "always": a host that is never told it does not
+        from ..config.toml_edit import save_approve_always  # noqa: PLC0415
+
         async with self._save_lock:  # one read-modify-write of the file at a time
             try:
                 await anyio.to_thread.run_sync(save_approve_always, path, server, tool)

@@ -15,10 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from json.encoder import (  # type: ignore[attr-defined] # the C encoder; None without it
-    c_make_encoder,
-    encode_basestring,
-)
 from typing import Any, Literal
 
 import attrs
@@ -28,6 +24,7 @@ from mcpbind.model import texts
 from ..catalog.structured import OutputSchema
 from ..config.server import ServerConfig
 from ..values import ContentItem, ImageItem
+from ..wire.sdk import c_json_encoder
 
 __all__ = [
     "APPROX_BYTES_PER_TOKEN",
@@ -52,12 +49,8 @@ def _unencodable(value: Any) -> Any:
 
 # The C encoder ``_COMPACT`` makes anew on every call, made once: without the markers of
 # a circular-reference check it keeps no state between calls (structured content is
-# parsed JSON, never circular). None where the C accelerator is missing.
-_COMPACT_PARTS: Any = (
-    None
-    if c_make_encoder is None
-    else c_make_encoder(None, _unencodable, encode_basestring, None, ":", ",", False, False, True)
-)
+# parsed JSON, never circular). None without the C accelerator: ``_COMPACT`` then.
+_COMPACT_PARTS = c_json_encoder(_unencodable)
 
 
 def compact_json(value: Any) -> str:

@@ -8,8 +8,10 @@ the result with no ``await`` in between, so no observer can see half of it (INV-
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import marshal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -118,15 +120,19 @@ async def read_listing(
     raise _cap(server, f"more than {MAX_PAGES} pages")
 
 
-def _problem(tool: Any, names: set[str]) -> str | None:
-    """Why one raw tool entry is invalid (SPEC §5.3), or None."""
+def _entry_problem(tool: Any) -> str | None:
+    """Why a raw tool entry is not a named tool at all (SPEC §5.3), or None."""
     if not isinstance(tool, Mapping):
         return "the entry is not a JSON object"
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         return "name must be a non-empty string"
-    if name in names:
-        return "the name is listed twice"
+    return None
+
+
+def _content_problem(tool: Mapping[str, Any]) -> str | None:
+    """Why a named tool entry is invalid (SPEC §5.3), or None; its name listed twice is
+    the listing's to see (:func:`first_invalid`)."""
     schema = tool.get("inputSchema")
     if not isinstance(schema, Mapping):
         return "inputSchema is not a JSON object"
@@ -165,6 +171,89 @@ def _problem(tool: Any, names: set[str]) -> str | None:
     ):
         return "_meta.ui.visibility is not a list of strings"
     return None
+
+
+class _Facts:
+    """What one raw tool entry says, whatever server lists it: its validity (SPEC §5.3),
+    visibility, task support, and the :class:`ToolSpec` it makes. Decided once per
+    distinct entry (:func:`_facts`): a refresh that lists a tool unchanged validates
+    nothing again, compiles no schema again and builds no spec or binding again."""
+
+    __slots__ = ("_binding", "_spec", "header_problem", "name", "problem", "read_only", "visible")
+
+    def __init__(self, tool: Any) -> None:
+        self.problem = _entry_problem(tool)
+        """Its problem, the entry's (not an object, no name) before its content's."""
+        self.name: str = "" if self.problem is not None else tool["name"]
+        """Its raw name; "" when it has none."""
+        self.read_only = False
+        self.visible = False
+        """Whether the model may see it (``_meta.ui.visibility``)."""
+        self.header_problem: str | None = None
+        """Its invalid ``x-mcp-header`` annotation, by the SDK's rule (SPEC §5.4)."""
+        self._binding: Binding | None = None
+        self._spec: ToolSpec | None = None
+        if self.problem is None:
+            self.problem = _content_problem(tool)
+        if self.problem is not None:
+            return
+        annotations = tool.get("annotations")
+        output = tool.get("outputSchema")
+        self.read_only = bool(annotations and annotations.get("readOnlyHint") is True)
+        self.visible = model_visible(tool)
+        self.header_problem = find_invalid_x_mcp_header(tool["inputSchema"])
+        self._spec = ToolSpec(
+            name="",  # named by its first binding
+            description=tool.get("description") or "",
+            input_schema=MappingProxyType(dict(tool["inputSchema"])),
+            annotations=None if annotations is None else MappingProxyType(dict(annotations)),
+            output_schema=None if output is None else MappingProxyType(dict(output)),
+            output_check=None if output is None else _checked_schema(output),
+            task_support=_task_support(tool),
+        )
+
+    def _valid_spec(self) -> ToolSpec:
+        assert self._spec is not None, "only a valid tool is asked"
+        return self._spec
+
+    @property
+    def task_support(self) -> str | None:
+        return self._valid_spec().task_support
+
+    def binding(self, name: str, source: str, server: str) -> Binding:
+        """Its binding under the public ``name``; the last one made is kept, so that a
+        listing named as before binds nothing anew (and the registry compares the very
+        same specs, INV-1)."""
+        made = self._binding
+        if made is not None and made.name == name and made.source == source:
+            return made
+        spec = self._valid_spec()
+        if spec.name != name:
+            spec = self._spec = attrs.evolve(spec, name=name)
+        made = self._binding = Binding(name, source, server, self.name, spec, 0, self.read_only)
+        return made
+
+
+_FACTS_KEPT = 4 * MAX_TOOLS
+"""Distinct tool entries whose facts are kept (least recently listed dropped first)."""
+
+
+@functools.lru_cache(maxsize=_FACTS_KEPT)
+def _kept_facts(key: bytes) -> _Facts:
+    return _Facts(marshal.loads(key))
+
+
+def _facts(tool: Any) -> _Facts:
+    """The facts of ``tool``, cached by its ``marshal`` serialisation: equal bytes are
+    equal values of the same exact types (``True``, ``1`` and ``1.0`` differ, as the
+    checks of SPEC §5.3 tell them apart, where ``==`` does not). What ``marshal`` cannot
+    write (an object, a subclass of a builtin type, nesting over its depth limit) is
+    decided afresh, uncached."""
+    try:
+        key = marshal.dumps(tool)
+    except ValueError:
+        return _Facts(tool)
+    return _kept_facts(key)
 
 
 def _visibility(tool: Mapping[str, Any]) -> Any:
@@ -236,14 +325,20 @@ def trace_tools(
 def first_invalid(tools: Sequence[Any]) -> tuple[int, str, str] | None:
     """The first invalid tool of a listing (SPEC §5.3): its index, how a text names it (its
     name, else ``#<index>``) and its problem; None when every tool is valid."""
+    return _first_invalid([_facts(tool) for tool in tools])
+
+
+def _first_invalid(facts: Sequence[_Facts]) -> tuple[int, str, str] | None:
     names: set[str] = set()
-    for index, tool in enumerate(tools):
-        problem = _problem(tool, names)
-        if problem is not None:
-            label = tool.get("name") if isinstance(tool, Mapping) else None
-            shown = label if isinstance(label, str) and label else f"#{index}"
-            return index, shown, problem
-        names.add(tool["name"])
+    for index, fact in enumerate(facts):
+        name = fact.name
+        if not name:  # no name: the entry's own problem
+            return index, f"#{index}", fact.problem or ""
+        if name in names:
+            return index, name, "the name is listed twice"
+        if fact.problem is not None:
+            return index, name, fact.problem
+        names.add(name)
     return None
 
 
@@ -273,28 +368,35 @@ def build_bindings(
     §5.3-§5.5); ``tasks``: the server runs calls as tasks (SPEC §5.4, §8.12).
 
     Raises CatalogRejected (``invalid`` or ``collision``); touches nothing."""
-    invalid = first_invalid(tools)
+    facts = [_facts(tool) for tool in tools]
+    invalid = _first_invalid(facts)
     if invalid is not None:
         _, shown, problem = invalid
         raise CatalogRejected(
             "invalid", texts.REJECT_INVALID.format(server=server, tool=shown, problem=problem)
         )
+    enabled, disabled = config.enabled_tools, config.disabled_tools
     kept = [
-        tool
-        for tool in tools
-        if (config.enabled_tools is None or tool["name"] in config.enabled_tools)
-        and tool["name"] not in config.disabled_tools
-        and model_visible(tool)
+        fact
+        for fact in facts
+        if (enabled is None or fact.name in enabled) and fact.name not in disabled and fact.visible
     ]
-    excluded = tuple(
-        found
-        for tool in kept
-        if (found := exclusion(server, tool, config.over_http, tasks=tasks)) is not None
-    )
-    if excluded:
-        left_out = {e.tool for e in excluded}
-        kept = [tool for tool in kept if tool["name"] not in left_out]
-    assignment = state.name_tools(server, (t["name"] for t in kept), max_length)
+    excluded: list[Exclusion] = []
+    over_http = config.over_http
+    if over_http or not tasks:
+        for fact in kept:
+            if not tasks and fact.task_support == "required":
+                reason = texts.excluded_text("task_required", server=server, tool=fact.name)
+                excluded.append(Exclusion(fact.name, "task_required", reason))
+            elif over_http and (header := fact.header_problem) is not None:
+                reason = texts.excluded_text(
+                    "x_mcp_header", server=server, tool=fact.name, problem=header
+                )
+                excluded.append(Exclusion(fact.name, "x_mcp_header", reason))
+        if excluded:
+            left_out = {e.tool for e in excluded}
+            kept = [fact for fact in kept if fact.name not in left_out]
+    assignment = state.name_tools(server, (fact.name for fact in kept), max_length)
     if isinstance(assignment, NameCollision):
         raise CatalogRejected(
             "collision",
@@ -306,23 +408,8 @@ def build_bindings(
             ),
         )
     source = mcp_source(server)
-    bindings = []
-    for tool in kept:
-        name = assignment[(server, tool["name"])]
-        annotations = tool.get("annotations")
-        output = tool.get("outputSchema")
-        spec = ToolSpec(
-            name=name,
-            description=tool.get("description") or "",
-            input_schema=MappingProxyType(dict(tool["inputSchema"])),
-            annotations=None if annotations is None else MappingProxyType(dict(annotations)),
-            output_schema=None if output is None else MappingProxyType(dict(output)),
-            output_check=None if output is None else _checked_schema(output),
-            task_support=_task_support(tool),
-        )
-        read_only = bool(annotations and annotations.get("readOnlyHint") is True)
-        bindings.append(Binding(name, source, server, tool["name"], spec, 0, read_only))
-    return Decision(tuple(bindings), excluded)
+    bindings = tuple(fact.binding(assignment[(server, fact.name)], source, server) for fact in kept)
+    return Decision(bindings, tuple(excluded))
 
 
 def _checked_schema(schema: Any) -> OutputSchema:

@@ -16,7 +16,9 @@ writes for plain return types: ``type``, ``properties``, ``required``,
 plain predicate that gives jsonschema's verdict without its machinery; any other schema
 uses the validator's ``is_valid``. Only an answer that fails is walked again by
 ``iter_errors`` for the text that names its error (``tests/test_hot_path.py``
-holds the predicate to jsonschema's verdict).
+holds the predicate to jsonschema's verdict). Such a schema is also checked for validity
+without jsonschema (:func:`plainly_valid`), so a catalog of them, as ``mcpbind catalog``
+shows, never imports it: jsonschema loads when a schema or an answer first needs it.
 """
 
 from __future__ import annotations
@@ -28,24 +30,34 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-from referencing import Registry
-from referencing.exceptions import Unresolvable
 
-__all__ = ["MAX_PROBLEM", "OutputSchema", "compile_check", "output_schema", "schema_problem"]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, read so by mypy
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "MAX_PROBLEM",
+    "OutputSchema",
+    "compile_check",
+    "output_schema",
+    "plainly_valid",
+    "schema_problem",
+]
 
 MAX_PROBLEM = 300
 """A mismatch is described in at most this many characters (the instance can be huge)."""
-_NOTHING: Registry[Any] = Registry()
-"""No schema but the tool's own: a ``$ref`` elsewhere is unresolvable, never fetched."""
 
 
-def _dialect(schema: Mapping[str, Any]) -> type[Validator]:
-    found: type[Validator] = validator_for(schema, default=Draft202012Validator)
-    return found
+def _validator(schema: Mapping[str, Any]) -> Validator:
+    """jsonschema's validator of ``schema`` (imported here, when first needed: a catalog of
+    plain schemas never loads it). Its registry holds no schema but the tool's own: a
+    ``$ref`` elsewhere is unresolvable, never fetched."""
+    from jsonschema import Draft202012Validator  # noqa: PLC0415
+    from jsonschema.validators import validator_for  # noqa: PLC0415
+    from referencing import Registry  # noqa: PLC0415
+
+    dialect: type[Validator] = validator_for(schema, default=Draft202012Validator)
+    return dialect(schema, registry=Registry())
 
 
 Check = Callable[[Any], bool]
@@ -205,25 +217,95 @@ def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check | Non
     return None
 
 
+_SIMPLE_TYPES = frozenset(_TYPES)
+_TEXT_KEYWORDS = frozenset({"title", "description", "$comment", "format"})
+_FLAG_KEYWORDS = frozenset({"readOnly", "writeOnly", "deprecated"})
+
+
+def plainly_valid(schema: Any) -> bool:
+    """Whether ``schema`` is a valid 2020-12 JSON Schema by a check of its own, without
+    jsonschema: True only for a schema made of the keywords :func:`compile_check` knows
+    (what ``MCPServer`` writes for plain return types) and annotations, each with a value
+    the 2020-12 meta-schema allows. False says nothing: jsonschema then decides. Held to
+    ``check_schema`` by ``test_a_schema_called_plainly_valid_is_valid_to_jsonschema``."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    for keyword, value in schema.items():
+        if keyword in _TEXT_KEYWORDS:
+            if not isinstance(value, str):
+                return False
+        elif keyword in _FLAG_KEYWORDS:
+            if not isinstance(value, bool):
+                return False
+        elif keyword == "default":
+            continue
+        elif keyword == "examples":
+            if not isinstance(value, list):
+                return False
+        elif keyword == "type":
+            names = [value] if isinstance(value, str) else value
+            if (
+                not isinstance(names, list)
+                or not names
+                or not all(isinstance(name, str) and name in _SIMPLE_TYPES for name in names)
+                or len(set(names)) != len(names)
+            ):
+                return False
+        elif keyword == "required":
+            if (
+                not isinstance(value, list)
+                or not all(isinstance(name, str) for name in value)
+                or len(set(value)) != len(value)
+            ):
+                return False
+        elif keyword == "properties":
+            if not isinstance(value, dict) or not all(map(plainly_valid, value.values())):
+                return False
+        elif keyword in ("additionalProperties", "items"):
+            if not plainly_valid(value):
+                return False
+        elif keyword == "anyOf":
+            if not isinstance(value, list) or not value or not all(map(plainly_valid, value)):
+                return False
+        else:
+            return False
+    return True
+
+
 @attrs.frozen(eq=False)
 class OutputSchema:
-    """A tool's checked ``outputSchema`` with its validator. One per distinct schema text
-    (:func:`output_schema`), shared by every tool and listing that declares it; the
-    validator keeps no state between checks."""
+    """A tool's checked ``outputSchema`` with its verdict on answers. One per distinct
+    schema text (:func:`output_schema`), shared by every tool and listing that declares
+    it; the validator, made when first needed, keeps no state between checks."""
 
     schema: Mapping[str, Any]
-    _validator: Validator = attrs.field(repr=False)
-    _conforms: Check = attrs.field(repr=False)
-    """The fast verdict (:func:`compile_check`), else the validator's ``is_valid``."""
+    _conforms: Check | None = attrs.field(repr=False)
+    """The fast verdict (:func:`compile_check`); None: the validator's ``is_valid``."""
+    _made: list[Validator] = attrs.field(factory=list, repr=False)
+    """The validator, once made."""
+
+    @property
+    def _validator(self) -> Validator:
+        if not self._made:
+            self._made.append(_validator(self.schema))
+        return self._made[0]
 
     def mismatch(self, structured: Any) -> str | None:
         """How an answer's ``structuredContent`` fails the schema (the most relevant
         error, with its JSON path), or None when it conforms."""
         if structured is None:
             return "structuredContent is missing"
+        conforms = self._conforms
+        if conforms is not None and conforms(structured):
+            return None  # the hot path: no validator, no error objects, no text
+        from jsonschema.exceptions import best_match  # noqa: PLC0415
+        from referencing.exceptions import Unresolvable  # noqa: PLC0415
+
         try:
-            if self._conforms(structured):
-                return None  # the hot path: no error objects, no text
+            if conforms is None and self._validator.is_valid(structured):
+                return None
             error = best_match(self._validator.iter_errors(structured))
         except Unresolvable as unresolved:
             return (
@@ -239,14 +321,17 @@ class OutputSchema:
 @functools.lru_cache(maxsize=4096)
 def _compiled(text: str) -> OutputSchema | str:
     schema = json.loads(text)
-    dialect = _dialect(schema)
+    if "$schema" not in schema and plainly_valid(schema):
+        return OutputSchema(schema, compile_check(schema))  # 2020-12: no jsonschema needed
+    from jsonschema import Draft202012Validator, SchemaError  # noqa: PLC0415
+
+    validator = _validator(schema)
     try:
-        dialect.check_schema(schema)
+        validator.check_schema(schema)
     except SchemaError as error:
         return f"outputSchema is not a valid JSON Schema: at {error.json_path}: {error.message}"
-    validator = dialect(schema, registry=_NOTHING)
-    fast = compile_check(schema) if dialect is Draft202012Validator else None
-    return OutputSchema(schema, validator, validator.is_valid if fast is None else fast)
+    fast = compile_check(schema) if type(validator) is Draft202012Validator else None
+    return OutputSchema(schema, fast, [validator])
 
 
 def output_schema(schema: Any) -> OutputSchema | str:

@@ -8,14 +8,14 @@ replays each report through the abstract model (trace refinement); a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from mcpbind.model.values import EventKind
 
 from ..values import RefreshOutcome, ToolResult
 
-__all__ = ["LazyFields", "NullRecorder", "Recorder", "records"]
+__all__ = ["NullRecorder", "Recorder", "records"]
 
 
 class Recorder(Protocol):
@@ -63,30 +63,10 @@ class NullRecorder:
 
 
 def records(recorder: Recorder) -> bool:
-    """Whether ``recorder`` may keep what it is told: a plain :class:`NullRecorder` (a
-    subclass may record) drops everything, so the hot path of a call need not make the
-    fields of its events."""
-    return type(recorder) is not NullRecorder
-
-
-class LazyFields(Mapping[str, Any]):
-    """An event's fields, made on first use: a recorder that drops the event (the
-    :class:`NullRecorder` of production hosts) costs nothing for them."""
-
-    def __init__(self, make: Callable[[], Mapping[str, Any]]) -> None:
-        self._make = make
-        self._made: Mapping[str, Any] | None = None
-
-    def _fields(self) -> Mapping[str, Any]:
-        if self._made is None:
-            self._made = self._make()
-        return self._made
-
-    def __getitem__(self, key: str) -> Any:
-        return self._fields()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._fields())
-
-    def __len__(self) -> int:
-        return len(self._fields())
+    """Whether ``recorder`` may keep what it is told: a plain :class:`NullRecorder` drops
+    everything, and so does a recorder whose ``keeps`` attribute is False (one in front of
+    another that keeps nothing, and that needs none of the events this gates); any other
+    may keep it. The one test by which a hot path skips making the fields of its events
+    (a call's, a step's, a listing's): callers ask it when they are given the recorder,
+    and report those events only when it is True."""
+    return type(recorder) is not NullRecorder and bool(getattr(recorder, "keeps", True))

@@ -20,7 +20,7 @@ from mcpbind.model.naming import mcp_source
 
 from ..catalog.listing import trace_tools
 from ..config.catalog_cache import server_identity
-from ..config.recorder import LazyFields
+from ..config.recorder import records
 from ..config.server import ServerConfig
 from ..errors import CatalogRejected
 from ..values import RefreshOutcome
@@ -105,7 +105,8 @@ class Installer:
             # trace where it is decided, so its outputs follow it (SPEC §14.1).
             tasks = connection.runs_tasks()
             listed = True
-            recorder.event("list_done", LazyFields(lambda: self._listed(tools, tasks)))
+            if records(recorder):  # the trace's view of the listing, made only for one
+                recorder.event("list_done", self._listed(tools, tasks))
             state = context.publisher.state
             decision = context.build_bindings(
                 self.name,

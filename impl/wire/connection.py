@@ -21,6 +21,7 @@ Facts of ``mcp`` 2.3 this module handles (SPEC §11.2, §11.10, §11.16):
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -152,19 +153,29 @@ def complete_by_default(raw: Any) -> Any:
     return found
 
 
+@functools.cache
+def _surface(method: str, version: str) -> TypeAdapter[Any] | None:
+    """The validator of the revision's result type for ``method``, from the SDK's own table
+    (``methods.SERVER_RESULTS``); None for a method or revision it does not know."""
+    found: Any = methods.SERVER_RESULTS.get((method, version))  # a model or a union of them
+    return None if found is None else TypeAdapter(found)
+
+
 def _validated(method: str, version: str | None, raw: Any) -> Any:
     """``raw`` read by :func:`complete_by_default`, then checked against the revision's
-    result type for ``method`` with the SDK's own validator; a result that fails it is a
-    malformed reply, as the SDK's check would have said."""
+    result type for ``method`` as the SDK's ``validate_server_result`` checks it; a result
+    that fails is a malformed reply, as the SDK's check would have said. That function
+    also dumps what it validated and drops the dump: here only the check is made."""
     found = complete_by_default(raw)
+    surface = _surface(method, version or "")
+    if surface is None:
+        return found  # a method or revision the SDK does not know: nothing to check against
     try:
-        methods.validate_server_result(method, version or "", found)
+        surface.validate_python(found, by_name=False)
     except ValidationError as error:
         raise RequestFailed(
             f"malformed reply: {error.error_count()} validation error(s)"
         ) from error
-    except (KeyError, ValueError):
-        pass  # a method or revision the SDK does not know: nothing to check it against
     return found
 
 
@@ -312,7 +323,8 @@ class McpConnection(Connection):
     async def list_tools(self, cursor: str | None) -> Any:
         params = types.PaginatedRequestParams(cursor=cursor)
         page = await self._request(types.ListToolsRequest(params=params))
-        teach_header_maps(self._client.session, page)
+        if self._http is not None:  # the Mcp-Param-* headers are HTTP's only (SPEC §11.2)
+            teach_header_maps(self._client.session, page)
         return page
 
     async def call_tool(

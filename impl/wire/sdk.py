@@ -1,4 +1,5 @@
-"""The SDK's private names, in this one module (SPEC §11.16).
+"""The SDK's private names, in this one module (SPEC §11.16), and the one private name of
+the standard library mcpbind uses (json's C encoder, :func:`c_json_encoder`).
 
 mcpbind runs on the official ``mcp`` SDK, pinned to the minor version it is tested with.
 Where the SDK offers no public way to do what the MCP specification or mcpbind's
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json.encoder
 import logging
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import mcp.client.stdio as sdk_stdio
@@ -38,6 +40,7 @@ __all__ = [
     "PRIVATE_NAMES",
     "ElicitationModesClient",
     "RestoreAfterInitialize",
+    "c_json_encoder",
     "exit_status",
     "find_invalid_x_mcp_header",
     "send_unvalidated",
@@ -56,8 +59,10 @@ PRIVATE_NAMES = (
     "_build_capabilities",
     "_initialize",
     "_create_platform_compatible_process",
+    "c_make_encoder",
 )
-"""Every name of the SDK that is not its public API and that mcpbind uses."""
+"""Every name of the SDK (and of the standard library) that is not its public API and that
+mcpbind uses."""
 
 HTTP_STAND_IN = "Server returned an error response"
 """The error the SDK's HTTP transport makes of a non-2xx answer without a JSON-RPC body
@@ -74,8 +79,9 @@ def teach_header_maps(session: Any, page: Any) -> None:
     ``x-mcp-header`` into ``Mcp-Param-*`` headers. The SDK adds them to any ``tools/call``
     it sends, raw ones included, from a map per tool (the session's private
     ``_x_mcp_header_maps``) that only its own ``list_tools`` fills; mcpbind reads listings
-    raw (INV-3), so it fills the map from each page, with the SDK's own helpers. A tool
-    whose annotation is invalid gets no map (no headers).
+    raw (INV-3), so it fills the map from each page of an HTTP connection (no other
+    transport has headers), with the SDK's own helpers. A tool whose annotation is
+    invalid gets no map (no headers).
     Pinned by ``test_x_mcp_header_parameters_reach_the_server_as_headers``."""
     maps = getattr(session, "_x_mcp_header_maps", None)
     if not isinstance(maps, dict):
@@ -218,3 +224,23 @@ def exit_status(processes: list[Any]) -> int | None:
         return None
     status = processes[-1].returncode
     return status if isinstance(status, int) else None
+
+
+# --- the standard library's C JSON encoder ------------------------------------------------
+
+
+def c_json_encoder(default: Callable[[Any], Any]) -> Callable[[Any, int], Any] | None:
+    """json's C encoder made once for compact text (``,`` and ``:``, non-ASCII kept, no
+    circular-reference check, ``default`` for what JSON cannot hold): ``json.dumps`` makes
+    a ``JSONEncoder`` and its C encoder anew on every call, which a call's result pays.
+    Call it with ``(value, 0)`` and join the parts. None when the standard library has no
+    ``json.encoder.c_make_encoder`` (a private name; None where the accelerator is not
+    built): the caller then encodes with ``json.JSONEncoder``, to the same text. Pinned by
+    ``test_the_c_json_encoder_is_still_in_the_standard_library``."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    encoder: Callable[[Any, int], Any] = make(
+        None, default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+    return encoder
