@@ -162,6 +162,7 @@ def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path
         "lockstep-tasks": LockstepVariant(tasks=True),
         "lockstep-streams": LockstepVariant(streams=True),
         "lockstep-reconfigure": LockstepVariant(reconfigure=True),
+        "lockstep-deferral": LockstepVariant(deferral=True),
     }
     events = ["list_page(server='git.hub')"]
     for stage, variant in LOCKSTEP_VARIANTS.items():
