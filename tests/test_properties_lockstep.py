@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import settings
 
 from mcpbind.model import texts
 from mcpbind.model.values import Binding, Registry, SourceCatalog
@@ -85,8 +84,8 @@ def test_runtime_refines_the_model_with_deferred_tools(policy):
     tools, tool_search and what searches discovered; the machine searches with real,
     unmatched and invalid queries, calls deferred and discovered names, and holds each
     search result to the spec's ranking. A small budget: the replays below pin the
-    decisive sequences."""
-    settings(max_examples=100)(lockstep_property(policy, variant=DEFERRAL))()
+    decisive sequences (in the ``ci`` profile; the others run their own budget)."""
+    profiles.ci_budget(100)(lockstep_property(policy, variant=DEFERRAL))()
 
 
 def _replay(tmp_path, events, variant=DEFERRAL, policy="revalidate"):
