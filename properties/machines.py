@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.model.bounds import (
+    CALLS_ENVIRONMENT,
     IDLE_SERVERS,
     LAZY_SERVERS,
     SESSION_SERVERS,
@@ -25,7 +26,7 @@ from mcpbind.model.bounds import (
     load_bound,
     standard_suite,
 )
-from mcpbind.model.values import Bound
+from mcpbind.model.values import Bound, Environment
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
 from .deferral import DEFER_THRESHOLD
@@ -61,9 +62,10 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     §5.7); with ``reconfigure``, the explorer's ``reconfigure`` part (servers kept,
     removed, changed and added by one reconfiguration, SPEC §3.7) and a second removed
     server (INV-15: two removals, one publication), with every event, 2 steps and the
-    calls asked for; with ``deferral``, the machine's own bound with 3 steps and one call
-    more (a search, then a step that shows what it found, then a call of it; the host's
-    ``defer_threshold`` is :func:`defer_threshold`'s, SPEC §11.9)."""
+    calls asked for; with ``deferral``, the machine's own bound in the calls environment
+    (SPEC §10.2, and ``list_page``) with 3 steps and one call more (a search, then a step
+    that shows what it found, then a call of it; the host's ``defer_threshold`` is
+    :func:`defer_threshold`'s, SPEC §11.9)."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
@@ -72,7 +74,11 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
         lazy=LAZY_SERVERS if variant.lazy else (),
     )
     if variant.deferral:
-        return attrs.evolve(bound, max_steps=3, max_calls=calls + 1)
+        # The calls environment (and git.hub's second page): faults of other kinds are
+        # the other variants'; here the draws go to listings, steps, searches and calls.
+        page: frozenset[Environment] = frozenset({"list_page"})
+        environment = CALLS_ENVIRONMENT | page
+        return attrs.evolve(bound, environment=environment, max_steps=3, max_calls=calls + 1)
     if variant.streams:
         servers = tuple(
             attrs.evolve(s, streams=True, sessions=True) if s.name in SESSION_SERVERS else s
