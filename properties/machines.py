@@ -157,14 +157,23 @@ class OdometerReport:
 
 
 def run_odometer(
-    policy: Policy, depth: int, *, seams: Seams = PRODUCTION, backend: str = "trio"
+    policy: Policy,
+    depth: int,
+    *,
+    seams: Seams = PRODUCTION,
+    backend: str = "trio",
+    coverage: Counter[str] | None = None,
 ) -> OdometerReport:
-    """Every choice sequence of ``depth`` events, each run in lockstep."""
+    """Every choice sequence of ``depth`` events, each run in lockstep; ``coverage``
+    counts what the runs reached (``lockstep.REACHED``)."""
     bound = lockstep_bound(policy)
     odometer = Odometer(depth)
     steps = 0
     while True:
-        steps += len(run_machine(bound, odometer, steps=depth, seams=seams, backend=backend))
+        trace = run_machine(
+            bound, odometer, steps=depth, seams=seams, backend=backend, coverage=coverage
+        )
+        steps += len(trace)
         if not odometer.advance():
             return OdometerReport(odometer.runs, steps)
 
