@@ -63,9 +63,9 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     removed, changed and added by one reconfiguration, SPEC §3.7) and a second removed
     server (INV-15: two removals, one publication), with every event, 2 steps and the
     calls asked for; with ``deferral``, the machine's own bound in the calls environment
-    (SPEC §10.2, and ``list_page``) with 3 steps and one call more (a search, then a step
-    that shows what it found, then a call of it; the host's ``defer_threshold`` is
-    :func:`defer_threshold`'s, SPEC §11.9)."""
+    (SPEC §10.2, with ``list_page`` and late answers) with 3 steps and one call more (a
+    search, then a step that shows what it found, then a call of it; the host's
+    ``defer_threshold`` is :func:`defer_threshold`'s, SPEC §11.9)."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
@@ -74,10 +74,11 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
         lazy=LAZY_SERVERS if variant.lazy else (),
     )
     if variant.deferral:
-        # The calls environment (and git.hub's second page): faults of other kinds are
+        # The calls environment, git.hub's second page and late answers (the scripted
+        # servers may always answer a call the host gave up): faults of other kinds are
         # the other variants'; here the draws go to listings, steps, searches and calls.
-        page: frozenset[Environment] = frozenset({"list_page"})
-        environment = CALLS_ENVIRONMENT | page
+        more: frozenset[Environment] = frozenset({"list_page", "late_answer"})
+        environment = CALLS_ENVIRONMENT | more
         return attrs.evolve(bound, environment=environment, max_steps=3, max_calls=calls + 1)
     if variant.streams:
         servers = tuple(

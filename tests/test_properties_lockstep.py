@@ -119,6 +119,22 @@ def test_a_search_discovers_tools_that_the_next_step_shows_and_routes(tmp_path, 
     assert reached["discovered call"] == 1
 
 
+def test_a_discovered_call_that_times_out_is_cancelled_and_its_late_answer_dropped(tmp_path):
+    """A discovered tool is an MCP tool like any other once routed: its call times out,
+    is cancelled, and the server's answer after that is dropped (INV-4, INV-7)."""
+    events = [
+        "list_done(server='git_hub')",
+        "sample()",
+        "search(step=0, call_id='c1', arguments={'query': 'search'})",
+        "sample()",
+        "call(step=1, call_id='c2', name='mcp__git_hub__search', arguments_ok=True)",
+        "timeout(call_id='c2')",
+        "call_responded(call_id='c2', is_error=False)",
+    ]
+    reached = _replay(tmp_path, events)
+    assert (reached["search ok found"], reached["discovered call"]) == (1, 1)
+
+
 def test_searches_that_find_nothing_or_have_bad_arguments_discover_nothing(tmp_path):
     events = [
         "sample()",  # two host tools only: the step shows every tool, no tool_search
