@@ -88,7 +88,15 @@ from .values import (
     evolve,
 )
 
-__all__ = ["NotRefinable", "Refinement", "refine", "replay_data", "result_text"]
+__all__ = [
+    "TOOL_SEARCH",
+    "NotRefinable",
+    "Refinement",
+    "deferring_view",
+    "refine",
+    "replay_data",
+    "result_text",
+]
 
 Normal = tuple[Any, ...]
 _FAR = 10**9
@@ -686,16 +694,14 @@ TOOL_SEARCH = "tool_search"
 """The host's search tool while a step defers (SPEC §11.9): a host tool of that step."""
 
 
-def _deferring(candidate: _Candidate, shown: frozenset[str]) -> _Candidate | None:
-    """The step just sampled as a deferring host shows it (SPEC §11.9, §14.1 ``shown``):
-    its plan and its router are the tools of its snapshot named in ``shown``, plus
-    ``tool_search``, a host tool. Both come from one set of bindings, so INV-2 holds of
-    the view as of the snapshot; the model's rules then route the step's calls (a
-    deferred tool is ``unsupported``). A name the snapshot does not hold is not a view
-    of it: None."""
-    state = candidate.state
-    snapshot = state.steps[-1]
-    assert snapshot is not None
+def deferring_view(snapshot: Registry, shown: frozenset[str]) -> Registry | None:
+    """A step's snapshot as a deferring host shows it (SPEC §11.9, §14.1 ``shown``): its
+    plan and its router are the tools of ``snapshot`` named in ``shown``, plus
+    ``tool_search``, a host tool, when ``shown`` names it. Both come from one set of
+    bindings, so INV-2 holds of the view as of the snapshot; the model's rules then route
+    the step's calls (a deferred tool is ``unsupported``). A name the snapshot does not
+    hold is not a view of it: None. The one mapping from the model's snapshot to a
+    deferring step: trace refinement and the lockstep machine both use it."""
     if not shown - {TOOL_SEARCH} <= set(snapshot.names()):
         return None
     catalogs = []
@@ -705,7 +711,17 @@ def _deferring(candidate: _Candidate, shown: frozenset[str]) -> _Candidate | Non
             search = Binding(TOOL_SEARCH, BUILTIN, None, TOOL_SEARCH, True, 0)
             kept = tuple(sorted((*kept, search), key=lambda b: b.name))
         catalogs.append(evolve(catalog, bindings=kept))
-    view = evolve(snapshot, catalogs=tuple(catalogs))
+    return evolve(snapshot, catalogs=tuple(catalogs))
+
+
+def _deferring(candidate: _Candidate, shown: frozenset[str]) -> _Candidate | None:
+    """The step just sampled, as the trace's ``shown`` says the host showed it."""
+    state = candidate.state
+    snapshot = state.steps[-1]
+    assert snapshot is not None
+    view = deferring_view(snapshot, shown)
+    if view is None:
+        return None
     return evolve(
         candidate,
         state=evolve(state, steps=(*state.steps[:-1], view)),

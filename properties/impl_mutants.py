@@ -87,6 +87,22 @@ class _LivePlanner(Planner):
         return snapshot
 
 
+class _RoutingDeferredTools(StepSnapshot):
+    """A deferring step whose router falls back to its registry state: its plan (and the
+    trace's ``shown``) are right, but a deferred tool is routed and sent."""
+
+    @override
+    def binding(self, name: str) -> Binding | None:
+        return self.exposure.by_name.get(name) or self.state.by_name.get(name)
+
+
+class _RouteDeferredTools(Planner):
+    @override
+    def sample(self) -> StepSnapshot:
+        snapshot = super().sample()
+        return _RoutingDeferredTools(snapshot.step, snapshot.state, snapshot.exposure)
+
+
 # --- INV-3 ----------------------------------------------------------------------------
 
 
@@ -462,6 +478,13 @@ IMPL_MUTANTS: tuple[ImplMutant, ...] = (
         "INV-2",
         "a step snapshot reads the live registry instead of holding its state",
         _with(planner=_LivePlanner),
+    ),
+    ImplMutant(
+        "route_deferred_tools",
+        "INV-2",
+        "a deferring step routes the MCP tools it does not show (SPEC §11.9: unsupported)",
+        _with(planner=_RouteDeferredTools),
+        variant=LockstepVariant(deferral=True),
     ),
     ImplMutant(
         "install_the_first_page_only",

@@ -17,7 +17,17 @@ both sides, and lets the runtime settle (``wait_all_tasks_blocked``). Then:
 3. the invariants checked directly on the runtime (:mod:`.impl_invariants`).
 
 At teardown every fault is healed and every parked request answered; each accepted call
-must have exactly one result (LIVE-1).
+must have exactly one result (LIVE-1); the run's own trace must pass the monitors and, but
+for a lazy start, refine the model (SPEC §14.5).
+
+Deferral (SPEC §11.9), which the model does not have: when the host defers (the
+``deferral`` variant's small ``defer_threshold``), each sampled step of the model is
+mapped onto what the spec says the step shows (:func:`.deferral.shown_names`, through
+refinement's own ``deferring_view``), and the machine offers what the model's ``enabled``
+cannot: ``tool_search`` calls with their arguments (kind ``search``) and calls of the
+deferred tools. The model routes them in the mapped step; a search's result is the
+oracle's (:func:`.deferral.expected_search`), checked text and all, and what it found is
+discovered for the steps sampled afterwards.
 
 Timeouts: each call is accepted a (mock) moment after the previous, so deadlines are
 distinct, and ``timeout(c)`` is offered only for the open call with the earliest deadline;
@@ -31,6 +41,7 @@ import contextlib
 import io
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -58,8 +69,8 @@ from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import ToolResult
 from mcpbind.model.explore import format_event
-from mcpbind.model.refine import refine, result_text
-from mcpbind.model.rules import STANDARD
+from mcpbind.model.refine import TOOL_SEARCH, deferring_view, refine, result_text
+from mcpbind.model.rules import STANDARD, call_id_for
 from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.model.values import (
     Approve,
@@ -87,6 +98,7 @@ from mcpbind.model.values import (
     RefreshOutcome,
     RefreshRequested,
     Refused,
+    Registry,
     Relisten,
     Result,
     Sample,
@@ -102,6 +114,7 @@ from mcpbind.model.values import (
 
 from . import impl_invariants
 from .chooser import Chooser, DrawChooser, ReplayMismatch
+from .deferral import SEARCHES, SearchAnswer, expected_search, shown_names
 from .run_view import (
     RunView,
     Seen,
@@ -118,7 +131,7 @@ from .schedulers import Scheduler, scheduler
 from .scripted import CALL_ID, Replacement, ScriptedConnector, ScriptedServer, raw_tool
 from .variants import PLAIN, LockstepVariant
 
-__all__ = ["MachineFailure", "Observation", "run_machine"]
+__all__ = ["REACHED", "MachineFailure", "Observation", "SearchCall", "run_machine"]
 
 KIND_ORDER: tuple[EventKind, ...] = (
     "sample",
@@ -148,6 +161,9 @@ KIND_ORDER: tuple[EventKind, ...] = (
 )
 """The order kinds are offered in: progress before faults, so that the odometer meets the
 productive sequences first and Hypothesis shrinks toward them."""
+MACHINE_KIND_ORDER: tuple[str, ...] = (*KIND_ORDER[:2], "search", *KIND_ORDER[2:])
+"""With the machine's own kind: ``search``, a ``tool_search`` call with its arguments (the
+model's ``call`` of a host tool, SPEC §11.9), offered in the ``deferral`` variant."""
 TOOL_TIMEOUT = 300.0
 IDLE_TIMEOUT = 1.0
 """A server with an idle timeout (SPEC §8.11): its tool timeout, re-armed by progress."""
@@ -157,6 +173,24 @@ after one (the machine's ``bound.rearms``) the cap is the earlier deadline (1.5 
 the re-armed 1.95 s), as the model has it; before it, the idle deadline is (1 s)."""
 PROGRESS_LEAD = 0.05
 CLOSE_TIMEOUT = 5.0
+REACHED = (
+    "cancel after end",
+    "close during list",
+    "deferring step",
+    "deferred call",
+    "discovered call",
+    "search ok found",
+    "search ok",
+    "search error",
+    "search not run",
+)
+"""Situations a run counts in its ``coverage`` as it reaches them: a ``cancel`` of a call
+that already ended (a model no-op, SPEC §3.1); a ``tools/list`` answer parked as the host
+closes (SPEC §11.14: answered, dropped); and, when the host defers (SPEC §11.9), a step
+that defers, a call to a deferred tool (``unsupported``), a call to a tool a search
+discovered (routed), a search that found tools, one that found none, one with invalid
+arguments, and one that did not run (no tool of its step, or arguments that are no
+object)."""
 
 # The scripted bound leaves a tool out on purpose (SPEC §5.4), and every host the machine
 # opens warns about it once: thousands per run. A handler on the package logger keeps the
@@ -260,18 +294,53 @@ def normal(output: Output) -> Seen:
     return SeenLate(output.call_id)
 
 
+@attrs.frozen
+class SearchCall:
+    """A ``tool_search`` call with its arguments (SPEC §11.9): to the model, the ``call``
+    of a host tool of its step, whose handler's answer the oracle predicts
+    (:func:`~.deferral.expected_search`)."""
+
+    call: Call
+    arguments: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return "search"
+
+    def __str__(self) -> str:
+        c = self.call
+        return f"search(step={c.step}, call_id={c.call_id!r}, arguments={dict(self.arguments)!r})"
+
+
+Offer = Event | SearchCall
+"""What a rule may do: a model event, or a search with its arguments."""
+
+
+def label(offer: Offer) -> str:
+    """An offer as traces and replay files name it."""
+    return str(offer) if isinstance(offer, SearchCall) else format_event(offer)
+
+
 async def _builtin(arguments: dict[str, Any]) -> str:
     return "builtin"
 
 
-def host_config(bound: Bound, approver: Any = None, *, reconfigured: bool = False) -> HostConfig:
+def host_config(
+    bound: Bound,
+    approver: Any = None,
+    *,
+    reconfigured: bool = False,
+    defer_threshold: int | None = None,
+) -> HostConfig:
     """The runtime's configuration for ``bound``. With gating (``bound.approval``) every
     server's tools are in mode ``prompt``, so every MCP call asks, as in the model (§3.4).
     A server of ``bound.lazy`` starts ``lazy_when_cached`` from a catalog cache that holds
     its version-0 listing, as the model's (SPEC §3.5). The servers of the bound's one
     reconfiguration (SPEC §3.7): an ``added`` one only once ``reconfigured``, a
     ``removed`` one only before; a ``changed`` one's target is then a
-    :class:`~.scripted.Replacement` (its effective configuration is not equal)."""
+    :class:`~.scripted.Replacement` (its effective configuration is not equal). With
+    ``defer_threshold``, the host defers above it (SPEC §11.9); else the default, which
+    the machine's bounds stay far below."""
     gating: dict[str, Any] = {"default_tools_approval_mode": "prompt"} if bound.approval else {}
     absent = "removed" if reconfigured else "added"
     servers = {
@@ -301,6 +370,9 @@ def host_config(bound: Bound, approver: Any = None, *, reconfigured: bool = Fals
         BuiltinTool(name, "a host tool", {"type": "object"}, _builtin) for name in bound.builtins
     )
     contributors = tuple(_Extension(contributor, names) for contributor, names in bound.extensions)
+    deferral: dict[str, Any] = (
+        {} if defer_threshold is None else {"defer_threshold": defer_threshold}
+    )
     return HostConfig(
         servers=servers,
         max_name_length=bound.max_name_length,
@@ -312,6 +384,7 @@ def host_config(bound: Bound, approver: Any = None, *, reconfigured: bool = Fals
         close_timeout_sec=CLOSE_TIMEOUT,
         contributors=contributors,
         catalog_cache=cache,
+        **deferral,
     )
 
 
@@ -368,6 +441,21 @@ class _Run:
     """The run's trace (SPEC §14), as the observation writes it."""
     approvals: dict[str, tuple[anyio.Event, list[str]]] = attrs.field(factory=dict)
     """Calls waiting for the machine's approver: released by ``approve``/``deny`` rules."""
+    defer_threshold: int | None = None
+    """The ``defer_threshold`` the run sets, and then searches (SPEC §11.9); None: the
+    host's default, which the bounds stay below."""
+    threshold: int | None = None
+    """The host's ``defer_threshold`` as configured: what the oracle applies to every
+    step (:func:`~.deferral.shown_names`)."""
+    coverage: Counter[str] = attrs.field(factory=Counter)
+    """How often the run reached each situation worth reaching (:data:`REACHED`)."""
+    discovered: set[tuple[str, str]] = attrs.field(factory=set)
+    """The identities the run's searches discovered, as the oracle has them (§11.9)."""
+    latest: Registry | None = None
+    """The model's snapshot of the latest step before the deferral view: every tool of
+    its registry state, deferred or not."""
+    extra: set[str] = attrs.field(factory=set)
+    """The offers of this rule that the model's ``enabled`` does not list (SPEC §11.9)."""
 
     # --- the run as the invariant checks see it (run_view.RunView) ----------------------
 
@@ -425,7 +513,8 @@ class _Run:
         connector = ScriptedConnector(self.servers)
         initial = STANDARD.initial(self.bound)
         self.state = initial.state
-        config = host_config(self.bound, self.approver)
+        config = host_config(self.bound, self.approver, defer_threshold=self.defer_threshold)
+        self.threshold = config.defer_threshold
         self.observation.tracer = TraceRecorder(self.written, trace_header(config))
         self.observation.on_close = self._answer_listings_at_close
         # The host is opened inside the callers' task group, so a ``close`` rule can close
@@ -461,9 +550,11 @@ class _Run:
         for server in self.servers.values():
             server.write()
 
-    def options(self) -> list[Event]:
+    def options(self) -> list[Offer]:
         assert self.state is not None
-        events = STANDARD.enabled(self.state)
+        extra = self.deferral_offers()
+        self.extra = {label(o) for o in extra}
+        events: list[Offer] = [*STANDARD.enabled(self.state), *extra]
         # A call waiting for approval has no deadline yet (SPEC §3.4, INV-10).
         open_calls = [c for c in self.state.calls if c.phase not in ("done", "approval")]
         earliest = min(open_calls, key=lambda c: self.deadlines[c.call_id], default=None)
@@ -483,35 +574,149 @@ class _Run:
             and (middle or not isinstance(e, Reconfigure))
         ]
 
+    def deferral_offers(self) -> list[Offer]:
+        """SPEC §11.9, in a run that defers: calls the model's ``enabled`` does not list,
+        since the model's steps show every tool: ``tool_search`` with each of
+        :data:`~.deferral.SEARCHES` (and with arguments that are no object), and each MCP
+        tool of the latest step's registry state that the step does not show."""
+        state = self.state
+        assert state is not None
+        if self.defer_threshold is None or state.closed or not state.steps:
+            return []
+        if len(state.calls) >= state.bound.max_calls or self.latest is None:
+            return []
+        step, call_id = len(state.steps) - 1, call_id_for(len(state.calls))
+        search = Call(step, call_id, TOOL_SEARCH)
+        offers: list[Offer] = [SearchCall(search, arguments) for arguments in SEARCHES]
+        offers.append(attrs.evolve(search, arguments_ok=False))
+        view = state.steps[step]
+        assert view is not None
+        shown = set(view.names())
+        offers += [
+            Call(step, call_id, b.name)
+            for c in self.latest.catalogs
+            for b in c.bindings
+            if b.server is not None and b.name not in shown
+        ]
+        return offers
+
     async def step(self) -> bool:
         events = self.options()
         if not events:
             return False
         # Two-level choice: the kind first, so that rare kinds (a cancel, a late answer)
         # are as likely as the ones offered many times (calls to every name).
-        kinds = sorted({e.kind for e in events}, key=KIND_ORDER.index)
+        kinds = sorted({e.kind for e in events}, key=MACHINE_KIND_ORDER.index)
         kind = self.chooser.choose(kinds, "kind")
-        by_name = {format_event(e): e for e in events if e.kind == kind}
-        event = by_name[self.chooser.choose(list(by_name), "event")]
-        self.trace.append(format_event(event))
+        by_name = {label(e): e for e in events if e.kind == kind}
+        offer = by_name[self.chooser.choose(list(by_name), "event")]
+        self.trace.append(label(offer))
         assert self.state is not None
         before = self.state
-        transition = STANDARD.step(before, event)
-        await self.perform(event)
+        event = offer.call if isinstance(offer, SearchCall) else offer
+        self.note_reached(before, offer)
+        if label(offer) in self.extra:
+            # A call the deferral offers: the model routes it in the step's view.
+            transition = STANDARD.apply(before, event)
+        else:
+            transition = STANDARD.step(before, event)
+        await self.perform(offer)
         await self.settle()
         self.state = transition.state
-        self.compare(transition.outputs, format_event(event))
+        outputs: Sequence[Output] = transition.outputs
+        if isinstance(event, Sample):
+            self.state = self.deferred(self.state)
+        elif isinstance(offer, SearchCall) or (
+            isinstance(event, Call) and event.name == TOOL_SEARCH
+        ):
+            outputs = self.searched(before, offer, outputs)
+        self.compare(outputs, label(offer))
         self.check_projection()
         self.check_invariants(before)
         return True
 
+    def deferred(self, state: State) -> State:
+        """The step just sampled as SPEC §11.9 says the host shows it: the model's
+        snapshot mapped through the view trace refinement uses (``deferring_view``)."""
+        snapshot = self.latest = state.steps[-1]
+        if snapshot is None:
+            return state  # no call can use it (the model forgot it): nothing to show
+        shown = shown_names(snapshot, self.threshold, self.discovered)
+        if shown is None:
+            return state
+        self.coverage["deferring step"] += 1
+        view = deferring_view(snapshot, shown)
+        if view is None:
+            raise self.fail("machine", f"{sorted(shown)} is not a view of the step")
+        return attrs.evolve(state, steps=(*state.steps[:-1], view))
+
+    def searched(self, before: State, offer: Offer, outputs: Sequence[Output]) -> list[Output]:
+        """A ``tool_search`` call ended: its result is the oracle's (SPEC §11.9), which
+        the model leaves to the host tool's handler (``ok``, SPEC §3.1); what it found is
+        discovered for the steps sampled from now on."""
+        call = offer.call if isinstance(offer, SearchCall) else offer
+        assert isinstance(call, Call)
+        view = before.steps[call.step]
+        is_tool = view is not None and view.lookup(TOOL_SEARCH) is not None
+        if not is_tool or not call.arguments_ok or not isinstance(offer, SearchCall):
+            self.coverage["search not run"] += 1
+            return list(outputs)  # unsupported or not an object: the model's own texts
+        assert self.latest is not None
+        answer = expected_search(self.latest, offer.arguments)
+        self.coverage[f"search {answer.status}" + (" found" if answer.found else "")] += 1
+        self.check_search(call.call_id, answer)
+        self.discovered.update(answer.found)
+        text = result_text(answer.status, answer.text)
+        return [
+            Result(o.call_id, answer.status, text)
+            if isinstance(o, Result) and o.call_id == call.call_id
+            else o
+            for o in outputs
+        ]
+
+    def check_search(self, call_id: str, answer: SearchAnswer) -> None:
+        """The runtime's ``tool_search`` result, text and all, is the oracle's."""
+        results = self.results.get(call_id, [])
+        if len(results) != 1:
+            raise self.fail("tool_search", f"{call_id} ended with {len(results)} results")
+        got = results[0]
+        text = got.output
+        if answer.status == "ok":
+            head, _, text = got.output.partition("\n")
+            if re.fullmatch(r"Wall time: \d+\.\d{4} seconds", head) is None:
+                raise self.fail("tool_search", f"{call_id}: {head!r} is no wall-time line")
+        if (got.status, text) != (answer.status, answer.text):
+            raise self.fail(
+                "tool_search (SPEC §11.9)",
+                f"{call_id} ended {got.status} {text!r}; the spec says {answer.status} "
+                f"{answer.text!r}",
+            )
+
+    def note_reached(self, before: State, offer: Offer) -> None:
+        """Count the situations :data:`REACHED` names, as the rule is taken."""
+        if isinstance(offer, Cancel):
+            record = before.call(offer.call_id)
+            if record is not None and record.phase == "done":
+                self.coverage["cancel after end"] += 1
+        elif isinstance(offer, Call) and self.latest is not None and not before.closed:
+            view = before.steps[offer.step]
+            binding = self.latest.lookup(offer.name)
+            if binding is None or binding.server is None or view is None:
+                return
+            if view.lookup(offer.name) is None:
+                self.coverage["deferred call"] += 1
+            elif view.lookup(TOOL_SEARCH) is not None:
+                self.coverage["discovered call"] += 1
+
     # --- performing a model event on the runtime ---------------------------------------
 
-    async def perform(self, event: Event) -> None:
+    async def perform(self, event: Offer) -> None:
         host, nursery = self.host, self.nursery
         assert host is not None
         assert nursery is not None
-        if isinstance(event, RefreshRequested):
+        if isinstance(event, SearchCall):
+            self._start_call(event.call, dict(event.arguments))
+        elif isinstance(event, RefreshRequested):
             nursery.start_soon(self._refresh, event.server)
         elif isinstance(event, ListPage | ListDone):
             self.servers[event.server].deliver_page()
@@ -583,7 +788,7 @@ class _Run:
             idle = self._server_spec(event.call_id).tool_timeout_sec
             self.deadlines[event.call_id] = anyio.current_time() + idle
 
-    def _start_call(self, event: Call) -> None:
+    def _start_call(self, event: Call, arguments: Any = None) -> None:
         """The host calls: the call's task starts, its deadlines are noted."""
         assert self.nursery is not None
         # Geometric spacing: the k-th call event comes 2**-k s after the previous one,
@@ -597,7 +802,8 @@ class _Run:
             self.deadlines[event.call_id] = anyio.current_time() + timeout
             if cap is not None:
                 self.caps[event.call_id] = anyio.current_time() + cap
-        arguments: Any = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
+        if arguments is None:
+            arguments = {CALL_ID: event.call_id} if event.arguments_ok else "[1]"
         self.nursery.start_soon(
             self._call, self.snapshots[event.step], event.call_id, event.name, arguments
         )
@@ -628,6 +834,8 @@ class _Run:
         refresh ``rejected``; the runtime must drop the answer, ask for no further page
         and install nothing (INV-12)."""
         for server in self.servers.values():
+            if server.lists:
+                self.coverage["close during list"] += 1
             while server.lists:
                 server.deliver_page()
 
@@ -668,7 +876,9 @@ class _Run:
         """SPEC §11.17: the host takes the bound's reconfigured servers; the call returns
         once the new servers' first attempts settled (rules release their listings)."""
         assert self.host is not None
-        config = host_config(self.bound, self.approver, reconfigured=True)
+        config = host_config(
+            self.bound, self.approver, reconfigured=True, defer_threshold=self.defer_threshold
+        )
         with contextlib.suppress(HostClosed):
             await self.host.reconfigure(config)
 
@@ -750,8 +960,12 @@ class _Run:
             if snapshot is None:
                 continue
             names = {b.name for c in snapshot.catalogs for b in c.bindings}
-            if set(self.snapshots[index].names) != names:
-                mismatches.append(f"step {index} names differ from the model's")
+            shown = set(self.snapshots[index].names)
+            if shown != names:  # a deferring step: SPEC §11.9's view of the model's
+                mismatches.append(
+                    f"step {index} shows {sorted(shown - names)} that the model's does not "
+                    f"and not {sorted(names - shown)}"
+                )
         if mismatches:
             raise self.fail("projection", "; ".join(mismatches))
 
@@ -820,11 +1034,17 @@ def run_machine(
     steps: int = 30,
     seams: Seams = PRODUCTION,
     backend: str = "trio",
+    defer_threshold: int | None = None,
+    coverage: Counter[str] | None = None,
 ) -> list[str]:
     """One lockstep run on ``backend`` (``trio`` or ``asyncio``); returns its event trace,
-    raises :class:`MachineFailure`."""
+    raises :class:`MachineFailure`. With ``defer_threshold``, the host defers above it and
+    the machine searches (SPEC §11.9); ``coverage`` gets the situations of
+    :data:`REACHED` the run reached, counted."""
     runner = scheduler(backend)
-    run = _Run(bound, chooser, steps, seams, runner)
+    run = _Run(bound, chooser, steps, seams, runner, defer_threshold=defer_threshold)
+    if coverage is not None:
+        run.coverage = coverage
     try:
         runner.run(run.main)
     except BaseExceptionGroup as group:
@@ -856,7 +1076,8 @@ def replay_file(
 ) -> str:
     """A replay file: JSON with the policy and the event trace (SPEC §12.3), then the
     variant's flags (``"approval": true`` for a run with approval gating, ``"lazy": true``
-    for a run with a lazily started server, ``"progress"``/``"tasks"`` for those)."""
+    for a run with a lazily started server, ``"progress"``, ``"tasks"``, ``"streams"``,
+    ``"reconfigure"``, ``"deferral"`` for those)."""
     data: dict[str, Any] = {"policy": policy, "events": list(trace), "seed": seed}
     data.update(variant.to_json())
     return json.dumps(data, indent=2) + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.model.bounds import (
+    CALLS_ENVIRONMENT,
     IDLE_SERVERS,
     LAZY_SERVERS,
     SESSION_SERVERS,
@@ -24,9 +26,10 @@ from mcpbind.model.bounds import (
     load_bound,
     standard_suite,
 )
-from mcpbind.model.values import Bound
+from mcpbind.model.values import Bound, Environment
 
 from .chooser import DrawChooser, Odometer, ReplayChooser
+from .deferral import DEFER_THRESHOLD
 from .lockstep import IDLE_CAP, IDLE_TIMEOUT, run_machine
 from .variants import PLAIN, LockstepVariant
 
@@ -59,7 +62,10 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     §5.7); with ``reconfigure``, the explorer's ``reconfigure`` part (servers kept,
     removed, changed and added by one reconfiguration, SPEC §3.7) and a second removed
     server (INV-15: two removals, one publication), with every event, 2 steps and the
-    calls asked for."""
+    calls asked for; with ``deferral``, the machine's own bound in the calls environment
+    (SPEC §10.2, with ``list_page`` and late answers) with 3 steps and one call more (a
+    search, then a step that shows what it found, then a call of it; the host's
+    ``defer_threshold`` is :func:`defer_threshold`'s, SPEC §11.9)."""
     bound = attrs.evolve(
         standard_suite(policy)[0].bound,
         environment=None,
@@ -67,6 +73,13 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
         approval=variant.approval,
         lazy=LAZY_SERVERS if variant.lazy else (),
     )
+    if variant.deferral:
+        # The calls environment, git.hub's second page and late answers (the scripted
+        # servers may always answer a call the host gave up): faults of other kinds are
+        # the other variants'; here the draws go to listings, steps, searches and calls.
+        more: frozenset[Environment] = frozenset({"list_page", "late_answer"})
+        environment = CALLS_ENVIRONMENT | more
+        return attrs.evolve(bound, environment=environment, max_steps=3, max_calls=calls + 1)
     if variant.streams:
         servers = tuple(
             attrs.evolve(s, streams=True, sessions=True) if s.name in SESSION_SERVERS else s
@@ -93,6 +106,12 @@ def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant =
     return attrs.evolve(bound, servers=servers, max_steps=1, max_calls=1, rearms=1)
 
 
+def defer_threshold(variant: LockstepVariant) -> int | None:
+    """The host's ``defer_threshold`` for ``variant``'s runs: the deferral variant's small
+    one (SPEC §11.9); None, the default, for the others."""
+    return DEFER_THRESHOLD if variant.deferral else None
+
+
 def lockstep_property(
     policy: Policy,
     *,
@@ -101,17 +120,27 @@ def lockstep_property(
     on_example: Callable[[], None] | None = None,
     variant: LockstepVariant = PLAIN,
     backend: str = "trio",
+    coverage: Counter[str] | None = None,
 ) -> Callable[[], None]:
     """A Hypothesis test: random interleavings, model and runtime in lockstep on the
     bound of ``variant``, the runtime on ``backend`` (trio, the machines' scheduler, or
-    asyncio)."""
+    asyncio); ``coverage`` counts what the examples reached (``lockstep.REACHED``)."""
     bound = lockstep_bound(policy, variant=variant)
+    threshold = defer_threshold(variant)
 
     @given(st.data())
     def lockstep(data: Any) -> None:
         if on_example is not None:
             on_example()
-        trace = run_machine(bound, DrawChooser(data), steps=steps, seams=seams, backend=backend)
+        trace = run_machine(
+            bound,
+            DrawChooser(data),
+            steps=steps,
+            seams=seams,
+            backend=backend,
+            defer_threshold=threshold,
+            coverage=coverage,
+        )
         note(f"{len(trace)} events")
 
     lockstep.__name__ = (
@@ -129,20 +158,33 @@ class OdometerReport:
 
 
 def run_odometer(
-    policy: Policy, depth: int, *, seams: Seams = PRODUCTION, backend: str = "trio"
+    policy: Policy,
+    depth: int,
+    *,
+    seams: Seams = PRODUCTION,
+    backend: str = "trio",
+    coverage: Counter[str] | None = None,
 ) -> OdometerReport:
-    """Every choice sequence of ``depth`` events, each run in lockstep."""
+    """Every choice sequence of ``depth`` events, each run in lockstep; ``coverage``
+    counts what the runs reached (``lockstep.REACHED``)."""
     bound = lockstep_bound(policy)
     odometer = Odometer(depth)
     steps = 0
     while True:
-        steps += len(run_machine(bound, odometer, steps=depth, seams=seams, backend=backend))
+        trace = run_machine(
+            bound, odometer, steps=depth, seams=seams, backend=backend, coverage=coverage
+        )
+        steps += len(trace)
         if not odometer.advance():
             return OdometerReport(odometer.runs, steps)
 
 
 def run_replay(
-    path: pathlib.Path, *, seams: Seams = PRODUCTION, backend: str = "trio"
+    path: pathlib.Path,
+    *,
+    seams: Seams = PRODUCTION,
+    backend: str = "trio",
+    coverage: Counter[str] | None = None,
 ) -> list[str]:
     """Run one replay file (SPEC §12.3) against the model and the runtime."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -155,13 +197,18 @@ def run_replay(
             seams=seams,
             backend=backend,
         )
+    variant = LockstepVariant.from_json(data)
     bound = lockstep_bound(
-        data.get("policy", "revalidate"),
-        calls=int(data.get("calls", 3)),
-        variant=LockstepVariant.from_json(data),
+        data.get("policy", "revalidate"), calls=int(data.get("calls", 3)), variant=variant
     )
     return run_machine(
-        bound, ReplayChooser(events), steps=len(events), seams=seams, backend=backend
+        bound,
+        ReplayChooser(events),
+        steps=len(events),
+        seams=seams,
+        backend=backend,
+        defer_threshold=defer_threshold(variant),
+        coverage=coverage,
     )
 
 

@@ -12,10 +12,21 @@ import attrs
 from mcpbind.impl.wire.seam import OnWireProgress
 from mcpbind.model.values import ToolDef
 
-__all__ = ["CALL_ID", "PendingCall", "PendingList", "PendingPoll", "raw_tool"]
+__all__ = ["CALL_ID", "DESCRIPTIONS", "PendingCall", "PendingList", "PendingPoll", "raw_tool"]
 
 CALL_ID = "call_id"
 """The argument through which the machine tells parked calls apart."""
+
+DESCRIPTIONS = {
+    "search": "Search issues and pull requests by keyword",
+    "read": "Read a file from the repository",
+    "write": "Write a file to the repository",
+    "admin": "Change the repository settings",
+    "research": "Research a topic in the background",
+}
+"""What a scripted server lists as a tool's description, by raw name (none for others):
+words for ``tool_search`` to find (SPEC §11.9). The same for every version, so a listing
+changes only when its tools do."""
 
 
 def raw_tool(tool: ToolDef) -> dict[str, Any]:
@@ -24,6 +35,8 @@ def raw_tool(tool: ToolDef) -> dict[str, Any]:
         "name": tool.name,
         "inputSchema": {"type": "object"} if tool.valid else "not an object",
     }
+    if tool.name in DESCRIPTIONS:
+        entry["description"] = DESCRIPTIONS[tool.name]
     if tool.read_only:
         entry["annotations"] = {"readOnlyHint": True}
     if not tool.visible:

@@ -18,7 +18,7 @@ import os
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import ExampleDatabase
 
-__all__ = ["PROFILES", "load", "profile_name"]
+__all__ = ["PROFILES", "ci_budget", "load", "profile_name"]
 
 PROFILES = ("ci", "nightly", "dev")
 ENV = "MCPBIND_HYPOTHESIS_PROFILE"
@@ -70,3 +70,12 @@ def load(name: str | None = None, database: ExampleDatabase | None = None) -> se
     current = settings.default
     assert current is not None
     return current
+
+
+def ci_budget(examples: int) -> settings:
+    """Settings for a test that runs ``examples`` examples in the ``ci`` profile (a
+    machine whose decisive sequences replays pin) and the loaded profile's own budget in
+    the others."""
+    if profile_name() == "ci":
+        return settings(max_examples=examples)
+    return settings()

@@ -36,11 +36,14 @@ class LockstepVariant:
     reconfigure: bool = False
     """The explorer's ``reconfigure`` part: servers kept, removed, changed and added by
     one ``Host.reconfigure`` (SPEC §3.7, §11.17)."""
+    deferral: bool = False
+    """The host defers MCP tools above a small ``defer_threshold``: the machine calls
+    ``tool_search``, deferred names and the names a search discovered (SPEC §11.9)."""
 
     @property
     def flags(self) -> tuple[str, ...]:
         """The names of the flags set, in this order: approval, lazy, progress, tasks,
-        streams, reconfigure."""
+        streams, reconfigure, deferral."""
         every = (
             ("approval", self.approval),
             ("lazy", self.lazy),
@@ -48,6 +51,7 @@ class LockstepVariant:
             ("tasks", self.tasks),
             ("streams", self.streams),
             ("reconfigure", self.reconfigure),
+            ("deferral", self.deferral),
         )
         return tuple(name for name, on in every if on)
 
@@ -65,6 +69,7 @@ class LockstepVariant:
             tasks=bool(data.get("tasks", False)),
             streams=bool(data.get("streams", False)),
             reconfigure=bool(data.get("reconfigure", False)),
+            deferral=bool(data.get("deferral", False)),
         )
 
 
@@ -80,6 +85,7 @@ LOCKSTEP_VARIANTS: Mapping[str, LockstepVariant] = MappingProxyType(
         "lockstep-tasks": LockstepVariant(tasks=True),
         "lockstep-streams": LockstepVariant(streams=True),
         "lockstep-reconfigure": LockstepVariant(reconfigure=True),
+        "lockstep-deferral": LockstepVariant(deferral=True),
     }
 )
 """The lockstep stages of ``mcpbind check`` and ``mcpbind fuzz``, by stage name."""

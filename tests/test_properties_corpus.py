@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections import Counter
 
 import pytest
 from cli_runner import mcpbind
@@ -40,8 +41,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
 def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
-    report = run_odometer(policy, depth)
+    """Among them, a cancel of a call that ended and listings answered at close."""
+    reached: Counter[str] = Counter()
+    report = run_odometer(policy, depth, coverage=reached)
     assert report.runs > 1000
+    assert reached["cancel after end"] > 0
+    assert reached["close during list"] > 0
 
 
 @pytest.mark.parametrize(
@@ -162,6 +167,7 @@ def test_check_writes_each_lockstep_variant_as_a_replay_of_that_variant(tmp_path
         "lockstep-tasks": LockstepVariant(tasks=True),
         "lockstep-streams": LockstepVariant(streams=True),
         "lockstep-reconfigure": LockstepVariant(reconfigure=True),
+        "lockstep-deferral": LockstepVariant(deferral=True),
     }
     events = ["list_page(server='git.hub')"]
     for stage, variant in LOCKSTEP_VARIANTS.items():
