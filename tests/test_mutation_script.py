@@ -1,5 +1,6 @@
 """``scripts/mutation`` (docs/development.md): a sample of two mutants of one module, run
-against one test file, reported with file, line and mutation, scored, and recorded."""
+against one test file, reported with file, line and mutation, scored, recorded, and
+resumed."""
 
 from __future__ import annotations
 
@@ -51,3 +52,9 @@ def test_a_sample_of_two_mutants_reports_each_and_a_score_and_leaves_the_checkou
     assert recorded["killed"] + recorded["survived"] == 2
     assert recorded["score"] == pytest.approx(recorded["killed"] / 2)
     assert len(recorded["survivors"]) == recorded["survived"]
+    # Resumed from its own report, the same draw keeps every outcome and runs no test.
+    again = [*command[:-4], "--resume", str(report)]
+    done = subprocess.run(again, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[1/2]" not in done.stdout
+    assert "2 kept from --resume" in done.stdout.strip().splitlines()[-1]
