@@ -76,7 +76,7 @@ ROWS: list[tuple[str, Any, bool, str]] = [
         "image-capable-mime-type-not-a-string",
         {"type": "image", "data": DATA, "mimeType": 1},
         True,
-        "[image omitted: 1, 8 base64 characters]",
+        "[image omitted: unknown type, 8 base64 characters]",
     ),
     # audio: a note, image-capable or not
     (
@@ -222,12 +222,26 @@ ROWS: list[tuple[str, Any, bool, str]] = [
         "[resource omitted: u:1]",
     ),
     ("resource-without-uri", embedded({"blob": DATA}), False, "[resource omitted: ?]"),
+    (
+        "resource-uri-not-a-string",
+        embedded({"uri": 5, "blob": DATA}),
+        False,
+        "[resource omitted: ?]",
+    ),
+    ("resource-uri-empty", embedded({"uri": "", "blob": DATA}), False, "[resource omitted: ?]"),
     ("resource-not-an-object", embedded("file:///a.txt"), False, "[resource omitted: ?]"),
     ("resource-missing", embedded(), False, "[resource omitted: ?]"),
     # other kinds and shapes
     ("unknown-kind", {"type": "video", "url": "x"}, False, "[video content omitted]"),
     ("no-kind", {"text": "hi"}, False, "[unknown content omitted]"),
     ("empty-kind", {"type": ""}, False, "[unknown content omitted]"),
+    ("kind-not-a-string", {"type": {"k": 1}}, False, "[unknown content omitted]"),
+    (
+        "audio-mime-type-empty",
+        {"type": "audio", "data": DATA, "mimeType": ""},
+        False,
+        "[audio omitted: unknown type, 8 base64 characters]",
+    ),
     ("not-an-object", "hello", False, "[unreadable content block]"),
     ("null", None, False, "[unreadable content block]"),
 ]
