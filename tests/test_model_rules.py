@@ -519,6 +519,20 @@ def test_a_call_waiting_for_a_start_fails_if_the_connection_is_lost_and_times_ou
     assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
 
 
+def test_inv_11_reports_a_waiting_call_ended_cancelled_by_anything_but_a_cancel():
+    """INV-11: a call waiting for a start ends ``cancelled`` only by its own cancel (or a
+    reconfiguration); the check reports a timeout or a lost start that ended it so
+    (issue 33: its ``and`` turned ``or`` survived)."""
+    state, _ = run(lazy(), Sample(), Call(0, "c1", "mcp__fs__read"))
+    cancelled = Result("c1", "cancelled", texts.CANCELLED)
+    assert check_transition(state, Cancel("c1"), step(state, Cancel("c1"))) == []
+    for event in (Timeout("c1"), Disconnect("fs")):
+        t = step(state, event)
+        kept = tuple(o for o in t.outputs if not isinstance(o, Result))
+        forged = attrs.evolve(t, outputs=(*kept, cancelled))
+        assert [i for i, _ in check_transition(state, event, forged)] == ["INV-11"]
+
+
 def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
     b = lazy()
     _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
