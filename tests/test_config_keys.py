@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mcpbind.impl import HostConfig
+from mcpbind.impl import ConfigError, HostConfig
 from mcpbind.impl.config import toml_values
 from mcpbind.impl.config.host import parse_toml
 
@@ -459,3 +459,13 @@ def test_a_documented_key_set_to_a_non_default_value_changes_the_built_configura
     assert observe(changed) == expected
     assert observe(baseline if where != "mcpbind.oauth.h" else build(toml(where))) != expected
     assert changed != baseline
+
+
+@pytest.mark.parametrize(("value", "hint"), [("ask", True), ("accept", False), ("yes", False)])
+def test_only_elicitation_ask_in_a_file_is_told_it_needs_the_librarys_handler(value, hint):
+    """Any other refused policy gets the plain message (issue 33: ``== "ask"`` turned
+    ``<= "ask"`` survived, giving "accept" the hint)."""
+    with pytest.raises(ConfigError) as caught:
+        build(toml("mcpbind", f'elicitation = "{value}"'))
+    assert "must be 'decline' or 'never_ask'" in str(caught.value)
+    assert ("elicitation_handler" in str(caught.value)) is hint
