@@ -582,3 +582,12 @@ class _ReleaseAtClose(TraceRecorder):
         super().event(kind, fields)
         if kind == "close" and self._server.gate is not None:
             self._server.gate.set()
+
+
+def test_a_result_for_a_call_the_host_refused_is_flagged_inv_4():
+    """The trace checker counts refusals against calls: a refused call has no result
+    (issue 33: counting refusals as ``<< 1`` survived)."""
+    refused = {"kind": "refused", "call_id": "c1"}
+    ok = {"kind": "result", "call_id": "c1", "status": "ok"}
+    assert violated(trace(CALL, refused, ok)) == [("INV-4", 4)]
+    assert violated(trace(CALL, refused, CALL, ok)) == []  # the call accepted once more
