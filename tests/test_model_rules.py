@@ -533,6 +533,17 @@ def test_inv_11_reports_a_waiting_call_ended_cancelled_by_anything_but_a_cancel(
         assert [i for i, _ in check_transition(state, event, forged)] == ["INV-11"]
 
 
+def test_inv_16_reports_a_call_still_pending_on_a_server_no_longer_present():
+    """INV-16: a state where a removed server's call is still sent is reported (issue 33:
+    the loop over the calls made to run zero times survived)."""
+    state, _ = run(
+        bound(ONE), ListPage("fs"), ListDone("fs"), Sample(), Call(0, "c1", "mcp__fs__read")
+    )
+    gone = attrs.evolve(state.servers[0], present=False, connected=False, refresh=None)
+    forged = attrs.evolve(state, servers=(gone,))
+    assert ("INV-16", "c1 of absent fs is sent") in check_state(forged)
+
+
 def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
     b = lazy()
     _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
