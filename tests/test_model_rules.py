@@ -899,3 +899,24 @@ def test_a_duration_of_one_second_is_said_in_the_singular():
     assert texts.TIMED_OUT.format(seconds=texts.seconds(1)).startswith(
         "call timed out after 1 second;"
     )
+
+
+def test_each_part_of_the_standard_suite_has_the_steps_and_calls_its_docstring_names():
+    """SPEC §10.2's budgets, pinned here beside the state counts the explorations pin
+    (issue 33: a part's default step budget negated survived every fast test)."""
+    from mcpbind.model.bounds import standard_suite
+
+    budgets = {part.name: (part.bound.max_steps, part.bound.max_calls) for part in standard_suite()}
+    assert budgets == {
+        "catalogs": (2, 1),
+        "calls": (2, 3),
+        "approval": (2, 2),
+        "sessions": (1, 2),
+        "reconfigure": (1, 2),
+        "lazy": (2, 2),
+        "retry": (1, 2),
+        "progress": (1, 2),
+        "tasks": (1, 2),
+    }
+    overridden = {(p.bound.max_steps, p.bound.max_calls) for p in standard_suite(steps=3, calls=4)}
+    assert overridden == {(3, 4)}
