@@ -545,3 +545,25 @@ async def test_an_extension_tool_named_tool_search_is_refused_while_deferral_is_
     off = HostConfig(contributors=(SearchContributor([TOOL_SEARCH]),), defer_threshold=None)
     async with Host.open(off) as host:
         assert [s.name for s in host.sample().specs] == [TOOL_SEARCH]
+
+
+async def test_the_tool_search_schema_the_model_reads_accepts_exactly_the_limits_it_runs():
+    """The schema shown for ``tool_search`` is pinned, and its bounds are the tool's own:
+    a limit the schema refuses ends ``error``, one it accepts runs (issue 33: a changed
+    ``minimum`` survived every test)."""
+    async with Host.open(host_config(numbered(101))) as host:
+        snap = host.sample()
+        [spec] = [s for s in snap.specs if s.name == TOOL_SEARCH]
+        assert dict(spec.input_schema) == {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+            },
+            "required": ["query"],
+        }
+        validator = jsonschema.Draft202012Validator(dict(spec.input_schema))
+        for limit in (-1, 0, 1, 2, 49, 50, 51):
+            arguments = {"query": "filler", "limit": limit}
+            result = await host.call(snap, f"c{limit}", TOOL_SEARCH, arguments)
+            assert (result.status == "ok") is validator.is_valid(arguments), (limit, result)

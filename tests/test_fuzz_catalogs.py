@@ -148,7 +148,9 @@ def test_deeply_nested_schemas_are_kept_whole(tool_schemas):
 @given(st.lists(tool_names, unique=True, max_size=10))
 def test_an_mcp_listing_never_takes_a_builtin_name(names):
     """INV-5: a collision with a non-MCP source rejects the refresh."""
-    builtin = Binding("mcp__srv_x__n", BUILTIN, None, "n", ToolSpec("mcp__srv_x__n", "", {}), 0)
+    builtin = Binding(
+        "mcp__srv_x__n", BUILTIN, None, "n", ToolSpec("mcp__srv_x__n", "", {}), 0, False
+    )
     registry = ToolRegistry([builtin])
     unique = list({t["name"]: t for t in [raw(n) for n in [*names, "n"]]}.values())
     with pytest.raises(CatalogRejected) as caught:

@@ -519,6 +519,31 @@ def test_a_call_waiting_for_a_start_fails_if_the_connection_is_lost_and_times_ou
     assert outputs == [Result("c1", "cancelled", texts.CANCELLED)]
 
 
+def test_inv_11_reports_a_waiting_call_ended_cancelled_by_anything_but_a_cancel():
+    """INV-11: a call waiting for a start ends ``cancelled`` only by its own cancel (or a
+    reconfiguration); the check reports a timeout or a lost start that ended it so
+    (issue 33: its ``and`` turned ``or`` survived)."""
+    state, _ = run(lazy(), Sample(), Call(0, "c1", "mcp__fs__read"))
+    cancelled = Result("c1", "cancelled", texts.CANCELLED)
+    assert check_transition(state, Cancel("c1"), step(state, Cancel("c1"))) == []
+    for event in (Timeout("c1"), Disconnect("fs")):
+        t = step(state, event)
+        kept = tuple(o for o in t.outputs if not isinstance(o, Result))
+        forged = attrs.evolve(t, outputs=(*kept, cancelled))
+        assert [i for i, _ in check_transition(state, event, forged)] == ["INV-11"]
+
+
+def test_inv_16_reports_a_call_still_pending_on_a_server_no_longer_present():
+    """INV-16: a state where a removed server's call is still sent is reported (issue 33:
+    the loop over the calls made to run zero times survived)."""
+    state, _ = run(
+        bound(ONE), ListPage("fs"), ListDone("fs"), Sample(), Call(0, "c1", "mcp__fs__read")
+    )
+    gone = attrs.evolve(state.servers[0], present=False, connected=False, refresh=None)
+    forged = attrs.evolve(state, servers=(gone,))
+    assert ("INV-16", "c1 of absent fs is sent") in check_state(forged)
+
+
 def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
     b = lazy()
     _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
@@ -874,3 +899,24 @@ def test_a_duration_of_one_second_is_said_in_the_singular():
     assert texts.TIMED_OUT.format(seconds=texts.seconds(1)).startswith(
         "call timed out after 1 second;"
     )
+
+
+def test_each_part_of_the_standard_suite_has_the_steps_and_calls_its_docstring_names():
+    """SPEC §10.2's budgets, pinned here beside the state counts the explorations pin
+    (issue 33: a part's default step budget negated survived every fast test)."""
+    from mcpbind.model.bounds import standard_suite
+
+    budgets = {part.name: (part.bound.max_steps, part.bound.max_calls) for part in standard_suite()}
+    assert budgets == {
+        "catalogs": (2, 1),
+        "calls": (2, 3),
+        "approval": (2, 2),
+        "sessions": (1, 2),
+        "reconfigure": (1, 2),
+        "lazy": (2, 2),
+        "retry": (1, 2),
+        "progress": (1, 2),
+        "tasks": (1, 2),
+    }
+    overridden = {(p.bound.max_steps, p.bound.max_calls) for p in standard_suite(steps=3, calls=4)}
+    assert overridden == {(3, 4)}

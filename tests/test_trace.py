@@ -628,3 +628,29 @@ async def test_a_listing_and_a_step_are_reported_only_to_a_recorder_that_may_kee
         True,
         False,
     )
+
+
+def test_a_result_for_a_call_the_host_refused_is_flagged_inv_4():
+    """The trace checker counts refusals against calls: a refused call has no result
+    (issue 33: counting refusals as ``<< 1`` survived)."""
+    refused = {"kind": "refused", "call_id": "c1"}
+    ok = {"kind": "result", "call_id": "c1", "status": "ok"}
+    assert violated(trace(CALL, refused, ok)) == [("INV-4", 4)]
+    assert violated(trace(CALL, refused, CALL, ok)) == []  # the call accepted once more
+
+
+async def test_the_trace_says_whether_a_server_answered_is_error():
+    """``call_responded`` carries the answer's ``isError`` (issue 33: reading any answer
+    as an error survived)."""
+    from testservers.inproc import fs_server
+
+    out = io.StringIO()
+    config = HostConfig(servers={"fs": ServerConfig(target=fs_server())})
+    recorder = TraceRecorder(out, trace_header(config))
+    async with Host.open(config, recorder=recorder) as host:
+        step = host.sample()
+        assert (await host.call(step, "c1", "mcp__fs__read", {"path": "a"})).status == "ok"
+        assert (await host.call(step, "c2", "mcp__fs__fail", {})).status == "error"
+    recorder.end()
+    answered = [r for r in records_of(out.getvalue()) if r["kind"] == "call_responded"]
+    assert [(r["call_id"], r["is_error"]) for r in answered] == [("c1", False), ("c2", True)]

@@ -40,10 +40,11 @@ def is_confirmation(schema: Mapping[str, Any]) -> bool:
 
 
 def decide(
-    policy: ElicitationPolicy, request: ElicitationRequest, *, url: bool = False
+    policy: ElicitationPolicy, request: ElicitationRequest, *, url: bool
 ) -> ElicitationAnswer | None:
     """The policy's own answer, or None when the user must be asked. A URL request is
-    declined unless the handler takes URLs (``url``): it always needs a person."""
+    declined unless the handler takes URLs (``url``, no default: the one caller always
+    knows): it always needs a person."""
     if policy == "decline":
         return DECLINE
     if request.mode == "url":

@@ -116,10 +116,17 @@ def wall_time_header(seconds: float) -> str:
     return f"Wall time: {seconds:.4f} seconds"
 
 
+def _given(value: Any) -> str | None:
+    """A field the server gave as a non-empty string; anything else reads as absent, so
+    that no Python repr of a malformed field reaches the model (SPEC §8.8)."""
+    return value if isinstance(value, str) and value else None
+
+
 def _note(block: Mapping[str, Any], kind: str) -> str:
     data = block.get("data")
     size = len(data) if isinstance(data, str) else 0
-    return f"[{kind} omitted: {block.get('mimeType', 'unknown type')}, {size} base64 characters]"
+    mime_type = _given(block.get("mimeType")) or "unknown type"
+    return f"[{kind} omitted: {mime_type}, {size} base64 characters]"
 
 
 def _resource_link(block: Mapping[str, Any]) -> str:
@@ -127,8 +134,7 @@ def _resource_link(block: Mapping[str, Any]) -> str:
     server gave; the model needs the name and description to decide whether to read it."""
 
     def given(key: str) -> str | None:
-        value = block.get(key)
-        return value if isinstance(value, str) and value else None
+        return _given(block.get(key))
 
     parts = [part for part in (given("name"),) if part]
     title = given("title")
@@ -237,9 +243,9 @@ def _block(block: Any, items: list[ContentItem] | None) -> str:
         resource = block.get("resource")
         if isinstance(resource, Mapping) and isinstance(resource.get("text"), str):
             return str(resource["text"])
-        uri = resource.get("uri", "?") if isinstance(resource, Mapping) else "?"
-        return f"[resource omitted: {uri}]"
-    return f"[{kind or 'unknown'} content omitted]"
+        uri = _given(resource.get("uri")) if isinstance(resource, Mapping) else None
+        return f"[resource omitted: {uri or '?'}]"
+    return f"[{_given(kind) or 'unknown'} content omitted]"
 
 
 def truncate(text: str, limit: int | None) -> str:

@@ -78,7 +78,9 @@ class Binding:
     remote_name: str
     spec: ToolSpec
     source_generation: int
-    read_only: bool = False
+    read_only: bool
+    """The tool only reads (MCP: ``readOnlyHint``): it takes the parallel lane. No default:
+    every source states it (a default no caller used was a mutant no test could kill)."""
     handler: Callable[[dict[str, Any]], Awaitable[str]] | None = attrs.field(
         default=None, repr=False
     )

@@ -20,12 +20,15 @@ scenarios of ``benchmarks/peers/traces.py``.
 streamable HTTP on 127.0.0.1 instead); LOG gets one line per ``tools/call``, ``tasks/*``
 request and ``notifications/cancelled`` it receives (``METHOD [taskId]``), a ``tasks/*``
 request over HTTP also the ``Mcp-Name`` header it carried. In-process, :func:`build`
-takes the log file.
+takes the log file. Over stdio with ``MCPBIND_TEST_WIRE_LOG`` set, every byte the client
+writes is also appended to that file: the raw JSON-RPC lines, for the tests of the wire's
+shape (``test_wire_shapes.py``).
 """
 
 from __future__ import annotations
 
 import datetime
+import io
 import os
 import pathlib
 import sys
@@ -319,8 +322,29 @@ def build(log: pathlib.Path | None = None) -> MCPServer:
     return server
 
 
+class _Tee(io.RawIOBase):
+    """Standard input, each chunk read also appended to a file."""
+
+    def __init__(self, source: Any, copy: Any) -> None:
+        self.source, self.copy = source, copy
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self.source.readinto(buffer)
+        if count:
+            self.copy.write(bytes(buffer[:count]))
+            self.copy.flush()
+        return int(count or 0)
+
+
 if __name__ == "__main__":
     served = build(pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None)
+    wire_log = os.environ.get("MCPBIND_TEST_WIRE_LOG")
+    if wire_log:
+        tee = _Tee(sys.stdin.buffer.raw, open(wire_log, "ab"))  # noqa: SIM115 # the process's life
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(tee), encoding="utf-8")
     port = os.environ.get("MCPBIND_TEST_HTTP_PORT")
     if port:
         anyio.run(lambda: served.run_streamable_http_async(host="127.0.0.1", port=int(port)))

@@ -1,0 +1,307 @@
+"""The model-visible text of every content block kind and shape (SPEC §8.8), pinned.
+
+One row per shape a server may send: the block, whether the model is image-capable, and
+the one line the model reads for it (after the ``Wall time`` header). Mutation testing
+(issue 33) found a negated branch of the embedded ``resource`` block and a loosened field
+check of ``resource_link`` that no test noticed; each row here says what the model reads,
+exactly, so such a change fails a row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcpbind.impl import ImageItem
+from mcpbind.impl.calls.encoding import encode_result
+
+DATA = "QUJDRA=="  # 8 base64 characters
+HEADER = "Wall time: 0.2500 seconds\n"
+
+LINK = {
+    "type": "resource_link",
+    "name": "notes",
+    "title": "My notes",
+    "uri": "file:///notes.txt",
+    "mimeType": "text/plain",
+    "description": "Today's notes",
+}
+
+
+def link(**fields: Any) -> dict[str, Any]:
+    """A resource link with ``fields`` replaced, a field given as ``...`` left out."""
+    block = {**LINK, **fields}
+    return {key: value for key, value in block.items() if value is not ...}
+
+
+def embedded(resource: Any = ...) -> dict[str, Any]:
+    return {"type": "resource"} if resource is ... else {"type": "resource", "resource": resource}
+
+
+# (id, block, image_capable, the line the model reads)
+ROWS: list[tuple[str, Any, bool, str]] = [
+    # text
+    ("text", {"type": "text", "text": "hello"}, False, "hello"),
+    ("text-empty", {"type": "text", "text": ""}, False, ""),
+    ("text-multiline", {"type": "text", "text": "a\nb"}, False, "a\nb"),
+    ("text-not-a-string", {"type": "text", "text": 5}, False, "[text content omitted]"),
+    ("text-missing", {"type": "text"}, False, "[text content omitted]"),
+    # image
+    (
+        "image-plain-model",
+        {"type": "image", "data": DATA, "mimeType": "image/png"},
+        False,
+        "[image omitted: image/png, 8 base64 characters]",
+    ),
+    (
+        "image-capable-model",
+        {"type": "image", "data": DATA, "mimeType": "image/png"},
+        True,
+        "[image 1: image/png, attached to this result]",
+    ),
+    (
+        "image-capable-without-mime-type",
+        {"type": "image", "data": DATA},
+        True,
+        "[image omitted: unknown type, 8 base64 characters]",
+    ),
+    (
+        "image-capable-data-not-a-string",
+        {"type": "image", "data": 8, "mimeType": "image/png"},
+        True,
+        "[image omitted: image/png, 0 base64 characters]",
+    ),
+    (
+        "image-capable-mime-type-not-a-string",
+        {"type": "image", "data": DATA, "mimeType": 1},
+        True,
+        "[image omitted: unknown type, 8 base64 characters]",
+    ),
+    # audio: a note, image-capable or not
+    (
+        "audio-plain-model",
+        {"type": "audio", "data": DATA, "mimeType": "audio/wav"},
+        False,
+        "[audio omitted: audio/wav, 8 base64 characters]",
+    ),
+    (
+        "audio-capable-model",
+        {"type": "audio", "data": DATA, "mimeType": "audio/wav"},
+        True,
+        "[audio omitted: audio/wav, 8 base64 characters]",
+    ),
+    (
+        "audio-without-data-or-mime-type",
+        {"type": "audio"},
+        False,
+        "[audio omitted: unknown type, 0 base64 characters]",
+    ),
+    # resource_link: every field present, absent, or of the wrong type
+    (
+        "link-every-field",
+        link(),
+        False,
+        '[resource link: notes "My notes" <file:///notes.txt> (text/plain): Today\'s notes]',
+    ),
+    (
+        "link-only-uri",
+        {"type": "resource_link", "uri": "file:///a"},
+        False,
+        "[resource link: <file:///a>]",
+    ),
+    ("link-no-field", {"type": "resource_link"}, False, "[resource link: <?>]"),
+    (
+        "link-without-name",
+        link(name=...),
+        False,
+        '[resource link: "My notes" <file:///notes.txt> (text/plain): Today\'s notes]',
+    ),
+    (
+        "link-without-title",
+        link(title=...),
+        False,
+        "[resource link: notes <file:///notes.txt> (text/plain): Today's notes]",
+    ),
+    (
+        "link-title-same-as-name",
+        link(title="notes"),
+        False,
+        "[resource link: notes <file:///notes.txt> (text/plain): Today's notes]",
+    ),
+    (
+        "link-title-quoted-as-json-non-ascii-kept",
+        link(title='Ünï "q"'),
+        False,
+        '[resource link: notes "Ünï \\"q\\"" <file:///notes.txt> (text/plain): Today\'s notes]',
+    ),
+    (
+        "link-without-uri",
+        link(uri=...),
+        False,
+        '[resource link: notes "My notes" <?> (text/plain): Today\'s notes]',
+    ),
+    (
+        "link-without-mime-type",
+        link(mimeType=...),
+        False,
+        '[resource link: notes "My notes" <file:///notes.txt>: Today\'s notes]',
+    ),
+    (
+        "link-without-description",
+        link(description=...),
+        False,
+        '[resource link: notes "My notes" <file:///notes.txt> (text/plain)]',
+    ),
+    (
+        "link-empty-strings",
+        link(name="", title="", uri="", mimeType="", description=""),
+        False,
+        "[resource link: <?>]",
+    ),
+    (
+        "link-every-field-of-the-wrong-type",
+        link(name=5, title=["t"], uri={"u": 1}, mimeType=1.5, description=True),
+        False,
+        "[resource link: <?>]",
+    ),
+    (
+        "link-name-wrong-type",
+        link(name=7),
+        False,
+        '[resource link: "My notes" <file:///notes.txt> (text/plain): Today\'s notes]',
+    ),
+    (
+        "link-title-wrong-type",
+        link(title=7),
+        False,
+        "[resource link: notes <file:///notes.txt> (text/plain): Today's notes]",
+    ),
+    (
+        "link-uri-wrong-type",
+        link(uri=7),
+        False,
+        '[resource link: notes "My notes" <?> (text/plain): Today\'s notes]',
+    ),
+    (
+        "link-mime-type-wrong-type",
+        link(mimeType=7),
+        False,
+        '[resource link: notes "My notes" <file:///notes.txt>: Today\'s notes]',
+    ),
+    (
+        "link-description-wrong-type",
+        link(description=7),
+        False,
+        '[resource link: notes "My notes" <file:///notes.txt> (text/plain)]',
+    ),
+    # embedded resource: text, blob, malformed
+    (
+        "resource-text",
+        embedded({"uri": "file:///a.txt", "mimeType": "text/plain", "text": "the body"}),
+        False,
+        "the body",
+    ),
+    ("resource-empty-text", embedded({"uri": "file:///a.txt", "text": ""}), False, ""),
+    (
+        "resource-blob",
+        embedded({"uri": "file:///a.bin", "mimeType": "application/zip", "blob": DATA}),
+        False,
+        "[resource omitted: file:///a.bin]",
+    ),
+    (
+        "resource-blob-capable-model",
+        embedded({"uri": "file:///a.png", "mimeType": "image/png", "blob": DATA}),
+        True,
+        "[resource omitted: file:///a.png]",
+    ),
+    (
+        "resource-text-not-a-string",
+        embedded({"uri": "u:1", "text": 3}),
+        False,
+        "[resource omitted: u:1]",
+    ),
+    ("resource-without-uri", embedded({"blob": DATA}), False, "[resource omitted: ?]"),
+    (
+        "resource-uri-not-a-string",
+        embedded({"uri": 5, "blob": DATA}),
+        False,
+        "[resource omitted: ?]",
+    ),
+    ("resource-uri-empty", embedded({"uri": "", "blob": DATA}), False, "[resource omitted: ?]"),
+    ("resource-not-an-object", embedded("file:///a.txt"), False, "[resource omitted: ?]"),
+    ("resource-missing", embedded(), False, "[resource omitted: ?]"),
+    # other kinds and shapes
+    ("unknown-kind", {"type": "video", "url": "x"}, False, "[video content omitted]"),
+    ("no-kind", {"text": "hi"}, False, "[unknown content omitted]"),
+    ("empty-kind", {"type": ""}, False, "[unknown content omitted]"),
+    ("kind-not-a-string", {"type": {"k": 1}}, False, "[unknown content omitted]"),
+    (
+        "audio-mime-type-empty",
+        {"type": "audio", "data": DATA, "mimeType": ""},
+        False,
+        "[audio omitted: unknown type, 8 base64 characters]",
+    ),
+    ("not-an-object", "hello", False, "[unreadable content block]"),
+    ("null", None, False, "[unreadable content block]"),
+]
+
+
+@pytest.mark.parametrize(
+    ("block", "image_capable", "line"),
+    [pytest.param(block, capable, line, id=name) for name, block, capable, line in ROWS],
+)
+def test_each_content_block_reads_to_the_model_as_exactly_one_line(block, image_capable, line):
+    status, text, _ = encode_result(
+        {"content": [block]}, 0.25, server="s", tool="t", image_capable=image_capable
+    )
+    assert (status, text) == ("ok", HEADER + line)
+
+
+def test_an_image_capable_model_gets_each_image_as_an_item_numbered_in_order():
+    content = [
+        {"type": "image", "data": DATA, "mimeType": "image/png"},
+        {"type": "audio", "data": DATA, "mimeType": "audio/wav"},
+        {"type": "image", "data": "QQ==", "mimeType": "image/jpeg"},
+    ]
+    _, text, items = encode_result(
+        {"content": content}, 0.25, server="s", tool="t", image_capable=True
+    )
+    assert text == HEADER + (
+        "[image 1: image/png, attached to this result]\n"
+        "[audio omitted: audio/wav, 8 base64 characters]\n"
+        "[image 2: image/jpeg, attached to this result]"
+    )
+    assert items == (ImageItem("image/png", DATA), ImageItem("image/jpeg", "QQ=="))
+
+
+def test_a_plain_model_gets_no_items_for_images():
+    content = [{"type": "image", "data": DATA, "mimeType": "image/png"}]
+    _, _, items = encode_result({"content": content}, 0.25, server="s", tool="t")
+    assert items == ()
+
+
+def test_blocks_beside_structured_content_read_as_their_lines_after_its_json():
+    content = [
+        {"type": "text", "text": '{"n":1}'},  # the structured content's fallback: dropped
+        link(),
+        embedded({"uri": "file:///a.txt", "text": "the body"}),
+        embedded({"uri": "file:///a.bin", "blob": DATA}),
+    ]
+    raw = {"content": content, "structuredContent": {"n": 1}}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + (
+        '{"n":1}\n'
+        '[resource link: notes "My notes" <file:///notes.txt> (text/plain): Today\'s notes]\n'
+        "the body\n"
+        "[resource omitted: file:///a.bin]"
+    )
+
+
+def test_an_error_result_reads_with_the_error_line_before_its_blocks():
+    raw = {"isError": True, "content": [{"type": "text", "text": "boom"}, embedded()]}
+    status, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert (status, text) == (
+        "error",
+        HEADER + "The tool reported an error (isError: true).\nboom\n[resource omitted: ?]",
+    )

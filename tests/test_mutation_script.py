@@ -1,0 +1,60 @@
+"""``scripts/mutation`` (docs/development.md): a sample of two mutants of one module, run
+against one test file, reported with file, line and mutation, scored, recorded, and
+resumed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MODULE = "impl/calls/encoding.py"
+
+
+def digest(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.slow
+def test_a_sample_of_two_mutants_reports_each_and_a_score_and_leaves_the_checkout_alone(tmp_path):
+    before = digest(ROOT / MODULE)
+    report, history = tmp_path / "report.json", tmp_path / "history.jsonl"
+    command = [sys.executable, str(ROOT / "scripts" / "mutation"), "--sample", "2", "--seed", "7"]
+    command += ["--paths", MODULE, "--tests", "tests/test_content_text.py"]
+    command += ["--json", str(report), "--history", str(history)]
+    env = {**os.environ, "PATH": f"{pathlib.Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert digest(ROOT / MODULE) == before  # mutants are made in a scratch copy
+    lines = done.stdout.strip().splitlines()
+    assert " mutants at " in lines[0]
+    assert lines[-1].startswith("score: ")
+    assert "minutes (seed 7" in lines[-1]
+    written = json.loads(report.read_text())
+    assert written["seed"] == 7
+    assert len(written["outcomes"]) == 2
+    for outcome in written["outcomes"]:
+        assert outcome["module"] == MODULE
+        assert outcome["line"] > 0
+        assert " -> " in outcome["mutation"]
+        assert outcome["status"] in {"killed", "survived", "timeout"}
+        assert outcome["tests"] == ["tests/test_content_text.py"]
+    survivors = [o for o in written["outcomes"] if o["status"] == "survived"]
+    for survivor in survivors:  # each survivor is listed with file, line and mutation
+        assert f"{MODULE}:{survivor['line']} {survivor['operator']}: " in done.stdout
+    [recorded] = [json.loads(line) for line in history.read_text().splitlines()]
+    assert recorded["killed"] + recorded["survived"] == 2
+    assert recorded["score"] == pytest.approx(recorded["killed"] / 2)
+    assert len(recorded["survivors"]) == recorded["survived"]
+    # Resumed from its own report, the same draw keeps every outcome and runs no test.
+    again = [*command[:-4], "--resume", str(report)]
+    done = subprocess.run(again, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[1/2]" not in done.stdout
+    assert "2 kept from --resume" in done.stdout.strip().splitlines()[-1]

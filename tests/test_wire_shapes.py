@@ -1,0 +1,213 @@
+"""The wire shape of every request mcpbind writes that a schema defines (SPEC §8.12,
+§11.10, §11.14), checked against the MCP schema of its revision as the SDK ships it
+(``mcp_types``: models generated from ``schema/<revision>.json``) and pinned exactly.
+
+Mutation testing (issue 33) found that the elicitation answers of a 2026-07-28 task
+could go out with Python field names instead of the wire's (``by_alias`` dropped) and no
+test failed: the schema's models ignore unknown keys, so each body is also compared
+whole.
+
+Two views: what a real host wrote to a real server over stdio (the tests' tasks server,
+``testservers/tasks_server.py``, copies every byte it reads), and, for the 2025-11-25
+task requests that server does not serve, the task wire of that era
+(:class:`~mcpbind.impl.wire.tasks.TaskWire`) writing to a recorder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+import mcp_types._v2025_11_25 as schema_2025  # the schema's own models, generated
+import mcp_types._v2026_07_28 as schema_2026
+from mcp import StdioServerParameters
+from mcp_types import methods
+
+from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
+from mcpbind.impl.wire.connection import answer_elicitation
+from mcpbind.impl.wire.seam import TaskHandle
+from mcpbind.impl.wire.tasks import RELATED_TASK, TaskWire
+
+SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
+MODERN = "2026-07-28"
+TASK = TaskHandle("t-1", 0.02)
+
+
+async def accept(request: ElicitationRequest) -> ElicitationAnswer:
+    return ElicitationAnswer("accept", {"interpretation": "the fruit"})
+
+
+async def host_session(tmp_path: pathlib.Path) -> list[dict[str, Any]]:
+    """Every JSON-RPC message a host wrote to the tasks server over stdio in a session that
+    listens, calls a plain tool, runs a task that asks for input, and one that times out."""
+    wire = tmp_path / "wire.ndjson"
+    target = StdioServerParameters(
+        command=sys.executable,
+        args=[str(SERVER)],
+        env={**os.environ, "MCPBIND_TEST_WIRE_LOG": str(wire)},
+    )
+    server = ServerConfig(target=target, required=True, tool_timeout_sec=0.5)
+    config = HostConfig(servers={"s": server}, elicitation="ask", elicitation_handler=accept)
+    async with Host.open(config) as host:
+        step = host.sample()
+        plain = await host.call(step, "c1", "mcp__s__long_operation", {"steps": 1, "seconds": 0})
+        asked = await host.call(step, "c2", "mcp__s__research", {"topic": "a", "ambiguous": True})
+        slow = await host.call(step, "c3", "mcp__s__research", {"topic": "b", "stages": 1000})
+    assert (plain.status, asked.status, slow.status) == ("ok", "ok", "timed_out")
+    return [json.loads(line) for line in wire.read_text(encoding="utf-8").splitlines()]
+
+
+async def test_every_request_a_host_writes_conforms_to_the_2026_schema_and_is_pinned(tmp_path):
+    written = await host_session(tmp_path)
+    requests = [m for m in written if "id" in m and "method" in m]
+    known = {method for method, version in methods.CLIENT_REQUESTS if version == MODERN}
+    by_method: dict[str, list[dict[str, Any]]] = {}
+    for message in requests:
+        by_method.setdefault(message["method"], []).append(message.get("params") or {})
+        if message["method"] in known:  # the core schema's requests, checked whole
+            methods.validate_client_request(message["method"], MODERN, message.get("params"))
+    assert {"tools/call", "subscriptions/listen", "tasks/get", "tasks/update", "tasks/cancel"} <= (
+        by_method.keys()
+    )
+    # tools/call: mcpbind's _meta beside the revision's own keys
+    for params in by_method["tools/call"]:
+        meta = params["_meta"]
+        assert {"dev.mcpbind/call_id", "dev.mcpbind/session_id", "dev.mcpbind/step"} <= meta.keys()
+        assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
+    assert [p["_meta"]["dev.mcpbind/call_id"] for p in by_method["tools/call"]] == [
+        "c1",
+        "c2",
+        "c3",
+    ]
+
+    # The tasks extension's requests (SEP-2663; no schema in the SDK): pinned whole, less
+    # the revision's _meta, and each input response checked against the schema's result.
+    def body(params: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in params.items() if key != "_meta"}
+
+    task_ids = {p["taskId"] for p in by_method["tasks/get"]}
+    assert len(task_ids) == 2
+    assert all(body(p) == {"taskId": p["taskId"]} for p in by_method["tasks/get"])
+    [update] = by_method["tasks/update"]
+    assert body(update) == {
+        "taskId": update["taskId"],
+        "inputResponses": {
+            "clarify-1": {"action": "accept", "content": {"interpretation": "the fruit"}}
+        },
+    }
+    for response in update["inputResponses"].values():
+        schema_2026.ElicitResult.model_validate(response, by_name=False)
+    [cancel] = by_method["tasks/cancel"]
+    assert body(cancel) == {"taskId": cancel["taskId"]}
+    assert cancel["taskId"] in task_ids
+    assert cancel["taskId"] != update["taskId"]
+
+
+class Recorder:
+    """Stands for the connection's raw request: records each, answers from a script."""
+
+    def __init__(self, answers: dict[str, list[Any]]) -> None:
+        self.answers = answers
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def __call__(self, method: str, params: dict[str, Any], *, name: str) -> Any:
+        assert name == params["taskId"]  # Mcp-Name on 2026-07-28 sessions
+        self.sent.append((method, params))
+        return self.answers[method].pop(0)
+
+
+def answering(handler: Callable[[ElicitationRequest], Any]) -> Any:
+    async def answer(params: types.ElicitRequestParams) -> types.ElicitResult:
+        return await answer_elicitation("s", handler, params)
+
+    return answer
+
+
+def elicit(meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "mode": "form",
+        "message": "Which one?",
+        "requestedSchema": {"type": "object", "properties": {"interpretation": {"type": "string"}}},
+    }
+    if meta is not None:
+        params["_meta"] = meta
+    return {"method": "elicitation/create", "params": params}
+
+
+def frame(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+async def test_the_2025_task_requests_conform_to_their_schema_and_are_pinned():
+    answers = {
+        "tasks/get": [
+            {"taskId": "t-1", "status": "working"},
+            {"taskId": "t-1", "status": "completed"},
+        ],
+        "tasks/result": [{"content": []}],
+        "tasks/cancel": [{"taskId": "t-1", "status": "cancelled"}],
+    }
+    recorder = Recorder(answers)
+    wire = TaskWire(recorder, False, answering(accept))
+    await wire.poll(TASK)
+    await wire.poll(TASK)
+    await wire.cancel(TASK, on_late=lambda: None)
+    assert recorder.sent == [
+        ("tasks/get", {"taskId": "t-1"}),
+        ("tasks/get", {"taskId": "t-1"}),
+        ("tasks/result", {"taskId": "t-1"}),
+        ("tasks/cancel", {"taskId": "t-1"}),
+    ]
+    models = {
+        "tasks/get": schema_2025.GetTaskRequest,
+        "tasks/result": schema_2025.GetTaskPayloadRequest,
+        "tasks/cancel": schema_2025.CancelTaskRequest,
+    }
+    for method, params in recorder.sent:
+        models[method].model_validate(frame(method, params), by_name=False)
+
+
+async def test_a_2026_task_input_answer_goes_out_in_the_wires_field_names():
+    """The answer carries ``_meta`` (the related task, echoed) as the wire spells it,
+    never the SDK's Python name ``meta``."""
+    related = {RELATED_TASK: {"taskId": "t-1"}}
+    waiting = {"taskId": "t-1", "status": "input_required", "inputRequests": {"k": elicit(related)}}
+    recorder = Recorder({"tasks/get": [waiting], "tasks/update": [{}]})
+    wire = TaskWire(recorder, True, answering(accept))
+    poll = await wire.poll(TASK)
+    assert poll.status == "input_required"
+    assert recorder.sent[1] == (
+        "tasks/update",
+        {
+            "taskId": "t-1",
+            "inputResponses": {
+                "k": {
+                    "action": "accept",
+                    "content": {"interpretation": "the fruit"},
+                    "_meta": {RELATED_TASK: {"taskId": "t-1"}},
+                }
+            },
+        },
+    )
+    schema_2026.ElicitResult.model_validate(
+        recorder.sent[1][1]["inputResponses"]["k"], by_name=False
+    )
+
+
+async def test_a_declined_2026_task_input_answer_is_the_action_alone():
+    async def decline(request: ElicitationRequest) -> ElicitationAnswer:
+        return ElicitationAnswer("decline")
+
+    waiting = {"taskId": "t-1", "status": "input_required", "inputRequests": {"k": elicit()}}
+    recorder = Recorder({"tasks/get": [waiting], "tasks/update": [{}]})
+    await TaskWire(recorder, True, answering(decline)).poll(TASK)
+    assert recorder.sent[1] == (
+        "tasks/update",
+        {"taskId": "t-1", "inputResponses": {"k": {"action": "decline"}}},
+    )
