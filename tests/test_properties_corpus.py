@@ -21,6 +21,7 @@ from mcpbind.properties.machines import (
     kill_impl_mutant,
     lockstep_bound,
     lockstep_property,
+    odometer_shards,
     run_odometer,
     run_replay,
 )
@@ -129,6 +130,49 @@ def test_odometer_enumerates_every_sequence_once():
         if not odometer.advance():
             break
     assert seen == [(a, b) for a in "ab" for b in "xyz"]
+
+
+def test_odometer_with_a_prefix_enumerates_the_sequences_that_begin_with_it():
+    seen = []
+    odometer = Odometer(depth=2, prefix=(1,))
+    while True:
+        seen.append((odometer.choose("ab", "x"), odometer.choose("xyz", "y")))
+        if not odometer.advance():
+            break
+    assert seen == [("b", x) for x in "xyz"]
+    assert odometer.runs == 3
+
+
+def test_odometer_shards_together_run_exactly_the_odometers_sequences():
+    whole = run_odometer("frozen", 2)
+    shards = odometer_shards("frozen", 2)
+    assert len(shards) > 1
+    parts = [run_odometer("frozen", 2, prefix=shard) for shard in shards]
+    assert sum(p.runs for p in parts) == whole.runs
+    assert sum(p.steps for p in parts) == whole.steps
+
+
+def test_check_reports_the_same_with_one_worker_or_two(tmp_path):
+    """The stages' jobs in one process or two (SPEC §12.8): the same report, in order."""
+    reports = []
+    for workers in ("1", "2"):
+        args = ("check", "--stages", "replays", "--workers", workers, "--json")
+        done = mcpbind(*args, "--profile", "ci", "--failures", str(tmp_path))
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        del report["seconds"]
+        reports.append(report)
+    assert reports[0] == reports[1]
+    assert reports[0]["replays"]["passed"] == len(REPLAYS)
+
+
+def test_check_prints_each_stage_when_it_starts_and_when_its_last_job_ends(tmp_path):
+    done = mcpbind("check", "--stages", "replays", "--workers", "2", "--failures", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("  … replay corpus in ")
+    assert lines[1].startswith(f"  ok   replay corpus: {len(REPLAYS)}/{len(REPLAYS)} passed (")
+    assert f"replays:    {len(REPLAYS)}/{len(REPLAYS)} file(s)" in done.stdout
 
 
 def test_cli_check_replay_runs_one_file_against_model_and_runtime():
