@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -31,10 +32,18 @@ class DrawChooser:
         self._data = data
 
     def choose(self, options: Sequence[T], label: str) -> T:
-        return self._data.draw(st.sampled_from(options), label=label)  # type: ignore[no-any-return]
+        return self._data.draw(_sampled(tuple(options)), label=label)  # type: ignore[no-any-return]
 
     def steps(self, most: int) -> int:
         return self._data.draw(st.integers(0, most), label="steps")  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=4096)
+def _sampled(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
+    """One strategy per set of options: the machines offer the same ones again and again,
+    and a new strategy is built and validated at each draw otherwise (the draws do not
+    change: a strategy's draws depend on its options alone)."""
+    return st.sampled_from(options)
 
 
 class Odometer:
