@@ -1,7 +1,7 @@
-"""The property machines (SPEC §13, issue 4), continued: the odometer, the machines on
-asyncio, the replay corpus and the runtime mutants. Apart from the random interleavings
-(``test_properties_lockstep.py``) so that pytest-xdist's ``--dist loadfile`` can run the
-two halves on different workers."""
+"""The property machines (SPEC §13, issue 4), continued: the machines on asyncio, the
+replay corpus and the runtime mutants. Apart from the random interleavings
+(``test_properties_lockstep.py``) and the odometer (``test_properties_odometer.py``) so
+that pytest-xdist's ``--dist loadfile`` can run the three on different workers."""
 
 from __future__ import annotations
 
@@ -14,15 +14,13 @@ from hypothesis import settings
 
 from mcpbind.model.values import EVENT_KINDS
 from mcpbind.properties import profiles
-from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
+from mcpbind.properties.chooser import ReplayChooser, ReplayMismatch
 from mcpbind.properties.impl_mutants import IMPL_MUTANTS, ImplMutant
 from mcpbind.properties.lockstep import KIND_ORDER, MachineFailure, replay_file, run_machine
 from mcpbind.properties.machines import (
     kill_impl_mutant,
     lockstep_bound,
     lockstep_property,
-    odometer_shards,
-    run_odometer,
     run_replay,
 )
 from mcpbind.properties.realservers import real_servers_property
@@ -37,12 +35,6 @@ NOT_YET_DRIVEN: tuple[str, ...] = ()
 profiles.load()
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
-def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
-    report = run_odometer(policy, depth)
-    assert report.runs > 1000
 
 
 @pytest.mark.parametrize(
@@ -120,36 +112,6 @@ def test_a_lazy_replay_fails_on_its_mutant_and_passes_on_the_runtime(name):
 def test_replay_refuses_an_event_the_model_does_not_allow():
     with pytest.raises(ReplayMismatch, match=r"step 0: reconnect is not allowed here"):
         run_machine(lockstep_bound("revalidate"), ReplayChooser(["reconnect(server='git.hub')"]))
-
-
-def test_odometer_enumerates_every_sequence_once():
-    seen = []
-    odometer = Odometer(depth=2)
-    while True:
-        seen.append((odometer.choose("ab", "x"), odometer.choose("xyz", "y")))
-        if not odometer.advance():
-            break
-    assert seen == [(a, b) for a in "ab" for b in "xyz"]
-
-
-def test_odometer_with_a_prefix_enumerates_the_sequences_that_begin_with_it():
-    seen = []
-    odometer = Odometer(depth=2, prefix=(1,))
-    while True:
-        seen.append((odometer.choose("ab", "x"), odometer.choose("xyz", "y")))
-        if not odometer.advance():
-            break
-    assert seen == [("b", x) for x in "xyz"]
-    assert odometer.runs == 3
-
-
-def test_odometer_shards_together_run_exactly_the_odometers_sequences():
-    whole = run_odometer("frozen", 2)
-    shards = odometer_shards("frozen", 2)
-    assert len(shards) > 1
-    parts = [run_odometer("frozen", 2, prefix=shard) for shard in shards]
-    assert sum(p.runs for p in parts) == whole.runs
-    assert sum(p.steps for p in parts) == whole.steps
 
 
 def test_check_reports_the_same_with_one_worker_or_two(tmp_path):
