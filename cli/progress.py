@@ -45,11 +45,12 @@ class Progress:
 
     def begin(self, labels: list[str], total: float, unit: str = "") -> float:
         """Stages that run side by side begin together; ``total``: the ``unit`` they will
-        count together. Each ends with :meth:`finish`; the last, with :meth:`done`."""
+        count together. Each ends with :meth:`finish`; :meth:`close` ends the live line."""
         if self.quiet:
             return time.perf_counter()
         if self.tty:
-            self._start_live(f"{len(labels)} stages", total, unit)
+            many = len(labels) != 1
+            self._start_live(f"{len(labels)} stage{'s' if many else ''} side by side", total, unit)
         else:
             for label in labels:
                 print(f"  … {label}", file=self.stream, flush=True)
