@@ -2,25 +2,30 @@
 
 Stages: the explorer on the standard suite; the exhaustive odometer against the runtime;
 the replay corpus; the property machines (lockstep under both policies, and real
-in-process servers). ``--mutants`` runs the deliberately broken models and runtimes and
-reports which were killed. Exit 0 iff everything holds (and, with ``--mutants``, every
-mutant is killed).
+in-process servers). They run side by side, split into jobs that worker processes take
+from one queue (:mod:`.check_jobs`). ``--mutants`` runs the deliberately broken models
+and runtimes and reports which were killed. Exit 0 iff everything holds (and, with
+``--mutants``, every mutant is killed).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpbind.model.suite import run_suite
-from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN, LockstepVariant
+import attrs
+
+from mcpbind.model.suite import suite_jobs
+from mcpbind.properties.variants import LOCKSTEP_VARIANTS, PLAIN
 
 from . import explore as explore_cli
+from .check_jobs import WEIGHTS, Job, Outcome, explore_weight, running
 from .mutants import check_mutants
 from .progress import Progress
 from .replays import UsageError, bundled_corpus, usage_problem
@@ -30,6 +35,7 @@ __all__ = ["USAGE", "main"]
 USAGE = 2
 
 DEPTHS = {"ci": {"revalidate": 4, "frozen": 3}, "nightly": {"revalidate": 5, "frozen": 5}}
+POLICIES = ("revalidate", "frozen")
 
 
 def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[str]) -> str:
@@ -43,16 +49,14 @@ def _write_replay(directory: pathlib.Path, stage: str, policy: str, trace: list[
 
 
 def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
-    # Heavy imports (trio, mcp, hypothesis machinery) load only for this command.
-    from mcpbind.properties import profiles  # noqa: PLC0415
+    # Heavy imports (trio, mcp, hypothesis machinery) load only for this command, and
+    # once: the workers are forked with them (check_jobs.running).
+    from mcpbind.properties import profiles, realservers  # noqa: PLC0415
     from mcpbind.properties.chooser import ReplayMismatch  # noqa: PLC0415
     from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
-    from mcpbind.properties.machines import (  # noqa: PLC0415
-        lockstep_property,
-        run_odometer,
-        run_replay,
-    )
-    from mcpbind.properties.realservers import real_servers_property  # noqa: PLC0415
+    from mcpbind.properties.machines import run_replay  # noqa: PLC0415
+
+    del realservers  # loaded for the workers
 
     profiles.load(args.profile)
     failures: list[dict[str, Any]] = []
@@ -93,166 +97,175 @@ def run_checks(args: argparse.Namespace, progress: Progress) -> dict[str, Any]:
         return report
 
     stages = {s.strip() for s in args.stages.split(",") if s.strip()}
-    if "explore" in stages:
-        _explore_stage(report, failures, progress)
-    if "odometer" in stages:
-        _odometer_stage(args, report, progress, machine_failure, run_odometer)
-    if "replays" in stages:
-        _replay_stage(args, report, progress, machine_failure, run_replay)
-    if "machines" in stages:
-        _machine_stage(report, progress, machine_failure, lockstep_property, real_servers_property)
+    _run_stages(args, stages, report, progress, machine_failure)
     if args.mutants or "mutants" in stages:
         report["mutants"] = check_mutants(progress, _corpus(args))
     return report
 
 
-def _explore_stage(report: dict[str, Any], failures: list[Any], progress: Progress) -> None:
-    started = progress.start("explore the model", total=0)
-    states = [0]
-
-    def heard(run: Any, total: int) -> None:
-        states[0] += run.report.states
-        progress.total(total)
-        progress.advance(1, progress.rate(states[0], "states"))
-
-    runs = run_suite(on_run=heard)
-    violations = [
-        {**v.to_json(), "policy": r.policy, "part": r.part}
-        for r in runs
-        for v in r.report.violations
-    ]
-    report["explore"] = {
-        "states": sum(r.report.states for r in runs),
-        "transitions": sum(r.report.transitions for r in runs),
-        "violations": violations,
-    }
-    for v in violations:
-        failures.append({"stage": "explore", **v})
-    progress.done(
-        f"explore: {report['explore']['states']} states, {len(violations)} violation(s)",
-        started,
-        "ok" if not violations else "FAIL",
-    )
-
-
-def _odometer_stage(
+def _run_stages(
     args: argparse.Namespace,
+    stages: set[str],
     report: dict[str, Any],
     progress: Progress,
     machine_failure: Callable[..., None],
-    run_odometer: Callable[..., Any],
 ) -> None:
-    from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
-
-    report["odometer"] = []
-    for policy, depth in DEPTHS[args.profile].items():
-        started = progress.start(f"odometer {policy}, every sequence of {depth} events")
-        begun = time.perf_counter()
+    """The stages side by side: their jobs in one pool of workers (:mod:`.check_jobs`);
+    each stage's line when its last job ends, the report in the stages' order."""
+    plan = _plan(args, stages)
+    if not plan:
+        return
+    jobs = [job for stage in plan for job in stage.jobs]
+    outcomes: list[Outcome | None] = [None] * len(jobs)
+    first = 0
+    for stage in plan:
+        stage.first, first = first, first + len(stage.jobs)
+    workers = args.workers or os.cpu_count() or 1
+    with running(jobs, workers, args.profile) as ended:
+        progress.begin([stage.label for stage in plan], total=len(jobs), unit="jobs")
+        states = 0
         try:
-            odometer = run_odometer(policy, depth)
-            entry = {
-                "policy": policy,
-                "depth": depth,
-                "runs": odometer.runs,
-                "steps": odometer.steps,
-            }
-            verdict = "ok"
-        except MachineFailure as error:
-            entry = {"policy": policy, "depth": depth, "runs": None, "steps": None}
-            machine_failure("odometer", policy, error)
-            verdict = "FAIL"
-        entry["seconds"] = round(time.perf_counter() - begun, 2)
-        report["odometer"].append(entry)
-        progress.done(f"odometer {policy} depth {depth}: {entry['runs']} runs", started, verdict)
+            for index, outcome in ended:
+                outcomes[index] = outcome
+                if outcome.run is not None:
+                    states += outcome.run.report.states
+                detail = progress.rate(states, "states") if states else ""
+                progress.advance(1, detail)
+                for stage in plan:
+                    mine = outcomes[stage.first : stage.first + len(stage.jobs)]
+                    if not stage.reported and all(o is not None for o in mine):
+                        stage.reported = True
+                        ended_ = [o for o in mine if o is not None]
+                        label, verdict = stage.end(ended_, report, machine_failure, args)
+                        progress.finish(label, sum(o.seconds for o in ended_), verdict)
+        finally:
+            progress.close()
+    for stage in plan:  # the report in the stages' order
+        stage.record(report)
 
 
-def _replay_stage(
-    args: argparse.Namespace,
-    report: dict[str, Any],
-    progress: Progress,
-    machine_failure: Callable[..., None],
-    run_replay: Callable[..., Any],
-) -> None:
-    from mcpbind.properties.chooser import ReplayMismatch  # noqa: PLC0415
-    from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
+@attrs.define(eq=False)
+class _Stage:
+    """One stage of ``check``: its jobs, and how their outcomes make its report."""
 
-    directory = _corpus(args)
-    corpus = sorted(directory.glob("*.json"))
-    started = progress.start(f"replay corpus in {directory}", total=len(corpus), unit="files")
-    passed = 0
-    for path in corpus:
-        progress.advance(1)
-        try:
-            run_replay(path)
-            passed += 1
-        except MachineFailure as error:
-            machine_failure("replay", _policy(path), error)
-        except ReplayMismatch as error:  # the model moved on: the file no longer fits it
-            detail = f"{path} does not replay: {error}"
-            report["failures"].append({"stage": "replay", "check": "replay", "detail": detail})
-            if not args.json:
-                print(f"\nFAILED replay: {detail}", file=sys.stderr)
-    report["replays"] = {"files": len(corpus), "passed": passed, "corpus": str(directory)}
-    progress.done(
-        f"replay corpus: {passed}/{len(corpus)} passed",
-        started,
-        "ok" if passed == len(corpus) else "FAIL",
-    )
+    kind: str
+    label: str
+    jobs: list[Job]
+    policy: str = ""
+    depth: int = 0
+    first: int = 0
+    reported: bool = False
+    entry: Any = None
 
+    def end(
+        self,
+        outcomes: list[Outcome],
+        report: dict[str, Any],
+        machine_failure: Callable[..., None],
+        args: argparse.Namespace,
+    ) -> tuple[str, str]:
+        """The stage's outcomes: its entry of the report, its failures; its line."""
+        if self.kind == "explore":
+            return self._explored(outcomes, report)
+        if self.kind == "replays":
+            return self._replayed(outcomes, report, machine_failure, args)
+        # The first failure in the jobs' order: the one the stage met first when it ran
+        # in one process (the odometer's shards are in its order).
+        failed = next((o.failure for o in outcomes if o.failure is not None), None)
+        seconds = round(sum(o.seconds for o in outcomes), 2)
+        verdict = "ok" if failed is None else "FAIL"
+        if self.kind == "odometer":
+            runs = None if failed else sum(o.runs for o in outcomes)
+            steps = None if failed else sum(o.steps for o in outcomes)
+            self.entry = {"policy": self.policy, "depth": self.depth, "runs": runs}
+            self.entry.update(steps=steps, seconds=seconds)
+            if failed is not None:
+                machine_failure("odometer", self.policy, failed.error())
+            return f"odometer {self.policy} depth {self.depth}: {runs} runs", verdict
+        name, examples = self.jobs[0].name, outcomes[0].examples
+        if failed is not None:
+            machine_failure(name, self.policy, failed.error())
+        self.entry = {"machine": name, "policy": self.policy, "examples": examples}
+        self.entry.update(seconds=seconds, passed=failed is None)
+        return f"{name} ({self.policy}): {examples} examples", verdict
 
-def _machine_stage(
-    report: dict[str, Any],
-    progress: Progress,
-    machine_failure: Callable[..., None],
-    lockstep_property: Callable[..., Any],
-    real_servers_property: Callable[..., Any],
-) -> None:
-    from mcpbind.properties.lockstep import MachineFailure  # noqa: PLC0415
+    def _explored(self, outcomes: list[Outcome], report: dict[str, Any]) -> tuple[str, str]:
+        runs = [o.run for o in outcomes if o.run is not None]
+        violations = [
+            {**v.to_json(), "policy": r.policy, "part": r.part}
+            for r in runs
+            for v in r.report.violations
+        ]
+        states = sum(r.report.states for r in runs)
+        transitions = sum(r.report.transitions for r in runs)
+        self.entry = {"states": states, "transitions": transitions, "violations": violations}
+        for v in violations:
+            report["failures"].append({"stage": "explore", **v})
+        label = f"explore: {states} states, {len(violations)} violation(s)"
+        return label, "ok" if not violations else "FAIL"
 
-    report["properties"] = []
-    machines: list[tuple[str, str, Callable[..., Callable[[], None]]]] = []
-    # The lockstep machine plain, with approval gating (§3.4), with a lazy server (§3.5).
-    for name, variant in LOCKSTEP_VARIANTS.items():
-        for policy in ("revalidate", "frozen"):
-
-            def lockstep(
-                hook: Callable[[], None], policy: str = policy, variant: LockstepVariant = variant
-            ) -> Callable[[], None]:
-                test: Callable[[], None] = lockstep_property(
-                    policy, on_example=hook, variant=variant
+    def _replayed(
+        self,
+        outcomes: list[Outcome],
+        report: dict[str, Any],
+        machine_failure: Callable[..., None],
+        args: argparse.Namespace,
+    ) -> tuple[str, str]:
+        passed = 0
+        for job, outcome in zip(self.jobs, outcomes, strict=True):
+            if outcome.failure is not None:
+                policy = _policy(pathlib.Path(job.name))
+                machine_failure("replay", policy, outcome.failure.error())
+            elif outcome.mismatch is not None:  # the model moved on: the file no longer fits
+                report["failures"].append(
+                    {"stage": "replay", "check": "replay", "detail": outcome.mismatch}
                 )
-                return test
+                if not args.json:
+                    print(f"\nFAILED replay: {outcome.mismatch}", file=sys.stderr)
+            else:
+                passed += 1
+        files = len(self.jobs)
+        self.entry = {"files": files, "passed": passed, "corpus": str(_corpus(args))}
+        return f"replay corpus: {passed}/{files} passed", "ok" if passed == files else "FAIL"
 
-            machines.append((name, policy, lockstep))
-    machines += [
-        ("real-servers", "revalidate", lambda hook: _counting(real_servers_property(), hook)),
-    ]
-    for name, policy, build in machines:
-        count = [0]
+    def record(self, report: dict[str, Any]) -> None:
+        if self.kind in ("explore", "replays"):
+            report[self.kind] = self.entry
+        else:
+            report.setdefault("odometer" if self.kind == "odometer" else "properties", [])
+            report["odometer" if self.kind == "odometer" else "properties"].append(self.entry)
 
-        def hook(count: list[int] = count) -> None:
-            count[0] += 1
-            progress.advance(1)
 
-        started = progress.start(f"{name} machine ({policy})", unit="examples")
-        begun = time.perf_counter()
-        try:
-            build(hook)()
-            verdict = "ok"
-        except MachineFailure as error:
-            machine_failure(name, policy, error)
-            verdict = "FAIL"
-        seconds = time.perf_counter() - begun
-        report["properties"].append(
-            {
-                "machine": name,
-                "policy": policy,
-                "examples": count[0],
-                "seconds": round(seconds, 2),
-                "passed": verdict == "ok",
-            }
-        )
-        progress.done(f"{name} ({policy}): {count[0]} examples", started, verdict)
+def _plan(args: argparse.Namespace, stages: set[str]) -> list[_Stage]:
+    """The stages asked for, in their order, each split into jobs."""
+    from mcpbind.properties.machines import odometer_shards  # noqa: PLC0415
+
+    plan: list[_Stage] = []
+    if "explore" in stages:
+        parts = suite_jobs()
+        jobs = [Job("explore", p.part, p.policy, explore_weight(p.part), part=p) for p in parts]
+        plan.append(_Stage("explore", "explore the model", jobs))
+    if "odometer" in stages:
+        for policy, depth in DEPTHS[args.profile].items():
+            shards = odometer_shards(policy, depth)  # type: ignore[arg-type]
+            weight = WEIGHTS.get(f"odometer {policy}", 8.0) / len(shards)
+            jobs = [Job("odometer", "odometer", policy, weight, depth, s) for s in shards]
+            label = f"odometer {policy}, every sequence of {depth} events"
+            plan.append(_Stage("odometer", label, jobs, policy, depth))
+    if "replays" in stages:
+        directory = _corpus(args)
+        files = sorted(directory.glob("*.json"))
+        jobs = [Job("replays", str(path), _policy(path), 0.1) for path in files]
+        plan.append(_Stage("replays", f"replay corpus in {directory}", jobs))
+    if "machines" in stages:
+        # The lockstep machine plain, with approval gating (§3.4), with a lazy server
+        # (§3.5), ... (§12.2) under both policies; then the real-server machine.
+        machines = [(name, policy) for name in LOCKSTEP_VARIANTS for policy in POLICIES]
+        machines.append(("real-servers", "revalidate"))
+        for name, policy in machines:
+            job = Job("machines", name, policy, WEIGHTS.get(name, 6.0))
+            plan.append(_Stage("machine", f"{name} machine ({policy})", [job], policy))
+    return plan
 
 
 def _corpus(args: argparse.Namespace) -> pathlib.Path:
@@ -261,17 +274,6 @@ def _corpus(args: argparse.Namespace) -> pathlib.Path:
 
 def _policy(path: pathlib.Path) -> str:
     return str(json.loads(path.read_text(encoding="utf-8")).get("policy", "revalidate"))
-
-
-def _counting(test: Callable[[], None], hook: Callable[[], None]) -> Callable[[], None]:
-    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
-
-    def counted(*args: Any, **kwargs: Any) -> None:
-        hook()
-        inner(*args, **kwargs)
-
-    test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
-    return test
 
 
 def main(args: argparse.Namespace) -> int:

@@ -225,6 +225,12 @@ def _check(commands: Any) -> None:
         "tests/replays in a checkout)",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes the stages share (default: cores; 1: one stage after the other)",
+    )
+    parser.add_argument(
         "--failures",
         default="mcpbind-failures",
         help="where failing traces are written as replay files (default ./mcpbind-failures)",

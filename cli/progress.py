@@ -43,6 +43,31 @@ class Progress:
             print(f"  … {label}", file=self.stream, flush=True)
         return time.perf_counter()
 
+    def begin(self, labels: list[str], total: float, unit: str = "") -> float:
+        """Stages that run side by side begin together; ``total``: the ``unit`` they will
+        count together. Each ends with :meth:`finish`; :meth:`close` ends the live line."""
+        if self.quiet:
+            return time.perf_counter()
+        if self.tty:
+            many = len(labels) != 1
+            self._start_live(f"{len(labels)} stage{'s' if many else ''} side by side", total, unit)
+        else:
+            for label in labels:
+                print(f"  … {label}", file=self.stream, flush=True)
+        return time.perf_counter()
+
+    def finish(self, label: str, seconds: float, verdict: str) -> None:
+        """A stage of those begun together ended after ``seconds`` of work; the others
+        go on (on a terminal, its line goes above the live one)."""
+        self.finished.append(label)
+        if self.quiet:
+            return
+        line = f"  {verdict:<4} {label} ({seconds:.1f} s)"
+        if self._live is not None:
+            self._live.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=self.stream, flush=True)
+
     def advance(self, amount: float = 1, detail: str = "") -> None:
         """The stage counted ``amount`` more (shown on a terminal only)."""
         if self._live is not None:

@@ -21,7 +21,7 @@ from .explore import Report, explore
 from .rules import STANDARD, Rules
 from .values import Policy
 
-__all__ = ["Run", "run_suite"]
+__all__ = ["Run", "SuiteJob", "run_job", "run_suite", "suite_jobs"]
 
 
 @attrs.frozen
@@ -34,6 +34,10 @@ class _Job:
     depth: int | None
     mutant: str | None
     effects: bool = False
+
+
+SuiteJob = _Job
+"""One part of the standard suite under one policy, to explore (:func:`suite_jobs`)."""
 
 
 @attrs.frozen
@@ -62,6 +66,31 @@ def _run_job(job: _Job) -> Run:
     return Run(job.part, job.policy, report)
 
 
+def suite_jobs(
+    *,
+    policies: tuple[Policy, ...] = ("frozen", "revalidate"),
+    servers: int = 2,
+    steps: int | None = None,
+    calls: int | None = None,
+    depth: int | None = None,
+    mutant: str | None = None,
+    effects: bool = False,
+) -> list[SuiteJob]:
+    """The suite's runs as jobs, one per policy and part, in :func:`run_suite`'s order;
+    :func:`run_job` runs one (in any process: a job is plain data). For a caller that
+    schedules the parts with other work (``mcpbind check``)."""
+    return [
+        _Job(part.name, policy, servers, steps, calls, depth, mutant, effects)
+        for policy in policies
+        for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
+    ]
+
+
+def run_job(job: SuiteJob) -> Run:
+    """Explore one part of the suite under one policy (a job of :func:`suite_jobs`)."""
+    return _run_job(job)
+
+
 def _run_indexed(indexed: tuple[int, _Job]) -> tuple[int, Run]:
     return indexed[0], _run_job(indexed[1])
 
@@ -84,11 +113,15 @@ def run_suite(
     stopping at its target's first violation; an unknown name raises ``KeyError`` before
     any process starts. ``on_run(run, total)`` hears each run as it ends (progress)."""
     _rules(mutant)
-    jobs = [
-        _Job(part.name, policy, servers, steps, calls, depth, mutant, effects)
-        for policy in policies
-        for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
-    ]
+    jobs = suite_jobs(
+        policies=policies,
+        servers=servers,
+        steps=steps,
+        calls=calls,
+        depth=depth,
+        mutant=mutant,
+        effects=effects,
+    )
     count = min(len(jobs), workers or os.cpu_count() or 1)
     heard = on_run or (lambda run, total: None)
     if count <= 1:

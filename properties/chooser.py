@@ -8,12 +8,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
-__all__ = ["Chooser", "DrawChooser", "Odometer", "ReplayChooser", "ReplayMismatch"]
+__all__ = ["Chooser", "DrawChooser", "Odometer", "Probe", "ReplayChooser", "ReplayMismatch"]
 
 T = TypeVar("T")
 
@@ -31,10 +32,18 @@ class DrawChooser:
         self._data = data
 
     def choose(self, options: Sequence[T], label: str) -> T:
-        return self._data.draw(st.sampled_from(options), label=label)  # type: ignore[no-any-return]
+        return self._data.draw(_sampled(tuple(options)), label=label)  # type: ignore[no-any-return]
 
     def steps(self, most: int) -> int:
         return self._data.draw(st.integers(0, most), label="steps")  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=4096)
+def _sampled(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
+    """One strategy per set of options: the machines offer the same ones again and again,
+    and a new strategy is built and validated at each draw otherwise (the draws do not
+    change: a strategy's draws depend on its options alone)."""
+    return st.sampled_from(options)
 
 
 class Odometer:
@@ -42,12 +51,15 @@ class Odometer:
 
     ``choose`` follows the current prefix and extends it with 0 beyond it; after a run,
     :meth:`advance` moves to the next sequence (rightmost digit first) and returns False
-    once every sequence has been run."""
+    once every sequence has been run. With ``prefix`` (a shard, :func:`odometer_shards`),
+    the first choices are fixed: it enumerates the sequences that begin with them, which
+    the odometer without a prefix meets one after the other, in the same order."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, prefix: Sequence[int] = ()) -> None:
         self.depth = depth
-        self._digits: list[int] = []
-        self._bounds: list[int] = []
+        self.prefix = tuple(prefix)
+        self._digits: list[int] = list(self.prefix)
+        self._bounds: list[int] = [digit + 1 for digit in self.prefix]
         self._position = 0
         self.runs = 0
 
@@ -66,15 +78,36 @@ class Odometer:
 
     def advance(self) -> bool:
         self.runs += 1
+        fixed = len(self.prefix)
         digits, bounds = self._digits[: self._position], self._bounds[: self._position]
-        while digits:
+        while len(digits) > fixed:
             digits[-1] += 1
             if digits[-1] < bounds[-1]:
                 break
             digits.pop()
             bounds.pop()
         self._digits, self._bounds, self._position = digits, bounds, 0
-        return bool(digits)
+        return len(digits) > fixed
+
+
+class Probe:
+    """Follows ``prefix``, then records how many options the next choice has (a short
+    run: how a shard of the odometer is split further); None if the run ends before."""
+
+    def __init__(self, prefix: Sequence[int]) -> None:
+        self.prefix = tuple(prefix)
+        self.options: int | None = None
+        self._position = 0
+
+    def choose(self, options: Sequence[T], label: str) -> T:
+        position = self._position
+        self._position += 1
+        if position == len(self.prefix):
+            self.options = len(options)
+        return options[self.prefix[position] if position < len(self.prefix) else 0]
+
+    def steps(self, most: int) -> int:
+        return min(len(self.prefix) + 1, most)  # a step makes one choice or more
 
 
 class ReplayMismatch(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import pathlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -28,7 +28,7 @@ from mcpbind.model.bounds import (
 )
 from mcpbind.model.values import Bound, Environment
 
-from .chooser import DrawChooser, Odometer, ReplayChooser
+from .chooser import DrawChooser, Odometer, Probe, ReplayChooser
 from .deferral import DEFER_THRESHOLD
 from .lockstep import IDLE_CAP, IDLE_TIMEOUT, run_machine
 from .variants import PLAIN, LockstepVariant
@@ -38,6 +38,7 @@ __all__ = [
     "kill_impl_mutant",
     "lockstep_bound",
     "lockstep_property",
+    "odometer_shards",
     "run_odometer",
     "run_replay",
 ]
@@ -164,11 +165,13 @@ def run_odometer(
     seams: Seams = PRODUCTION,
     backend: str = "trio",
     coverage: Counter[str] | None = None,
+    prefix: Sequence[int] = (),
 ) -> OdometerReport:
-    """Every choice sequence of ``depth`` events, each run in lockstep; ``coverage``
-    counts what the runs reached (``lockstep.REACHED``)."""
+    """Every choice sequence of ``depth`` events, each run in lockstep; with ``prefix``,
+    those that begin with these choices (one shard of :func:`odometer_shards`);
+    ``coverage`` counts what the runs reached (``lockstep.REACHED``)."""
     bound = lockstep_bound(policy)
-    odometer = Odometer(depth)
+    odometer = Odometer(depth, prefix)
     steps = 0
     while True:
         trace = run_machine(
@@ -177,6 +180,26 @@ def run_odometer(
         steps += len(trace)
         if not odometer.advance():
             return OdometerReport(odometer.runs, steps)
+
+
+def odometer_shards(policy: Policy, depth: int, choices: int = 2) -> list[tuple[int, ...]]:
+    """The odometer split by its first ``choices`` choices (2: the first event, its kind
+    and which one), in the order the odometer meets them: the shards' runs together are
+    exactly :func:`run_odometer`'s, and each shard runs on its own (in parallel, by
+    ``mcpbind check``). Learnt by short probing runs, one per shard but the last level's."""
+    bound = lockstep_bound(policy)
+    shards: list[tuple[int, ...]] = [()]
+    for _ in range(choices):
+        split: list[tuple[int, ...]] = []
+        for prefix in shards:
+            probe = Probe(prefix)
+            run_machine(bound, probe, steps=depth)
+            if probe.options is None:  # the run ends before this choice: a shard of its own
+                split.append(prefix)
+            else:
+                split += [(*prefix, digit) for digit in range(probe.options)]
+        shards = split
+    return shards
 
 
 def run_replay(

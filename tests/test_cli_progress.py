@@ -8,7 +8,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import pathlib
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -62,3 +64,19 @@ def test_explore_into_a_pipe_or_with_json_prints_no_progress():
     quiet = mcpbind(*SMALL, "--json")
     assert quiet.stderr == ""
     assert json.loads(quiet.stdout)["violations"] == []
+
+
+def test_check_on_a_terminal_counts_the_jobs_of_its_stages_then_leaves_a_line_each(tmp_path):
+    code, drawn = on_a_terminal(
+        "check", "--stages", "replays", "--workers", "2", "--failures", str(tmp_path)
+    )
+    assert code == 0
+    assert "Traceback" not in drawn
+    assert "1 stage side by side" in drawn  # the live line: the stages, their jobs
+    files = len(list((pathlib.Path(__file__).parent / "replays").glob("*.json")))
+    assert f"{files}/{files}" in drawn  # one job per replay file
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn)
+    lines = plain.replace("\r", "\n").strip().splitlines()
+    finished = [line for line in lines if line.startswith("  ok   replay corpus: ")]
+    assert len(finished) == 1
+    assert finished[0].rstrip().endswith(" s)")

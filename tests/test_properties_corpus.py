@@ -1,13 +1,12 @@
-"""The property machines (SPEC §13, issue 4), continued: the odometer, the machines on
-asyncio, the replay corpus and the runtime mutants. Apart from the random interleavings
-(``test_properties_lockstep.py``) so that pytest-xdist's ``--dist loadfile`` can run the
-two halves on different workers."""
+"""The property machines (SPEC §13, issue 4), continued: the machines on asyncio, the
+replay corpus and the runtime mutants. Apart from the random interleavings
+(``test_properties_lockstep.py``) and the odometer (``test_properties_odometer.py``) so
+that pytest-xdist's ``--dist loadfile`` can run the three on different workers."""
 
 from __future__ import annotations
 
 import json
 import pathlib
-from collections import Counter
 
 import pytest
 from cli_runner import mcpbind
@@ -15,14 +14,13 @@ from hypothesis import settings
 
 from mcpbind.model.values import EVENT_KINDS
 from mcpbind.properties import profiles
-from mcpbind.properties.chooser import Odometer, ReplayChooser, ReplayMismatch
+from mcpbind.properties.chooser import ReplayChooser, ReplayMismatch
 from mcpbind.properties.impl_mutants import IMPL_MUTANTS, ImplMutant
 from mcpbind.properties.lockstep import KIND_ORDER, MachineFailure, replay_file, run_machine
 from mcpbind.properties.machines import (
     kill_impl_mutant,
     lockstep_bound,
     lockstep_property,
-    run_odometer,
     run_replay,
 )
 from mcpbind.properties.realservers import real_servers_property
@@ -37,16 +35,6 @@ NOT_YET_DRIVEN: tuple[str, ...] = ()
 profiles.load()
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.mark.parametrize(("policy", "depth"), [("revalidate", 4), ("frozen", 3)])
-def test_runtime_refines_the_model_on_every_sequence_up_to_a_depth(policy, depth):
-    """Among them, a cancel of a call that ended and listings answered at close."""
-    reached: Counter[str] = Counter()
-    report = run_odometer(policy, depth, coverage=reached)
-    assert report.runs > 1000
-    assert reached["cancel after end"] > 0
-    assert reached["close during list"] > 0
 
 
 @pytest.mark.parametrize(
@@ -126,14 +114,27 @@ def test_replay_refuses_an_event_the_model_does_not_allow():
         run_machine(lockstep_bound("revalidate"), ReplayChooser(["reconnect(server='git.hub')"]))
 
 
-def test_odometer_enumerates_every_sequence_once():
-    seen = []
-    odometer = Odometer(depth=2)
-    while True:
-        seen.append((odometer.choose("ab", "x"), odometer.choose("xyz", "y")))
-        if not odometer.advance():
-            break
-    assert seen == [(a, b) for a in "ab" for b in "xyz"]
+def test_check_reports_the_same_with_one_worker_or_two(tmp_path):
+    """The stages' jobs in one process or two (SPEC §12.8): the same report, in order."""
+    reports = []
+    for workers in ("1", "2"):
+        args = ("check", "--stages", "replays", "--workers", workers, "--json")
+        done = mcpbind(*args, "--profile", "ci", "--failures", str(tmp_path))
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        del report["seconds"]
+        reports.append(report)
+    assert reports[0] == reports[1]
+    assert reports[0]["replays"]["passed"] == len(REPLAYS)
+
+
+def test_check_prints_each_stage_when_it_starts_and_when_its_last_job_ends(tmp_path):
+    done = mcpbind("check", "--stages", "replays", "--workers", "2", "--failures", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("  … replay corpus in ")
+    assert lines[1].startswith(f"  ok   replay corpus: {len(REPLAYS)}/{len(REPLAYS)} passed (")
+    assert f"replays:    {len(REPLAYS)}/{len(REPLAYS)} file(s)" in done.stdout
 
 
 def test_cli_check_replay_runs_one_file_against_model_and_runtime():

@@ -1,6 +1,6 @@
 """The property machines (SPEC §13, issue 4): the runtime held to the model on random
-interleavings. The odometer, asyncio, the replay corpus and the runtime mutants are in
-``test_properties_corpus.py``."""
+interleavings. Asyncio, the replay corpus and the runtime mutants are in
+``test_properties_corpus.py``, the odometer in ``test_properties_odometer.py``."""
 
 from __future__ import annotations
 
