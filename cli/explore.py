@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from mcpbind.model.bounds import describe, standard_suite
+from mcpbind.model.bounds import describe, suite
 from mcpbind.model.explore import LIVENESS
 from mcpbind.model.invariants import INVARIANTS
 from mcpbind.model.suite import Run, run_suite
@@ -22,7 +22,7 @@ __all__ = ["main"]
 def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     """The JSON object of ``mcpbind explore --json`` (docs/model.md, SPEC §10.3)."""
     policies = sorted({r.policy for r in runs})
-    parts = standard_suite(policies[0], servers=args.servers, steps=args.steps, calls=args.calls)
+    parts = suite(args.bound, policies[0], servers=args.servers, steps=args.steps, calls=args.calls)
     violations = [
         {**v.to_json(), "policy": r.policy, "part": r.part}
         for r in runs
@@ -30,6 +30,7 @@ def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[s
     ]
     return {
         "bound": {
+            "suite": args.bound,
             "servers": args.servers,
             "policies": policies,
             "depth": args.depth,
@@ -128,6 +129,7 @@ def main(args: argparse.Namespace) -> int:
             mutant=args.mutant,
             workers=args.workers,
             on_run=heard,
+            bound=args.bound,
         )
     except KeyError as error:
         progress.close()

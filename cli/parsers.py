@@ -174,6 +174,13 @@ def _explore(commands: Any, full: bool) -> None:
         "--policy", choices=("frozen", "revalidate", "both"), default="both", help="binding policy"
     )
     parser.add_argument("--depth", type=int, default=None, help="stop at this many events")
+    parser.add_argument(
+        "--bound",
+        choices=("standard", "nightly"),
+        default="standard",
+        help="the suite of parts: standard, or nightly (one more call in every part but "
+        "catalogs; minutes)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--mutant", default=None, help="explore a deliberately broken model")
     parser.add_argument(

@@ -21,12 +21,16 @@ from .values import EVENT_KINDS, Bound, Environment, ServerSpec, ToolDef
 
 __all__ = [
     "LAZY_SERVERS",
+    "NIGHTLY_DEEPER",
     "SERVER_A",
     "SERVER_B",
+    "SUITES",
     "Part",
+    "Suite",
     "installable",
     "standard_bound",
     "standard_suite",
+    "suite",
 ]
 
 SERVER_A = "git.hub"
@@ -267,6 +271,52 @@ def standard_suite(
         Part("progress", progress_part),
         Part("tasks", tasks_part),
     )
+
+
+Suite = Literal["standard", "nightly"]
+SUITES: tuple[Suite, ...] = ("standard", "nightly")
+
+#: The nightly bound (SPEC §10.6): ``(steps, calls)`` each part gets on top of the
+#: standard suite's. One more call is where the rules' interactions grow (a third call
+#: meets two others in flight, queued or retrying); the catalogs part's refreshes are
+#: whole already, and with a second call it did not finish in 5 minutes.
+NIGHTLY_DEEPER: Mapping[str, tuple[int, int]] = {
+    "catalogs": (0, 0),
+    "calls": (0, 1),
+    "approval": (0, 1),
+    "sessions": (0, 1),
+    "reconfigure": (0, 1),
+    "lazy": (0, 1),
+    "retry": (0, 1),
+    "progress": (0, 1),
+    "tasks": (0, 1),
+}
+
+
+def suite(
+    name: Suite,
+    policy: Literal["frozen", "revalidate"] = "revalidate",
+    *,
+    servers: int = 2,
+    steps: int | None = None,
+    calls: int | None = None,
+) -> tuple[Part, ...]:
+    """The parts of the suite called ``name``: :func:`standard_suite`, or the nightly bound,
+    each part deeper by :data:`NIGHTLY_DEEPER` (``steps``/``calls`` set the standard
+    suite's, which the nightly bound adds to)."""
+    parts = standard_suite(policy, servers=servers, steps=steps, calls=calls)
+    if name == "standard":
+        return parts
+    deeper = []
+    for part in parts:
+        more_steps, more_calls = NIGHTLY_DEEPER[part.name]
+        bound = attrs.evolve(
+            part.bound,
+            max_steps=part.bound.max_steps + more_steps,
+            max_calls=part.bound.max_calls + more_calls,
+        )
+        deeper.append(Part(part.name, bound))
+    return tuple(deeper)
 
 
 def _set_for(

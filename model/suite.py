@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
-from .bounds import standard_suite
+from .bounds import Suite, suite
 from .explore import Report, explore
 from .rules import STANDARD, Rules
 from .values import Policy
@@ -34,6 +34,7 @@ class _Job:
     depth: int | None
     mutant: str | None
     effects: bool = False
+    suite: Suite = "standard"
 
 
 SuiteJob = _Job
@@ -58,7 +59,7 @@ def _rules(mutant_name: str | None) -> Rules:
 
 
 def _run_job(job: _Job) -> Run:
-    parts = standard_suite(job.policy, servers=job.servers, steps=job.steps, calls=job.calls)
+    parts = suite(job.suite, job.policy, servers=job.servers, steps=job.steps, calls=job.calls)
     part = next(p for p in parts if p.name == job.part)
     rules = _rules(job.mutant)
     stop_on = getattr(rules, "target", None) or None
@@ -75,14 +76,16 @@ def suite_jobs(
     depth: int | None = None,
     mutant: str | None = None,
     effects: bool = False,
+    bound: Suite = "standard",
 ) -> list[SuiteJob]:
     """The suite's runs as jobs, one per policy and part, in :func:`run_suite`'s order;
     :func:`run_job` runs one (in any process: a job is plain data). For a caller that
-    schedules the parts with other work (``mcpbind check``)."""
+    schedules the parts with other work (``mcpbind check``). ``bound="nightly"``: the
+    nightly bound's parts (SPEC §10.6)."""
     return [
-        _Job(part.name, policy, servers, steps, calls, depth, mutant, effects)
+        _Job(part.name, policy, servers, steps, calls, depth, mutant, effects, bound)
         for policy in policies
-        for part in standard_suite(policy, servers=servers, steps=steps, calls=calls)
+        for part in suite(bound, policy, servers=servers, steps=steps, calls=calls)
     ]
 
 
@@ -106,12 +109,14 @@ def run_suite(
     workers: int | None = None,
     effects: bool = False,
     on_run: Callable[[Run, int], None] | None = None,
+    bound: Suite = "standard",
 ) -> list[Run]:
     """Explore every part of the standard suite under every policy, in parallel: one
     :class:`Run` per policy and part, policies outermost, parts in the suite's order.
     ``mutant`` names a model mutant (:mod:`.mutants`) to explore instead of the rules,
     stopping at its target's first violation; an unknown name raises ``KeyError`` before
-    any process starts. ``on_run(run, total)`` hears each run as it ends (progress)."""
+    any process starts. ``on_run(run, total)`` hears each run as it ends (progress).
+    ``bound="nightly"`` explores the nightly bound's parts instead (SPEC §10.6)."""
     _rules(mutant)
     jobs = suite_jobs(
         policies=policies,
@@ -121,6 +126,7 @@ def run_suite(
         depth=depth,
         mutant=mutant,
         effects=effects,
+        bound=bound,
     )
     count = min(len(jobs), workers or os.cpu_count() or 1)
     heard = on_run or (lambda run, total: None)
@@ -134,7 +140,7 @@ def run_suite(
     # so Ctrl-C stops at once; the workers ignore SIGINT (one line from the parent).
     # Largest first, one job at a time (the parts come largest first in the suite): with
     # the default chunks of two, both big parts of one policy could share a worker.
-    names = [part.name for part in standard_suite(policies[0], servers=servers)]
+    names = [part.name for part in suite(bound, policies[0], servers=servers)]
     order = sorted(range(len(jobs)), key=lambda i: (names.index(jobs[i].part), i))
     with worker_pool(count, _ignore_sigint) as pool:
         runs: list[Run | None] = [None] * len(jobs)
