@@ -1,9 +1,10 @@
-"""Traces of three host layers through the same four scenarios (issue 18, SPEC §14.4):
-mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup`` and
-openai-agents' MCP tools (written by the harness from outside). The files in
+"""Traces of four host layers through the same four scenarios (issue 18, SPEC §14.4):
+mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup``, openai-agents'
+MCP tools and fastmcp's ``ClientGroup`` (written by the harness from outside). The files in
 ``benchmarks/peers/traces/`` are flagged as the table in docs/traces.md says, and recording the
-first two anew gives the same verdicts (openai-agents needs its own venv, installed from
-the package index: ``python -m benchmarks.peers.traces --with-peers`` records it anew)."""
+first two anew gives the same verdicts (openai-agents and fastmcp need their own venvs,
+installed from the package index: ``python -m benchmarks.peers.traces --with-peers``
+records them anew)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ TRACES_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "traces.
 #: What each subject's trace of each scenario violates (docs/traces.md "Traces of other host
 #: layers"): mcpbind conforms throughout; both others accept a reused call_id (two
 #: results, INV-4); the group never refreshes after list_changed (LIVE-2), the agent layer
-#: lists again for its next step.
+#: and fastmcp's ClientGroup list again for their next step.
 EXPECTED = {
     "mcpbind": {scenario: [] for scenario in SCENARIOS},
     "client-session-group": {
@@ -31,6 +32,12 @@ EXPECTED = {
         "refresh_during_a_step": ["LIVE-2"],
     },
     "openai-agents": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "fastmcp-client-group": {
         "cancel_in_flight": [],
         "reused_call_id": ["INV-4"],
         "server_dies_mid_call": [],
@@ -64,9 +71,10 @@ def test_mcpbinds_traces_refine_the_model_and_the_peers_cannot_be_refined(scenar
     neither mcpbind's names nor its texts), so only the monitors judge them."""
     ours = parse_trace((OUT / f"mcpbind-{scenario}.ndjson").read_text().splitlines())
     assert refine(ours).violation is None
-    theirs = (OUT / f"client-session-group-{scenario}.ndjson").read_text().splitlines()
-    with pytest.raises(NotRefinable):
-        refine(parse_trace(theirs))
+    for peer in sorted(set(EXPECTED) - {"mcpbind"}):
+        theirs = (OUT / f"{peer}-{scenario}.ndjson").read_text().splitlines()
+        with pytest.raises(NotRefinable):
+            refine(parse_trace(theirs))
 
 
 @pytest.mark.slow

@@ -18,8 +18,9 @@ writer), ``client-session-group`` (``mcp.client.session_group.ClientSessionGroup
 the SDK, which writes no trace: this harness writes it from outside, ``_outside.py``:
 its own inputs, what the group returns, the group's ``tools`` after each step, and what
 reached the server, from the server's own log; the group has no call_id, the harness
-names its calls) and, with ``--with-peers``, ``openai-agents`` in its own venv
-(``openai_agents_traces.py``, traced from outside the same way).
+names its calls) and, with ``--with-peers``, each in its own venv and traced from outside
+the same way, ``openai-agents`` (``openai_agents_traces.py``) and ``fastmcp-client-group``
+(fastmcp's ``ClientGroup``, ``fastmcp_traces.py``).
 """
 
 from __future__ import annotations
@@ -207,18 +208,26 @@ async def record(out: pathlib.Path, work: pathlib.Path) -> dict[str, dict[str, l
     return table
 
 
-def record_openai_agents(out: pathlib.Path, work: pathlib.Path) -> dict[str, list[str]]:
-    """openai-agents in its own venv (``__main__``'s, installed on first use): its runner
+PEER_RUNNERS = {
+    "openai-agents": ("openai-agents", "openai_agents_traces.py"),
+    "fastmcp-client-group": ("fastmcp", "fastmcp_traces.py"),
+}
+"""Each peer subject: the peer of ``__main__`` whose venv it runs in, and its runner."""
+
+
+def record_peer(subject: str, out: pathlib.Path, work: pathlib.Path) -> dict[str, list[str]]:
+    """A peer subject in its own venv (``__main__``'s, installed on first use): its runner
     writes its four traces into ``out``; their verdicts."""
     from .__main__ import DEFAULT_VENV_DIR, PEERS, ensure_venv, venv_python  # noqa: PLC0415
 
-    peer = next(p for p in PEERS if p.name == "openai-agents")
+    name, script = PEER_RUNNERS[subject]
+    peer = next(p for p in PEERS if p.name == name)
     venv = ensure_venv(peer, DEFAULT_VENV_DIR, lambda line: print(line, file=sys.stderr))
-    runner = pathlib.Path(__file__).with_name("openai_agents_traces.py")
+    runner = pathlib.Path(__file__).with_name(script)
     command = [str(venv_python(venv)), str(runner), sys.executable, str(SERVER), str(out)]
     subprocess.run([*command, str(work)], check=True, capture_output=True, timeout=600)
     return {
-        scenario: verdict((out / f"openai-agents-{scenario}.ndjson").read_text(encoding="utf-8"))
+        scenario: verdict((out / f"{subject}-{scenario}.ndjson").read_text(encoding="utf-8"))
         for scenario in SCENARIOS
     }
 
@@ -229,8 +238,8 @@ def main() -> None:
     parser.add_argument(
         "--with-peers",
         action="store_true",
-        help="also openai-agents, in its own venv (installed from the package index on "
-        "first use, as python -m benchmarks.peers does)",
+        help="also openai-agents and fastmcp's ClientGroup, each in its own venv (installed "
+        "from the package index on first use, as python -m benchmarks.peers does)",
     )
     args = parser.parse_args()
     import tempfile  # noqa: PLC0415
@@ -238,7 +247,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         table = anyio.run(record, args.out, pathlib.Path(work), backend="trio")
         if args.with_peers:
-            table["openai-agents"] = record_openai_agents(args.out, pathlib.Path(work))
+            for subject in PEER_RUNNERS:
+                table[subject] = record_peer(subject, args.out, pathlib.Path(work))
     print(json.dumps(table, indent=2))
 
 
