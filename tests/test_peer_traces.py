@@ -8,10 +8,12 @@ records them anew)."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import anyio
 import pytest
+from cli_runner import mcpbind
 
 from benchmarks.peers.traces import OUT, SCENARIOS, SUBJECTS, record, verdict
 from mcpbind.model.refine import NotRefinable, refine
@@ -62,6 +64,18 @@ def test_the_docs_table_says_what_the_traces_show():
     for subject, row in EXPECTED.items():
         line = f"| `{subject}` | " + " | ".join(cell(row[s]) for s in SCENARIOS) + " |"
         assert line in page, line
+
+
+def test_mcpbind_trace_check_flags_the_newest_peers_traces_as_the_table_says():
+    """The command a user runs on a committed trace gives the table's verdict (exit 0 when
+    it conforms, 1 with the invariants broken), here for fastmcp's ClientGroup."""
+    for scenario in SCENARIOS:
+        path = OUT / f"fastmcp-client-group-{scenario}.ndjson"
+        done = mcpbind("trace", "check", "--json", str(path))
+        expected = EXPECTED["fastmcp-client-group"][scenario]
+        assert done.returncode == (1 if expected else 0), done.stderr
+        seen = [v["invariant"] for v in json.loads(done.stdout)["violations"]]
+        assert seen == expected
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
