@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import signal
 import sys
 import time
+from typing import Any
 
 import anyio
 
 from .. import __version__
-from .main import INTERRUPTED, USAGE
-from .tap import port_of, unwrap
+from .main import USAGE
+from .tap import port_of, serve_until_stopped, unwrap
 
 __all__ = ["model_stub_main"]
 
@@ -66,18 +66,8 @@ async def _serve(port: int, log: object, started: float) -> int:
     from mcpbind.tap.model_http import HostLog, serve_model  # noqa: PLC0415
 
     assert isinstance(log, HostLog)
-    stopped_by: list[int] = []
-    async with anyio.create_task_group() as group:
-        bound = await group.start(serve_model, port, log)
-        print(f"http://127.0.0.1:{bound}/v1", flush=True)
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async for signum in signals:
-                stopped_by.append(signum)
-                break
-        group.cancel_scope.cancel()
-    log.end()
-    if stopped_by == [signal.SIGINT]:
-        seconds = time.perf_counter() - started
-        print(f"mcpbind model-stub: interrupted after {seconds:.1f} s", file=sys.stderr)
-        return INTERRUPTED
-    return 0
+
+    async def serve(task_status: Any) -> None:
+        await serve_model(port, log, task_status=task_status)
+
+    return await serve_until_stopped("mcpbind model-stub", serve, "/v1", log.end, started)

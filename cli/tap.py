@@ -17,7 +17,8 @@ import pathlib
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -27,7 +28,7 @@ from .main import INTERRUPTED, USAGE
 if TYPE_CHECKING:
     from mcpbind.tap.stdio import WireLog
 
-__all__ = ["port_of", "tap_main", "unwrap"]
+__all__ = ["port_of", "serve_until_stopped", "tap_main", "unwrap"]
 
 
 def _usage(problem: str) -> int:
@@ -107,18 +108,34 @@ async def _relay(command: list[str], log: WireLog) -> int:
 async def _proxy(port: int, upstream: str, log: WireLog, started: float) -> int:
     from mcpbind.tap.http import serve_http  # noqa: PLC0415
 
+    async def serve(task_status: Any) -> None:
+        await serve_http(port, upstream, log, task_status=task_status)
+
+    return await serve_until_stopped("mcpbind tap", serve, "", log.end, started)
+
+
+async def serve_until_stopped(
+    command: str,
+    serve: Callable[..., Coroutine[Any, Any, None]],
+    path: str,
+    end: Callable[[], None],
+    started: float,
+) -> int:
+    """Run a loopback server (``serve`` reports its port through ``task_status``), print
+    its URL (``http://127.0.0.1:PORT`` + ``path``) once it listens, and stop at SIGTERM
+    (0) or SIGINT (130, one line on stderr); ``end`` closes the trace either way."""
     stopped_by: list[int] = []
     async with anyio.create_task_group() as group:
-        bound = await group.start(serve_http, port, upstream, log)
-        print(f"http://127.0.0.1:{bound}", flush=True)
+        bound = await group.start(serve)
+        print(f"http://127.0.0.1:{bound}{path}", flush=True)
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for signum in signals:
                 stopped_by.append(signum)
                 break
         group.cancel_scope.cancel()
-    log.end()
+    end()
     if stopped_by == [signal.SIGINT]:
         seconds = time.perf_counter() - started
-        print(f"mcpbind tap: interrupted after {seconds:.1f} s", file=sys.stderr)
+        print(f"{command}: interrupted after {seconds:.1f} s", file=sys.stderr)
         return INTERRUPTED
     return 0

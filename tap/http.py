@@ -22,6 +22,7 @@ import attrs
 import h11
 import httpx2
 
+from .h11io import read_request
 from .stdio import TapFailed, WireLog, WireReader
 
 __all__ = ["serve_http"]
@@ -103,7 +104,7 @@ async def _connection(stream: anyio.abc.SocketStream, proxy: _Proxy) -> None:
     async with stream:
         while True:
             try:
-                request, body = await _request(stream, connection)
+                request, body = await read_request(stream, connection)
             except h11.RemoteProtocolError:
                 return  # not HTTP/1.1: nothing to forward
             if request is None:
@@ -113,29 +114,6 @@ async def _connection(stream: anyio.abc.SocketStream, proxy: _Proxy) -> None:
             if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
                 return
             connection.start_next_cycle()
-
-
-async def _request(
-    stream: anyio.abc.SocketStream, connection: h11.Connection
-) -> tuple[h11.Request | None, bytes]:
-    request: h11.Request | None = None
-    body = bytearray()
-    while True:
-        event = connection.next_event()
-        if event is h11.NEED_DATA:
-            try:
-                data = await stream.receive(65536)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                data = b""
-            connection.receive_data(data)
-        elif isinstance(event, h11.Request):
-            request = event
-        elif isinstance(event, h11.Data):
-            body += event.data
-        elif isinstance(event, h11.EndOfMessage):
-            return request, bytes(body)
-        else:  # ConnectionClosed, PAUSED
-            return None, b""
 
 
 async def _exchange(

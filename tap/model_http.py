@@ -23,6 +23,7 @@ import anyio.abc
 import attrs
 import h11
 
+from .h11io import read_request
 from .scenario import Answer, ModelStub, read_chat, read_responses
 from .stdio import TapFailed
 
@@ -97,7 +98,7 @@ class _Server:
         async with stream:
             while True:
                 try:
-                    request, body = await _request(stream, connection)
+                    request, body = await read_request(stream, connection)
                 except h11.RemoteProtocolError:
                     return
                 if request is None:
@@ -152,29 +153,6 @@ class _Server:
             await _responses(send, number, answer, streamed=streamed)
         else:
             await _chat(send, number, answer, streamed=streamed)
-
-
-async def _request(
-    stream: anyio.abc.SocketStream, connection: h11.Connection
-) -> tuple[h11.Request | None, bytes]:
-    request: h11.Request | None = None
-    body = bytearray()
-    while True:
-        event = connection.next_event()
-        if event is h11.NEED_DATA:
-            try:
-                data = await stream.receive(65536)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                data = b""
-            connection.receive_data(data)
-        elif isinstance(event, h11.Request):
-            request = event
-        elif isinstance(event, h11.Data):
-            body += event.data
-        elif isinstance(event, h11.EndOfMessage):
-            return request, bytes(body)
-        else:  # ConnectionClosed, PAUSED
-            return None, b""
 
 
 Send = Callable[..., Any]
