@@ -5,6 +5,8 @@ tests' logging server's log). Plain Python and anyio: it also runs in a peer's o
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import pathlib
 from typing import Any
@@ -46,6 +48,17 @@ class Outside:
                 "host": {"name": host, "version": version},
             }
         ]
+
+    async def settle(self, call_id: str, status: str) -> None:
+        """A call ended at the layer with ``status`` (an asyncio harness, even while it is
+        cancelled): what the server logged for it, its cancellation too if the layer sent
+        one, then its result."""
+        await asyncio.shield(asyncio.sleep(0.05))
+        if status == "cancelled":
+            with contextlib.suppress(TimeoutError):
+                await asyncio.shield(wait_for(self.log, "notifications/cancelled", 2.0))
+        self.wire()
+        self.add("result", call_id=call_id, status=status)
 
     def add(self, kind: str, **fields: Any) -> None:
         self.records.append({"kind": kind, **fields})

@@ -72,12 +72,7 @@ class Subject:
         except Exception:  # the framework's own failure, as a status
             status = "failed"
         finally:
-            await asyncio.shield(asyncio.sleep(0.05))  # what the server logged for it
-            if status == "cancelled":  # its cancellation, if the layer sent one
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.shield(wait_for(trace.log, "notifications/cancelled", 2.0))
-            trace.wire()
-            trace.add("result", call_id=call_id, status=status)
+            await trace.settle(call_id, status)
 
 
 async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -> str:
