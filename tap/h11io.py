@@ -1,13 +1,38 @@
-"""Reading one HTTP/1.1 request off a loopback socket with h11: the part the tap's reverse
-proxy (:mod:`.http`) and the model stub's server (:mod:`.model_http`) share."""
+"""Serving HTTP/1.1 on a loopback socket with h11: the keep-alive loop and the reading of
+one request, the part the tap's reverse proxy (:mod:`.http`) and the model stub's server
+(:mod:`.model_http`) share."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.abc
 import h11
 
-__all__ = ["read_request"]
+__all__ = ["Answer", "read_request", "serve_connection"]
+
+Answer = Callable[[h11.Connection, h11.Request, bytes], Awaitable[bool]]
+"""Answers one request on the connection; false when the connection cannot go on."""
+
+
+async def serve_connection(stream: anyio.abc.SocketStream, answer: Answer) -> None:
+    """One connection, request after request (keep-alive), until the peer closes, sends
+    what is not HTTP/1.1, or ``answer`` says the connection cannot go on; closes it."""
+    connection = h11.Connection(h11.SERVER)
+    async with stream:
+        while True:
+            try:
+                request, body = await read_request(stream, connection)
+            except h11.RemoteProtocolError:
+                return  # not HTTP/1.1: nothing to answer
+            if request is None:
+                return
+            if not await answer(connection, request, body):
+                return
+            if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
+                return
+            connection.start_next_cycle()
 
 
 async def read_request(

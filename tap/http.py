@@ -22,7 +22,7 @@ import attrs
 import h11
 import httpx2
 
-from .h11io import read_request
+from .h11io import serve_connection
 from .stdio import TapFailed, WireLog, WireReader
 
 __all__ = ["serve_http"]
@@ -96,24 +96,11 @@ class _Proxy:
     log: WireLog
 
     async def connection(self, stream: anyio.abc.SocketStream) -> None:
-        await _connection(stream, self)
+        async def answer(connection: h11.Connection, request: h11.Request, body: bytes) -> bool:
+            # false: the host went away mid-answer
+            return await _exchange(stream, connection, request, body, self)
 
-
-async def _connection(stream: anyio.abc.SocketStream, proxy: _Proxy) -> None:
-    connection = h11.Connection(h11.SERVER)
-    async with stream:
-        while True:
-            try:
-                request, body = await read_request(stream, connection)
-            except h11.RemoteProtocolError:
-                return  # not HTTP/1.1: nothing to forward
-            if request is None:
-                return
-            if not await _exchange(stream, connection, request, body, proxy):
-                return  # the host went away mid-answer
-            if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
-                return
-            connection.start_next_cycle()
+        await serve_connection(stream, answer)
 
 
 async def _exchange(

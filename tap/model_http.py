@@ -23,7 +23,7 @@ import anyio.abc
 import attrs
 import h11
 
-from .h11io import read_request
+from .h11io import serve_connection
 from .scenario import Answer, ModelStub, read_chat, read_responses
 from .stdio import TapFailed
 
@@ -94,22 +94,14 @@ class _Server:
     responses: int = 0
 
     async def connection(self, stream: anyio.abc.SocketStream) -> None:
-        connection = h11.Connection(h11.SERVER)
-        async with stream:
-            while True:
-                try:
-                    request, body = await read_request(stream, connection)
-                except h11.RemoteProtocolError:
-                    return
-                if request is None:
-                    return
-                try:
-                    await self._answer(stream, connection, request, body)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
-                if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
-                    return
-                connection.start_next_cycle()
+        async def answer(connection: h11.Connection, request: h11.Request, body: bytes) -> bool:
+            try:
+                await self._answer(stream, connection, request, body)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return False
+            return True
+
+        await serve_connection(stream, answer)
 
     async def _answer(
         self,
