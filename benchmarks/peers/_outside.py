@@ -9,13 +9,18 @@ import asyncio
 import contextlib
 import json
 import pathlib
-from typing import Any
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import anyio
 
 FORMAT = "mcpbind-trace/1"
 NAME = "tasks"
 """The server's name in every scenario."""
+SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refresh_during_a_step")
+SLOW = {"steps": 50, "seconds": 5.0}
+QUICK = {"steps": 1, "seconds": 0.01}
 
 
 async def wait_for(log: pathlib.Path, prefix: str, timeout: float = 10.0) -> None:
@@ -90,3 +95,60 @@ class Outside:
     def end(self) -> str:
         self.add("end")
         return "".join(json.dumps(r) + "\n" for r in self.records)
+
+
+class Subject(Protocol):
+    """A peer host layer as an asyncio harness drives it: a step, a call."""
+
+    async def sample(self) -> None: ...
+
+    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None: ...
+
+
+async def play(
+    scenario: str,
+    subject: Subject,
+    trace: Outside,
+    tool: Callable[[str], str] = str,
+) -> bool:
+    """One scenario of :data:`SCENARIOS` after the subject's first step (an asyncio harness;
+    ``tool`` spells a server tool's name as the subject names it). True when the trace is
+    whole while the subject is still open (``refresh_during_a_step``: observed while open,
+    as for the other subjects), else the caller reads the wire once more and closes."""
+    if scenario == "cancel_in_flight":
+        task = asyncio.create_task(subject.call("c1", tool("long_operation"), SLOW))
+        await wait_for(trace.log, "tools/call long_operation")
+        trace.wire()
+        trace.add("cancel", call_id="c1")
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    elif scenario == "reused_call_id":
+        await subject.call("c1", tool("long_operation"), QUICK)
+        await subject.call("c1", tool("long_operation"), QUICK)
+    elif scenario == "server_dies_mid_call":
+        await subject.call("c1", tool("die"), {"after": 0.2})
+        await subject.call("c2", tool("long_operation"), QUICK)
+    else:
+        await subject.call("c1", tool("retire"), {"name": "doomed"})
+        await asyncio.sleep(2.0)  # the subject sees the change only at its next step
+        await subject.call("c2", tool("doomed"), {})
+        await subject.sample()  # the next step
+        return True
+    return False
+
+
+async def write_all(
+    run: Callable[[str, str, str, pathlib.Path], Awaitable[str]], subject: str
+) -> None:
+    """A harness's entry point: ``SERVER_PYTHON SERVER OUT WORK`` from the command line,
+    each scenario's trace written as ``OUT/<subject>-<scenario>.ndjson`` (its server's log
+    in WORK), the names printed as a JSON list."""
+    python, server_path, out, work = sys.argv[1:5]
+    written = []
+    for scenario in SCENARIOS:
+        text = await run(scenario, python, server_path, pathlib.Path(work) / f"{scenario}.log")
+        path = pathlib.Path(out) / f"{subject}-{scenario}.ndjson"
+        path.write_text(text, encoding="utf-8")
+        written.append(str(path))
+    print(json.dumps(written))

@@ -18,21 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import pathlib
-import sys
 from importlib import metadata
 from typing import Any
 
-from _outside import NAME, Outside, wait_for
+from _outside import NAME, Outside, play, write_all
 from fastmcp import Client
 from fastmcp.client.group import ClientGroup
 from fastmcp.client.transports import StdioTransport
 
 SUBJECT = "fastmcp-client-group"
-SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refresh_during_a_step")
-SLOW = {"steps": 50, "seconds": 5.0}
-QUICK = {"steps": 1, "seconds": 0.01}
 
 
 class Subject:
@@ -76,27 +71,8 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
     subject = Subject(group, trace)
     try:
         await subject.sample()
-        tool = f"{NAME}_{{}}".format
-        if scenario == "cancel_in_flight":
-            task = asyncio.create_task(subject.call("c1", tool("long_operation"), SLOW))
-            await wait_for(log, "tools/call long_operation")
-            trace.wire()
-            trace.add("cancel", call_id="c1")
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        elif scenario == "reused_call_id":
-            await subject.call("c1", tool("long_operation"), QUICK)
-            await subject.call("c1", tool("long_operation"), QUICK)
-        elif scenario == "server_dies_mid_call":
-            await subject.call("c1", tool("die"), {"after": 0.2})
-            await subject.call("c2", tool("long_operation"), QUICK)
-        else:
-            await subject.call("c1", tool("retire"), {"name": "doomed"})
-            await asyncio.sleep(2.0)  # its routes change only when it lists again
-            await subject.call("c2", tool("doomed"), {})
-            await subject.sample()  # the next step
-            return trace.end()  # observed while open, as for the other subjects
+        if await play(scenario, subject, trace, f"{NAME}_{{}}".format):
+            return trace.end()
         trace.wire()
     finally:
         with contextlib.suppress(Exception):  # a dead server's client may not close
@@ -106,14 +82,7 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
 
 
 async def main() -> None:
-    python, server_path, out, work = sys.argv[1:5]
-    written = []
-    for scenario in SCENARIOS:
-        text = await run(scenario, python, server_path, pathlib.Path(work) / f"{scenario}.log")
-        path = pathlib.Path(out) / f"{SUBJECT}-{scenario}.ndjson"
-        path.write_text(text, encoding="utf-8")
-        written.append(str(path))
-    print(json.dumps(written))
+    await write_all(run, SUBJECT)
 
 
 if __name__ == "__main__":

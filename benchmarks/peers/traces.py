@@ -45,14 +45,11 @@ from mcpbind.impl import DuplicateCallId, Host, HostConfig, ServerConfig
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.model.trace import check_trace, parse_trace
 
-from ._outside import NAME, Outside, wait_for
+from ._outside import NAME, QUICK, SCENARIOS, SLOW, Outside, wait_for
 
 SERVER = pathlib.Path(__file__).resolve().parents[2] / "tests" / "testservers" / "tasks_server.py"
 OUT = pathlib.Path(__file__).resolve().parent / "traces"
-SCENARIOS = ("cancel_in_flight", "reused_call_id", "server_dies_mid_call", "refresh_during_a_step")
 SUBJECTS = ("mcpbind", "client-session-group")
-SLOW = {"steps": 50, "seconds": 5.0}
-QUICK = {"steps": 1, "seconds": 0.01}
 REFRESH_WINDOW = 2.0
 """How long a subject's catalog may take to drop the retired tool before the step's call."""
 
