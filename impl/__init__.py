@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         response_from_redirect,
     )
     from .config.host import ConfigWarning, HostConfig
-    from .config.oauth import OAuthConfig
+    from .config.oauth import AssertionFile, AssertionValue, OAuthConfig
     from .config.recorder import NullRecorder, Recorder
     from .config.server import (
         APPROVAL_MODES,
@@ -120,6 +120,8 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalStatistics",
     "Approver",
+    "AssertionFile",
+    "AssertionValue",
     "AuthStatus",
     "AuthorizationError",
     "AuthorizationFailed",
@@ -257,6 +259,8 @@ _WHERE = {
     "MemoryTokenStore": ".config.credentials",
     "NullRecorder": ".config.recorder",
     "OAuthConfig": ".config.oauth",
+    "AssertionFile": ".config.oauth",
+    "AssertionValue": ".config.oauth",
     "OnProgress": ".config.hooks",
     "OverlayRecord": ".contributors",
     "Progress": ".values",

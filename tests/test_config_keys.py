@@ -20,6 +20,7 @@ import pytest
 from mcpbind.impl import ConfigError, HostConfig
 from mcpbind.impl.config import toml_values
 from mcpbind.impl.config.host import parse_toml
+from mcpbind.impl.config.oauth import AssertionFile, AssertionValue
 
 REFERENCE = pathlib.Path(__file__).parent.parent / "docs" / "configuration.md"
 ENVIRON = {"TOKEN": "secret-token", "KEY": "header-key", "SECRET": "client-secret"}
@@ -424,6 +425,38 @@ ROWS: list[tuple[str, str, str, str, Observe, Any]] = [
         'token_endpoint_auth_method = "client_secret_post"',
         lambda c: h(c).oauth.token_endpoint_auth_method,
         "client_secret_post",
+    ),
+    (
+        "mcpbind",
+        "oauth.<server>.dpop",
+        "mcpbind.oauth.h",
+        "dpop = true",
+        lambda c: h(c).oauth.dpop,
+        True,
+    ),
+    (
+        "mcpbind",
+        "oauth.<server>.dpop_required",
+        "mcpbind.oauth.h",
+        "dpop_required = true",
+        lambda c: h(c).oauth.dpop_required,
+        True,
+    ),
+    (
+        "mcpbind",
+        "oauth.<server>.assertion_file",
+        "mcpbind.oauth.h",
+        f'grant = "jwt_bearer"\nissuer = "https://a.example"\nassertion_file = "{KEY_FILE}"',
+        lambda c: h(c).oauth.assertion,
+        AssertionFile(KEY_FILE),
+    ),
+    (
+        "mcpbind",
+        "oauth.<server>.assertion_env_var",
+        "mcpbind.oauth.h",
+        'grant = "jwt_bearer"\nissuer = "https://a.example"\nassertion_env_var = "KEY"',
+        lambda c: h(c).oauth.assertion,
+        AssertionValue("header-key"),
     ),
 ]
 # Keys every file sets (a server is stdio or HTTP): their row checks the value arrives.

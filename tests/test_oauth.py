@@ -22,6 +22,7 @@ import subprocess
 import sys
 from typing import Any
 
+import attrs
 import httpx2
 import pytest
 import trio
@@ -45,6 +46,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.config.credentials import Credentials, store_key
 from mcpbind.impl.config.host import parse_toml
+from mcpbind.impl.config.oauth import AssertionValue
 from mcpbind.impl.wire.oauth import Authorizer
 
 
@@ -85,7 +87,15 @@ async def whoami(config: HostConfig) -> str:
 
 
 def kinds(served: Served) -> list[str]:
-    return [e["event"] for e in served.events() if e["event"] != "mcp"]
+    """The grants' events: not the requests to ``/mcp``, not each token request as it
+    arrives, not each DPoP proof checked."""
+    return [
+        e["event"] for e in served.events() if e["event"] not in ("mcp", "token-request", "dpop")
+    ]
+
+
+def token_requests(served: Served) -> list[dict[str, Any]]:
+    return [e for e in served.events() if e["event"] == "token-request"]
 
 
 @pytest.mark.trio
@@ -315,6 +325,19 @@ def test_a_client_secret_comes_from_the_environment_and_is_never_shown() -> None
             '[mcp_servers.s]\nurl = "http://h/"\n[mcpbind.oauth.s]\ngrant = "client_credentials"',
             "needs a client_id",
         ),
+        (
+            '[mcp_servers.s]\nurl = "http://h/"\noauth.client_id = "w"\n[mcpbind.oauth.s]\n'
+            'grant = "jwt_bearer"\nassertion_file = "/dev/null"',
+            "needs client_id, issuer and an assertion",
+        ),
+        (
+            '[mcp_servers.s]\nurl = "http://h/"\n[mcpbind.oauth.s]\nassertion_env_var = "UNSET_X"',
+            "environment variable 'UNSET_X' is not set",
+        ),
+        (
+            '[mcp_servers.s]\nurl = "http://h/"\n[mcpbind.oauth.s]\ndpop = "yes"',
+            "must be true or false",
+        ),
     ],
 )
 def test_bad_oauth_settings_are_config_errors_naming_the_key(text: str, message: str) -> None:
@@ -470,3 +493,256 @@ def test_the_keyring_store_without_the_package_says_how_to_install_it(monkeypatc
     with pytest.raises(CredentialsError, match=r"pip install 'mcpbind\[keyring\]'"):
         trio.run(open_store("keyring").load, "k")
     assert AutoTokenStore().name == "file"  # auto: the file when no keyring is usable
+
+
+# --- DPoP (RFC 9449), the JWT-bearer grant, and the credential rules (issue 31) --------
+
+
+@pytest.fixture
+async def dpop_served(tmp_path: pathlib.Path) -> Any:
+    async with serving(tmp_path / "server.log", dpop="on") as found:
+        yield found
+
+
+@pytest.fixture
+async def dpop_nonces(tmp_path: pathlib.Path) -> Any:
+    async with serving(tmp_path / "server.log", dpop="nonce") as found:
+        yield found
+
+
+def proofs(served: Served) -> list[tuple[str, str, bool]]:
+    """``(where, outcome, nonce)`` of each DPoP proof the server checked."""
+    return [(e["where"], e["outcome"], e["nonce"]) for e in served.events() if e["event"] == "dpop"]
+
+
+async def stored(path: pathlib.Path, served: Served) -> Credentials:
+    record = await FileTokenStore(path).load(store_key("notes", served.url))
+    assert record is not None
+    assert record.tokens is not None
+    return record
+
+
+@pytest.mark.trio
+async def test_dpop_binds_the_token_to_a_stored_key_and_proves_it_on_every_request(
+    dpop_served: Served, tmp_path: pathlib.Path
+) -> None:
+    """The token request carries a proof, the token comes back bound (``DPoP``), every
+    request to the server carries ``Authorization: DPoP`` and a fresh proof the server
+    checked (signature with the header's jwk, typ, htm, htu, iat, ath, a jti never seen);
+    the key is stored with the token, so the next host proves with the same key."""
+    path = tmp_path / "credentials.json"
+    oauth = OAuthConfig(dpop=True)
+    await whoami(host_config(dpop_served, FileTokenStore(path), approve, oauth=oauth))
+    record = await stored(path, dpop_served)
+    assert record.tokens is not None
+    assert record.tokens["token_type"] == "DPoP"
+    assert record.dpop_key is not None
+    assert record.dpop_key["alg"] == "ES256"
+    assert "dpop_key" not in repr(record)
+    assert "'d'" not in repr(record)
+    await whoami(host_config(dpop_served, FileTokenStore(path), oauth=oauth))  # no person
+    checked = proofs(dpop_served)
+    assert checked[0] == ("token", "ok", False)
+    assert {where for where, _, _ in checked} == {"token", "mcp"}
+    assert all(outcome == "ok" for _, outcome, _ in checked), checked
+    assert len([p for p in checked if p[0] == "mcp"]) >= 4  # two hosts, a session each
+    assert kinds(dpop_served).count("authorize") == 1
+    mcp = [e for e in dpop_served.events() if e["event"] == "mcp"]
+    assert all(e["outcome"] == "ok" for e in mcp[1:]), mcp  # the first: no token yet
+
+
+@pytest.mark.trio
+async def test_dpop_nonce_challenges_of_both_servers_are_answered_by_one_retry_each(
+    dpop_nonces: Served,
+) -> None:
+    await whoami(
+        host_config(dpop_nonces, MemoryTokenStore(), approve, oauth=OAuthConfig(dpop=True))
+    )
+    checked = proofs(dpop_nonces)
+    token = [p for p in checked if p[0] == "token"]
+    assert token == [("token", "use_dpop_nonce", False), ("token", "ok", True)]
+    mcp = [p for p in checked if p[0] == "mcp"]
+    assert mcp[0] == ("mcp", "use_dpop_nonce", False)
+    assert len(mcp) > 1
+    assert all(p == ("mcp", "ok", True) for p in mcp[1:]), mcp  # the nonce is kept
+
+
+@pytest.mark.trio
+async def test_a_refreshed_dpop_token_stays_bound_to_the_stored_key(
+    tmp_path: pathlib.Path,
+) -> None:
+    """The server refuses to refresh a bound refresh token with a proof of another key
+    (or none): the second host's refresh succeeds only with the key stored at login."""
+    path = tmp_path / "credentials.json"
+    oauth = OAuthConfig(dpop=True)
+    async with serving(tmp_path / "server.log", token_seconds=1, dpop="on") as served:
+        await whoami(host_config(served, FileTokenStore(path), approve, oauth=oauth))
+        first = await stored(path, served)
+        await trio.sleep(1.5)
+        await whoami(host_config(served, FileTokenStore(path), oauth=oauth))
+        second = await stored(path, served)
+        assert kinds(served).count("authorize") == 1
+        assert [e["outcome"] for e in served.events() if e["event"] == "refresh"] == ["ok"]
+    assert second.dpop_key == first.dpop_key
+    assert second.tokens is not None
+    assert second.tokens["token_type"] == "DPoP"
+
+
+@pytest.mark.trio
+async def test_dpop_required_from_a_server_that_does_not_offer_it_fails_before_any_token_request(
+    served: Served,
+) -> None:
+    oauth = OAuthConfig(dpop_required=True)
+    with pytest.raises(ServerStartupError) as caught:
+        async with Host.open(host_config(served, MemoryTokenStore(), approve, oauth=oauth)):
+            pass
+    assert isinstance(caught.value.__cause__, AuthorizationFailed)
+    assert "does not offer DPoP" in str(caught.value)
+    assert token_requests(served) == []
+
+
+@pytest.mark.trio
+async def test_dpop_wanted_from_a_server_that_does_not_offer_it_uses_bearer_tokens(
+    served: Served,
+) -> None:
+    await whoami(host_config(served, MemoryTokenStore(), approve, oauth=OAuthConfig(dpop=True)))
+    assert proofs(served) == []
+
+
+def workload_key(tmp_path: pathlib.Path) -> tuple[Any, pathlib.Path]:
+    """A workload identity issuer's key pair: the private key, and the public key's PEM
+    file the test server trusts."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    public = tmp_path / "workload.pem"
+    public.write_bytes(
+        private.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return private, public
+
+
+def workload_jwt(private: Any, audience: str, *, lifetime: int = 300) -> str:
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    claims = {"iss": "https://ci.example", "sub": "workload", "aud": audience}
+    return jwt.encode({**claims, "iat": now, "exp": now + lifetime}, private, algorithm="ES256")
+
+
+@pytest.mark.trio
+async def test_a_workload_trades_its_jwt_for_a_token_with_the_jwt_bearer_grant(
+    tmp_path: pathlib.Path,
+) -> None:
+    """``grant = "jwt_bearer"`` from the config file: the assertion is read from
+    ``assertion_file`` and sent, with the public client's id and the resource, to the
+    configured issuer; no person, no registration, no authorization request."""
+    private, public = workload_key(tmp_path)
+    async with serving(tmp_path / "server.log", workload_key=public) as served:
+        issuer = f"http://127.0.0.1:{served.port}"
+        assertion = tmp_path / "token.jwt"
+        assertion.write_text(workload_jwt(private, issuer) + "\n")
+        text = f"""
+        [mcp_servers.notes]
+        url = "{served.url}"
+        required = true
+        [mcp_servers.notes.oauth]
+        client_id = "workload-client"
+        [mcpbind.oauth.notes]
+        grant = "jwt_bearer"
+        issuer = "{issuer}"
+        assertion_file = "{assertion}"
+        """
+        config = attrs.evolve(
+            parse_toml(text, path="c.toml").config, oauth_store=MemoryTokenStore()
+        )
+        output = await whoami(config)
+        assert "workload-client" in output
+        assert kinds(served) == ["token"]
+        [token] = [e for e in served.events() if e["event"] == "token"]
+        assert token["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        assert token["resource"] == served.url
+
+
+@pytest.mark.trio
+async def test_a_refused_jwt_bearer_grant_fails_once_without_another_grant(
+    tmp_path: pathlib.Path,
+) -> None:
+    private, public = workload_key(tmp_path)
+    async with serving(tmp_path / "server.log", workload_key=public) as served:
+        issuer = f"http://127.0.0.1:{served.port}"
+        expired = AssertionValue(workload_jwt(private, issuer, lifetime=-60))
+        oauth = OAuthConfig(
+            grant="jwt_bearer", client_id="workload-client", issuer=issuer, assertion=expired
+        )
+        with pytest.raises(ServerStartupError) as caught:
+            async with Host.open(host_config(served, MemoryTokenStore(), oauth=oauth)):
+                pass
+        assert isinstance(caught.value.__cause__, AuthorizationFailed)
+        assert "invalid_grant" in str(caught.value)
+        assert [e["grant_type"] for e in token_requests(served)] == [
+            "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        ]
+
+
+@pytest.mark.trio
+async def test_a_rotated_refresh_token_is_stored_and_every_token_request_names_the_resource(
+    short_lived: Served, tmp_path: pathlib.Path
+) -> None:
+    """The server rotates refresh tokens (the old one stops working at once): the second
+    refresh works only if the first one's new refresh token was stored. Every token
+    request, the refreshes included, carries the RFC 8707 ``resource``."""
+    path = tmp_path / "credentials.json"
+    await whoami(host_config(short_lived, FileTokenStore(path), approve))
+    refreshes = []
+    for _ in range(2):
+        before = await stored(path, short_lived)
+        await trio.sleep(1.5)
+        await whoami(host_config(short_lived, FileTokenStore(path)))
+        after = await stored(path, short_lived)
+        assert before.tokens is not None
+        assert after.tokens is not None
+        refreshes.append((before.tokens["refresh_token"], after.tokens["refresh_token"]))
+    assert all(old != new for old, new in refreshes)
+    assert [e["outcome"] for e in short_lived.events() if e["event"] == "refresh"] == ["ok", "ok"]
+    assert kinds(short_lived).count("authorize") == 1
+    requests = token_requests(short_lived)
+    assert [e["grant_type"] for e in requests] == [
+        "authorization_code",
+        "refresh_token",
+        "refresh_token",
+    ]
+    assert all(e["resource"] == short_lived.url for e in requests), requests
+
+
+@pytest.mark.trio
+async def test_credentials_of_one_authorization_server_are_never_offered_to_another(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A stored record (client registration, tokens) from authorization server A for a
+    server that now names authorization server B: the client registers anew at B, and B
+    never sees A's client id or any refresh token (SEP-2352: the registration is bound to
+    the issuer it was made at)."""
+    path = tmp_path / "credentials.json"
+    async with (
+        serving(tmp_path / "a.log") as a,
+        serving(tmp_path / "b.log") as b,
+    ):
+        await whoami(host_config(a, FileTokenStore(path), approve))
+        record = await stored(path, a)
+        assert record.client is not None
+        a_client = record.client["client_id"]
+        assert record.client["issuer"].rstrip("/") == f"http://127.0.0.1:{a.port}"
+        moved = attrs.evolve(record, url=b.url)  # B's URL: its metadata names B alone
+        await FileTokenStore(path).save(store_key("notes", b.url), moved)
+        await whoami(host_config(b, FileTokenStore(path), approve))
+        seen_by_b = [e for e in b.events() if e["event"] != "mcp"]
+        assert kinds(b)[:3] == ["register", "authorize", "token"]
+        assert all(e["client_id"] != a_client for e in seen_by_b)
+        assert "refresh" not in kinds(b)
+        assert [e["grant_type"] for e in token_requests(b)] == ["authorization_code"]

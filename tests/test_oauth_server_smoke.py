@@ -33,6 +33,9 @@ from testservers.oauth_server import Served, revoke_refresh, serving
 
 pytestmark = pytest.mark.trio
 
+NOT_GRANTS = ("mcp", "token-request")
+"""The log's events that are not a grant's outcome: requests to ``/mcp``, and each token
+request as it arrives."""
 REDIRECT = "http://127.0.0.1:9/callback"
 """Never served: the browser stand-in reads the code from the 302 and goes no further."""
 
@@ -156,7 +159,7 @@ async def test_the_full_flow_registers_logs_in_once_and_whoami_names_the_client(
         assert me == {"client_id": client_id, "scopes": ["notes:read"]}
         assert added.content[0].text == "added: milk"
         assert user.browser.logins == 1
-        assert [e["event"] for e in served.events() if e["event"] != "mcp"] == [
+        assert [e["event"] for e in served.events() if e["event"] not in NOT_GRANTS] == [
             "register",
             "authorize",
             "token",
@@ -210,7 +213,7 @@ async def test_after_the_refresh_tokens_are_revoked_a_refresh_fails_and_asks_for
             second = await whoami(client)
         assert first == second  # the same registration, a new grant
         assert user.browser.logins == 2
-        after = [e for e in served.events() if e["event"] not in ("mcp", "revoke-refresh")]
+        after = [e for e in served.events() if e["event"] not in {*NOT_GRANTS, "revoke-refresh"}]
         assert [(e["event"], e["outcome"]) for e in after] == [
             ("register", "ok"),
             ("authorize", "ok"),

@@ -1,8 +1,9 @@
 """Where OAuth credentials live between runs (SPEC §11.15): a keyring or a file.
 
 One record per server, keyed by its name and URL (``store_key``): the tokens with their
-absolute expiry, the client registration, and the authorization server's metadata (so
-that a token can be refreshed after a restart without discovering it again). The
+absolute expiry, the client registration, the authorization server's metadata (so
+that a token can be refreshed after a restart without discovering it again) and the
+DPoP key the tokens are bound to. The
 choice follows Codex's ``mcp_oauth_credentials_store``: ``keyring`` (the OS keyring
 through the ``keyring`` package), ``file`` (``credentials.json`` under ``MCPBIND_HOME``,
 default ``~/.mcpbind``, readable by the user alone), ``auto`` (the keyring when one is
@@ -69,6 +70,10 @@ class Credentials:
     """The client registration (``client_id``, and a secret for a confidential client)."""
     metadata: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
     """The authorization server's metadata, for a refresh after a restart."""
+    dpop_key: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    """The DPoP key pair the tokens are bound to (RFC 9449): ``{"alg", "jwk"}``, the JWK
+    with its private part. Kept with the tokens, so that a stored or refreshed token is
+    presented with the key it was issued for."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +83,7 @@ class Credentials:
             "expires_at": self.expires_at,
             "client": None if self.client is None else dict(self.client),
             "metadata": None if self.metadata is None else dict(self.metadata),
+            "dpop_key": None if self.dpop_key is None else dict(self.dpop_key),
         }
 
     @classmethod
@@ -90,6 +96,7 @@ class Credentials:
             expires_at=float(expires) if isinstance(expires, int | float) else None,
             client=_mapping(data.get("client")),
             metadata=_mapping(data.get("metadata")),
+            dpop_key=_mapping(data.get("dpop_key")),
         )
 
 

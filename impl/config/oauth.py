@@ -9,24 +9,38 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
 
+import anyio
 import attrs
 
 from ..errors import ConfigError
 
 __all__ = [
+    "DPOP_ALGORITHMS",
     "GRANTS",
     "TOKEN_AUTH_METHODS",
+    "AssertionFile",
+    "AssertionValue",
     "Grant",
     "IdentityAssertion",
     "OAuthConfig",
     "TokenAuthMethod",
 ]
 
-Grant = Literal["authorization_code", "client_credentials", "identity_assertion"]
-GRANTS: tuple[Grant, ...] = ("authorization_code", "client_credentials", "identity_assertion")
+Grant = Literal["authorization_code", "client_credentials", "identity_assertion", "jwt_bearer"]
+GRANTS: tuple[Grant, ...] = (
+    "authorization_code",
+    "client_credentials",
+    "identity_assertion",
+    "jwt_bearer",
+)
 IdentityAssertion = Callable[[str, str], Awaitable[str]]
 """``(audience, resource) -> assertion``: an identity assertion grant (ID-JAG) from the
-enterprise identity provider for the authorization server ``audience`` (SEP-990)."""
+enterprise identity provider for the authorization server ``audience`` (SEP-990), or,
+with ``grant = "jwt_bearer"``, the workload's JWT for that authorization server
+(RFC 7523)."""
+DPOP_ALGORITHMS = ("ES256", "EdDSA", "ES384", "PS256", "RS256")
+"""The DPoP proof algorithms mcpbind signs with, in its order of preference: the first
+one the authorization server lists in ``dpop_signing_alg_values_supported`` is used."""
 TokenAuthMethod = Literal["none", "client_secret_basic", "client_secret_post"]
 TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = (
     "none",
@@ -40,6 +54,30 @@ def _scopes(value: Iterable[str] | None) -> tuple[str, ...] | None:
 
 
 @attrs.frozen
+class AssertionFile:
+    """An assertion read from a file at each token request (``assertion_file``): a
+    workload identity token that its platform rotates in place (a Kubernetes projected
+    service-account token, a CI job's OIDC token written to disk)."""
+
+    path: str
+
+    async def __call__(self, audience: str, resource: str) -> str:
+        text = await anyio.Path(self.path).read_text(encoding="utf-8")
+        return text.strip()
+
+
+@attrs.frozen
+class AssertionValue:
+    """An assertion given once (``assertion_env_var``: read when the file is loaded);
+    never shown."""
+
+    value: str = attrs.field(repr=False)
+
+    async def __call__(self, audience: str, resource: str) -> str:
+        return self.value
+
+
+@attrs.frozen
 class OAuthConfig:
     """A server's OAuth 2.1 client settings (MCP 2025-11-25 basic/authorization).
 
@@ -47,7 +85,10 @@ class OAuthConfig:
     metadata document), the scopes are those the server asks for, and a person logs in
     once with ``mcpbind login SERVER``. ``grant = "client_credentials"`` is for machines
     with no person (CI): a pre-registered ``client_id`` with ``client_secret`` or a
-    ``private_key`` (``private_key_jwt``)."""
+    ``private_key`` (``private_key_jwt``). ``grant = "jwt_bearer"`` is for workloads with
+    an identity of their own (RFC 7523, workload identity federation): the ``assertion``
+    (a JWT from the platform) is traded for a token at ``issuer`` by the public client
+    ``client_id``."""
 
     scopes: tuple[str, ...] | None = attrs.field(default=None, converter=_scopes)
     """Codex ``scopes``: always requested; a server's challenge adds to them (step-up)."""
@@ -79,7 +120,16 @@ class OAuthConfig:
     assertion: IdentityAssertion | None = attrs.field(default=None, repr=False, eq=False)
     """With ``identity_assertion`` (a library hook, SEP-990 enterprise-managed
     authorization): gets the ID-JAG from the host's identity provider; the token comes
-    from the pre-registered ``client_id``/``client_secret`` at ``issuer``."""
+    from the pre-registered ``client_id``/``client_secret`` at ``issuer``. With
+    ``jwt_bearer``: gets the workload's JWT (:class:`AssertionFile`,
+    :class:`AssertionValue`, or a hook of the host's own)."""
+    dpop: bool = False
+    """Sender-constrained tokens (DPoP, RFC 9449) when the authorization server offers
+    them (``dpop_signing_alg_values_supported``): every token request and every request to
+    the server carries a proof signed by a key kept with the tokens."""
+    dpop_required: bool = False
+    """DPoP or nothing: an authorization server that does not offer it is an
+    authorization failure (implies ``dpop``)."""
 
     def __attrs_post_init__(self) -> None:
         if self.grant not in GRANTS:
@@ -107,6 +157,13 @@ class OAuthConfig:
                 "oauth grant 'identity_assertion' needs client_id, client_secret, issuer "
                 "and an assertion provider"
             )
+        if self.grant == "jwt_bearer" and None in (self.client_id, self.issuer, self.assertion):
+            raise ConfigError(
+                "oauth grant 'jwt_bearer' needs client_id, issuer and an assertion "
+                "(assertion_file or assertion_env_var)"
+            )
+        if self.grant == "identity_assertion" and (self.dpop or self.dpop_required):
+            raise ConfigError("oauth dpop does not apply to grant 'identity_assertion' (yet)")
         if self.client_secret is not None and self.client_id is None:
             raise ConfigError("an oauth client_secret needs its client_id")
         port = self.callback_port

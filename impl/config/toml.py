@@ -25,7 +25,7 @@ from mcpbind.model import texts
 
 from ..errors import ConfigError
 from .credentials import STORE_CHOICES
-from .oauth import OAuthConfig
+from .oauth import AssertionFile, AssertionValue, OAuthConfig
 from .server import STARTUP_POLICIES, ServerConfig, StdioTarget, ToolConfig
 from .toml_values import (
     CODEX_ONLY_KEYS,
@@ -164,8 +164,8 @@ class _Reader(Values):
 
     def own_oauth(self, raw: Any, servers: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
         """``[mcpbind.oauth.<server>]``: what Codex's config has no key for (a grant for
-        machines, a client secret or key kept outside the file, the issuer), or
-        ``enabled = false``."""
+        machines, a client secret or key kept outside the file, the issuer, DPoP, a
+        workload's assertion), or ``enabled = false``."""
         if not isinstance(raw, dict):
             raise self.error("mcpbind", "oauth", "must be a table of server names")
         updated = dict(servers)
@@ -180,8 +180,18 @@ class _Reader(Values):
             for key, value in given.items():
                 if key not in MCPBIND_OAUTH_KEYS:
                     raise self.unknown(where, key, MCPBIND_OAUTH_KEYS)
-                if key == "enabled":
+                if key in ("enabled", "dpop", "dpop_required"):
                     values[key] = self.boolean(where, key, value)
+                elif key == "assertion_file":
+                    values["assertion"] = AssertionFile(self.string(where, key, value))
+                elif key == "assertion_env_var":
+                    variable = self.string(where, key, value)
+                    assertion = self.environ.get(variable, "").strip()
+                    if not assertion:
+                        raise self.error(
+                            where, key, f"environment variable {variable!r} is not set"
+                        )
+                    values["assertion"] = AssertionValue(assertion)
                 elif key == "client_secret_env_var":
                     variable = self.string(where, key, value)
                     secret = self.environ.get(variable)
@@ -200,6 +210,8 @@ class _Reader(Values):
                         ) from None
                 else:
                     values[key] = self.string(where, key, value)
+            if "assertion_file" in given and "assertion_env_var" in given:
+                raise self.error(where, None, "give one of assertion_file and assertion_env_var")
             if values.pop("enabled", True) is False:
                 updated[name] = attrs.evolve(servers[name], oauth=None)
                 continue

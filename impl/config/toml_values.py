@@ -62,6 +62,10 @@ MCPBIND_OAUTH_KEYS = frozenset(
         "issuer",
         "client_metadata_url",
         "token_endpoint_auth_method",
+        "dpop",
+        "dpop_required",
+        "assertion_file",
+        "assertion_env_var",
     }
 )
 #: Top-level Codex keys mcpbind reads (SPEC §11.15); other top-level keys are Codex's.

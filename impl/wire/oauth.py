@@ -300,7 +300,13 @@ class Authorizer:
         def metadata() -> Mapping[str, Any] | None:
             context = getattr(provider, "context", None)
             found = None if context is None else context.oauth_metadata
-            return None if found is None else found.model_dump(mode="json", exclude_none=True)
+            if found is None:
+                return None
+            dumped: dict[str, Any] = found.model_dump(mode="json", exclude_none=True)
+            dpop = getattr(provider, "dpop", None)
+            if dpop is not None:  # what the SDK's model drops: DPoP's algorithms
+                dumped.update(dpop.metadata_extra(str(found.issuer)))
+            return dumped
 
         storage.metadata_of = metadata
         return provider

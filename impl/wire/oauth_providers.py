@@ -9,7 +9,9 @@ providers:
   stored token is refreshed at the right endpoint before it is sent; a pre-registered
   client from the configuration;
 * Codex's ``oauth_resource`` as the resource indicator (RFC 8707);
-* configured scopes always requested, whatever a server's challenge adds.
+* configured scopes always requested, whatever a server's challenge adds;
+* DPoP (RFC 9449) around any of them but the identity assertion grant's (:mod:`.dpop`);
+* the JWT-bearer grant of a workload (RFC 7523, :class:`JwtBearerProvider`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import dataclasses
 import logging
 from typing import Any
 
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+import httpx2
+from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
@@ -26,16 +29,23 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.client.auth.oauth2 import OAuthContext
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata
+from mcp.client.auth.utils import issuers_match
+from mcp.shared.auth import (
+    JWT_BEARER_GRANT_TYPE,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+)
 from pydantic import AnyUrl, PrivateAttr
 
 from ..config.hooks import AuthorizationHandler, AuthorizationRequest
-from ..config.oauth import OAuthConfig
+from ..config.oauth import IdentityAssertion, OAuthConfig
 from ..errors import AuthorizationError, LoginRequired
+from .dpop import Dpop
 from .oauth_storage import Storage
-from .sdk import AUTH_LOGGER, RestoreAfterInitialize
+from .sdk import AUTH_LOGGER, GrantRequest, RestoreAfterInitialize
 
-__all__ = ["CodeProvider", "JwtProvider", "SecretProvider", "build_provider"]
+__all__ = ["CodeProvider", "JwtBearerProvider", "JwtProvider", "SecretProvider", "build_provider"]
 
 
 class ResourceContext(OAuthContext):
@@ -74,6 +84,12 @@ class _Restoring(RestoreAfterInitialize):
     context: Any
     preset: OAuthClientInformationFull | None = None
     """A client registered beforehand, from the configuration (never stored)."""
+    dpop: Dpop | None = None
+    """DPoP around the SDK's flow, when the server is configured for it."""
+
+    def async_auth_flow(self, request: httpx2.Request) -> Any:
+        flow = super().async_auth_flow(request)  # type: ignore[misc] # the SDK's provider's
+        return flow if self.dpop is None else self.dpop.drive(flow, request)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)  # the SDK's provider, after this mixin
@@ -105,6 +121,75 @@ class SecretProvider(_Restoring, ClientCredentialsOAuthProvider):
 
 class JwtProvider(_Restoring, PrivateKeyJWTOAuthProvider):
     """The client-credentials grant with a signed JWT (``private_key_jwt``), restored."""
+
+
+class JwtBearerProvider(_Restoring, GrantRequest, OAuthClientProvider):
+    """The JWT-bearer grant (RFC 7523 §2.1) of a workload with an identity of its own
+    (workload identity federation, MCP SEP-1933): its JWT is the grant, sent by the
+    public client ``client_id`` to the configured ``issuer`` alone. A token that expires
+    is replaced by a new grant with the assertion read again (a file its platform
+    rotates); a refused grant fails the flow, it is not retried with another grant."""
+
+    def __init__(
+        self,
+        server_url: str,
+        storage: Storage,
+        *,
+        client_id: str,
+        client_secret: str | None,
+        method: str,
+        issuer: str,
+        assertion: IdentityAssertion,
+        scope: str | None,
+    ) -> None:
+        metadata = OAuthClientMetadata(
+            redirect_uris=None,
+            grant_types=[JWT_BEARER_GRANT_TYPE],
+            token_endpoint_auth_method=method,  # type: ignore[arg-type] # one of the SDK's
+            scope=scope,
+        )
+        super().__init__(server_url, metadata, storage)
+        self.issuer = issuer
+        self.assertion = assertion
+        self.preset = OAuthClientInformationFull(
+            redirect_uris=None,
+            client_id=client_id,
+            client_secret=client_secret,
+            grant_types=[JWT_BEARER_GRANT_TYPE],
+            token_endpoint_auth_method=method,
+            scope=scope,
+        )
+
+    async def grant_request(self) -> httpx2.Request:
+        context = self.context
+        found = context.oauth_metadata
+        if found is None or not issuers_match(str(found.issuer), self.issuer):
+            context.oauth_metadata = None
+            context.clear_tokens()
+            named = "no authorization server" if found is None else str(found.issuer)
+            raise OAuthFlowError(
+                f"the workload's assertion goes to {self.issuer} alone; the server led to {named}"
+            )
+        resource = context.get_resource_url()
+        try:
+            assertion = await self.assertion(str(found.issuer), resource)
+        except OSError as error:
+            raise OAuthFlowError(
+                f"cannot read the workload's assertion: {error.strerror or error}"
+            ) from None
+        assert context.client_info is not None
+        data = {
+            "grant_type": JWT_BEARER_GRANT_TYPE,
+            "assertion": assertion,
+            "client_id": context.client_info.client_id or "",
+        }
+        if context.should_include_resource_param(context.protocol_version):
+            data["resource"] = resource  # RFC 8707
+        if context.client_metadata.scope:
+            data["scope"] = context.client_metadata.scope
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        data, headers = context.prepare_token_auth(data, headers)
+        return httpx2.Request("POST", str(found.token_endpoint), data=data, headers=headers)
 
 
 class _DropOwnErrors(logging.Filter):
@@ -155,6 +240,24 @@ def build_provider(
                 method if method == "client_secret_post" else "client_secret_basic"
             ),
         )
+    if oauth.grant == "jwt_bearer":
+        assert oauth.client_id is not None
+        assert oauth.issuer is not None
+        assert oauth.assertion is not None
+        method = oauth.token_endpoint_auth_method or (
+            "client_secret_basic" if oauth.client_secret else "none"
+        )
+        bearer = JwtBearerProvider(
+            url,
+            storage,
+            client_id=oauth.client_id,
+            client_secret=oauth.client_secret,
+            method=method,
+            issuer=oauth.issuer,
+            assertion=oauth.assertion,
+            scope=scope,
+        )
+        return _with_resource(bearer, oauth, storage)
     if oauth.grant == "client_credentials":
         assert oauth.client_id is not None
         if oauth.private_key is not None:
@@ -179,7 +282,7 @@ def build_provider(
                 scope=scope,
                 issuer=oauth.issuer,
             )
-        return _with_resource(provider, oauth)
+        return _with_resource(provider, oauth, storage)
     pending: list[str] = []
 
     async def redirect(authorization_url: str) -> None:
@@ -225,11 +328,13 @@ def build_provider(
             token_endpoint_auth_method=method,
             grant_types=["authorization_code", "refresh_token"],
         )
-    return _with_resource(provider, oauth)
+    return _with_resource(provider, oauth, storage)
 
 
-def _with_resource(provider: Any, oauth: OAuthConfig) -> Any:
-    """Codex's ``oauth_resource``: the token is asked for that resource (RFC 8707)."""
+def _with_resource(provider: Any, oauth: OAuthConfig, storage: Storage) -> Any:
+    """Codex's ``oauth_resource``: the token is asked for that resource (RFC 8707); and
+    DPoP when configured (or when the stored tokens are bound already)."""
     if oauth.resource is not None:
         provider.context.resource_override = oauth.resource
+    provider.dpop = Dpop(storage, wanted=oauth.dpop, required=oauth.dpop_required)
     return provider

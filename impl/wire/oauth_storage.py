@@ -3,7 +3,9 @@
 The SDK's providers read and write tokens and the client registration through it; it
 keeps them in a :class:`~mcpbind.impl.config.credentials.Credentials` record, with what
 the SDK keeps nowhere across restarts: the token's absolute expiry and the
-authorization server's metadata.
+authorization server's metadata; and what the SDK does not know of: the DPoP key and
+whether the token is bound to it (``token_type`` ``DPoP``, RFC 9449; the SDK's token
+model takes ``Bearer`` alone, so it is shown one).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ class Storage:
         self.record: Credentials | None = None
         self.loaded = False
         self.metadata_of: Callable[[], Mapping[str, Any] | None] = lambda: None
+        self.issued_type: str | None = None
+        """The ``token_type`` of the token response the SDK is about to store (set by
+        :mod:`.dpop`, which sees the response first)."""
 
     async def current(self) -> Credentials:
         if not self.loaded:
@@ -45,15 +50,37 @@ class Storage:
         from mcp.shared.auth import OAuthToken  # noqa: PLC0415
 
         record = await self.current()
-        return None if record.tokens is None else OAuthToken.model_validate(record.tokens)
+        if record.tokens is None:
+            return None
+        return OAuthToken.model_validate({**record.tokens, "token_type": "Bearer"})
+
+    def bound(self, access_token: str) -> bool:
+        """``access_token`` is the stored one and is bound to the stored DPoP key."""
+        record = self.record
+        tokens = None if record is None else record.tokens
+        return (
+            tokens is not None
+            and record is not None
+            and record.dpop_key is not None
+            and tokens.get("access_token") == access_token
+            and str(tokens.get("token_type", "")).lower() == "dpop"
+        )
+
+    async def set_dpop_key(self, key: Mapping[str, Any]) -> None:
+        record = await self.current()
+        await self._save(attrs.evolve(record, dpop_key=dict(key)))
 
     async def set_tokens(self, tokens: Any) -> None:
         record = await self.current()
         expires = tokens.expires_in
+        stored = tokens.model_dump(mode="json", exclude_none=True)
+        if self.issued_type is not None:
+            stored["token_type"] = self.issued_type
+            self.issued_type = None
         await self._save(
             attrs.evolve(
                 record,
-                tokens=tokens.model_dump(mode="json", exclude_none=True),
+                tokens=stored,
                 expires_at=None if expires is None else time.time() + float(expires),
                 metadata=self.metadata_of() or record.metadata,
             )

@@ -39,6 +39,7 @@ __all__ = [
     "HTTP_STAND_IN",
     "PRIVATE_NAMES",
     "ElicitationModesClient",
+    "GrantRequest",
     "RestoreAfterInitialize",
     "c_json_encoder",
     "exit_status",
@@ -58,6 +59,7 @@ PRIVATE_NAMES = (
     "_build_session",
     "_build_capabilities",
     "_initialize",
+    "_perform_authorization",
     "_create_platform_compatible_process",
     "c_make_encoder",
 )
@@ -179,6 +181,21 @@ class RestoreAfterInitialize:
 
     def restored(self) -> None:
         """Called once the provider has loaded what was stored."""
+
+
+class GrantRequest:
+    """A mixin for the SDK's ``OAuthClientProvider``: the grant its flow performs once the
+    authorization server is known is the token request :meth:`grant_request` builds (the
+    SDK's client-credentials providers override the private ``_perform_authorization``
+    the same way). Pinned by
+    ``test_a_workload_trades_its_jwt_for_a_token_with_the_jwt_bearer_grant``."""
+
+    async def _perform_authorization(self) -> Any:
+        return await self.grant_request()
+
+    async def grant_request(self) -> Any:
+        """The token request of this grant (an ``httpx2.Request``)."""
+        raise NotImplementedError
 
 
 # --- a stdio server's exit status ---------------------------------------------------------

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from mcpbind.impl import (
+    AssertionValue,
     AuthorizationRequest,
     AuthorizationResponse,
     ElicitationAnswer,
@@ -96,7 +97,7 @@ def identity_assertion(context: Mapping[str, Any]) -> Any:
 async def oauth_for(url: str, scenario: str, context: Mapping[str, Any]) -> OAuthConfig:
     """The server's OAuth settings from what the suite hands its client
     (``MCP_CONFORMANCE_CONTEXT``): a pre-registered client, or the credentials of a
-    client-credentials grant."""
+    client-credentials grant, or a workload's JWT."""
     if scenario.startswith("auth/cross-app-access"):
         return OAuthConfig(
             grant="identity_assertion",
@@ -105,6 +106,15 @@ async def oauth_for(url: str, scenario: str, context: Mapping[str, Any]) -> OAut
             issuer=await issuer_of(url),
             assertion=identity_assertion(context),
         )
+    if scenario == "auth/wif-jwt-bearer":  # SEP-1933: the workload's JWT, a public client
+        return OAuthConfig(
+            grant="jwt_bearer",
+            client_id=context["client_id"],
+            issuer=await issuer_of(url),
+            assertion=AssertionValue(context["valid_jwt"]),
+        )
+    if scenario.startswith("auth/dpop"):  # SEP-1932: DPoP-bound tokens, as offered
+        return OAuthConfig(client_metadata_url=CIMD_URL, dpop=True)
     if scenario.startswith("auth/client-credentials"):
         if "private_key_pem" in context:
             return OAuthConfig(

@@ -15,6 +15,17 @@ for an access token (``--token-seconds`` long) and a refresh token; a refresh ro
 both (the old pair stops working at once). ``POST /test/revoke-refresh`` (loopback only)
 drops every refresh token, so a client whose access token has expired must log in again.
 
+Two options add what the SDK's server side does not have (:func:`guarded`, in front of
+it): ``--dpop`` (``on``: the metadata offers DPoP, RFC 9449; a token request with a
+proof gets a token bound to the proof's key, ``token_type`` ``DPoP``, which ``/mcp`` then
+takes only as ``Authorization: DPoP`` with a proof of the same key; ``nonce``: the same,
+and both the token endpoint and ``/mcp`` want a nonce of their own in each proof, asked
+for with ``use_dpop_nonce``). Each proof is checked: its signature with the ``jwk`` of
+its header, ``typ``, ``htm``, ``htu``, ``iat``, ``ath`` on ``/mcp``, and its ``jti``
+never seen before. And ``--workload-key PEM`` turns on the JWT-bearer grant (RFC 7523)
+for public clients: an assertion signed by that key's private half, for this issuer,
+unexpired, is traded for a token.
+
 Tools: ``whoami`` (``{"client_id", "scopes"}`` of the token the call came with, from the
 SDK's auth context) and ``add(text)`` (``"added: TEXT"``).
 
@@ -29,6 +40,8 @@ prints none (uvicorn's access log is off: it would print ``/authorize`` query st
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import pathlib
 import secrets
@@ -43,7 +56,9 @@ from urllib.parse import parse_qsl, urlsplit
 import anyio
 import attrs
 import httpx2
+import jwt
 import uvicorn
+from cryptography.hazmat.primitives import serialization
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import (
@@ -94,7 +109,10 @@ class EventLog:
     ``scopes`` (a list) and ``resource`` (the RFC 8707 indicator the grant is bound to),
     each ``null`` where it does not apply or is unknown, and ``time`` (Unix seconds).
     ``mcp`` adds ``http_method`` and ``status``; ``register`` adds ``auth_method``;
-    ``revoke-refresh`` adds ``count``.
+    ``revoke-refresh`` adds ``count``. ``token-request`` (every ``POST /token``, before
+    it is answered) has the ``grant_type`` and ``resource`` the request sent; ``dpop``
+    (every proof checked) has ``where`` (``token`` or ``mcp``), ``outcome`` (``ok``,
+    ``use_dpop_nonce``, or what was wrong with it) and ``nonce`` (the proof had one).
     """
 
     path: pathlib.Path | None
@@ -232,7 +250,7 @@ class NotesProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             scopes=authorization_code.scopes,
             resource=authorization_code.resource,
         )
-        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+        return self.issue(client.client_id, authorization_code.scopes, authorization_code.resource)
 
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
@@ -253,7 +271,7 @@ class NotesProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
             scopes=scopes,
             resource=refresh_token.resource,
         )
-        return self._issue(client.client_id, scopes, refresh_token.resource)
+        return self.issue(client.client_id, scopes, refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         issued = self._access.get(token)
@@ -287,7 +305,7 @@ class NotesProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
         self.log.write("revoke-refresh", count=count)
         return count
 
-    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+    def issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         now = time.time()
         access = secrets.token_urlsafe(32)
         refresh = secrets.token_urlsafe(32)
@@ -372,7 +390,8 @@ def _challenge_error(headers: Sequence[tuple[bytes, bytes]]) -> str | None:
     for name, value in headers:
         if name.lower() == b"www-authenticate":
             for part in value.decode("latin-1").split(","):
-                key, _, quoted = part.strip().removeprefix("Bearer ").partition("=")
+                word = part.strip().removeprefix("Bearer ").removeprefix("DPoP ")
+                key, _, quoted = word.partition("=")
                 if key == "error":
                     return quoted.strip('"')
     return None
@@ -464,10 +483,262 @@ def logged(inner: Any, log: EventLog) -> Any:
     return asgi
 
 
-def app(port: int, log: pathlib.Path | None, *, token_seconds: int = TOKEN_SECONDS) -> Any:
+# --- DPoP and the JWT-bearer grant ----------------------------------------------------
+
+AS_NONCE = "as-nonce-1"
+RS_NONCE = "rs-nonce-1"
+DPOP_ALGS = ("ES256", "ES384", "EdDSA", "RS256", "PS256")
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+_THUMBPRINT_MEMBERS = {
+    "EC": ("crv", "kty", "x", "y"),
+    "RSA": ("e", "kty", "n"),
+    "OKP": ("crv", "kty", "x"),
+}
+
+
+def thumbprint(jwk: dict[str, Any]) -> str:
+    """RFC 7638: the JWK's SHA-256 thumbprint, base64url."""
+    members = {k: jwk[k] for k in _THUMBPRINT_MEMBERS[jwk["kty"]]}
+    digest = hashlib.sha256(json.dumps(members, sort_keys=True, separators=(",", ":")).encode())
+    return base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")
+
+
+@attrs.define(eq=False)
+class Guard:
+    """What :func:`guarded` keeps: the mode, the ``jti`` seen, the bindings."""
+
+    provider: NotesProvider
+    issuer: str
+    dpop: str = "off"
+    workload_key: Any = None
+    """The public key a workload's assertion must be signed with (None: no such grant)."""
+    seen: set[str] = attrs.field(factory=set)
+    bound: dict[str, str] = attrs.field(factory=dict)
+    """Access or refresh token -> the thumbprint of the key it is bound to."""
+
+    def check(
+        self, header: str | None, method: str, url: str, *, token: str | None, nonce: str | None
+    ) -> tuple[str, str | None, bool]:
+        """``(outcome, thumbprint, had_nonce)`` of the proof ``header`` (RFC 9449 §4.3)."""
+        if not header or "," in header:
+            return "missing or several proofs", None, False
+        try:
+            head = jwt.get_unverified_header(header)
+            if head.get("typ") != "dpop+jwt" or head.get("alg") not in DPOP_ALGS:
+                return "bad typ or alg", None, False
+            jwk = head.get("jwk")
+            if not isinstance(jwk, dict) or "d" in jwk:
+                return "bad jwk", None, False
+            key = jwt.PyJWK(jwk, algorithm=head["alg"]).key
+            claims = jwt.decode(header, key, algorithms=[head["alg"]])
+        except (jwt.PyJWTError, KeyError, ValueError, TypeError):
+            return "bad signature", None, False
+        had_nonce = "nonce" in claims
+        if not isinstance(claims.get("jti"), str) or claims["jti"] in self.seen:
+            return "jti missing or seen before", None, had_nonce
+        self.seen.add(claims["jti"])
+        if claims.get("htm") != method or claims.get("htu") != url:
+            return "htm or htu wrong", None, had_nonce
+        if not isinstance(claims.get("iat"), int) or abs(time.time() - claims["iat"]) > 60:
+            return "iat wrong", None, had_nonce
+        if token is not None:
+            ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest())
+            if claims.get("ath") != ath.decode().rstrip("="):
+                return "ath wrong", None, had_nonce
+        if nonce is not None and claims.get("nonce") != nonce:
+            return "use_dpop_nonce", None, had_nonce
+        return "ok", thumbprint(jwk), had_nonce
+
+    def workload_grant(self, fields: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """The JWT-bearer grant (RFC 7523 §2.1, §3): the answer's status and body."""
+        if self.workload_key is None:
+            return 400, {"error": "unsupported_grant_type"}
+        try:
+            claims = jwt.decode(
+                fields.get("assertion", ""),
+                self.workload_key,
+                algorithms=["ES256", "RS256"],
+                audience=[self.issuer, self.issuer + "/"],
+                options={"require": ["exp", "sub", "aud"]},
+            )
+        except jwt.PyJWTError as error:
+            return 400, {"error": "invalid_grant", "error_description": type(error).__name__}
+        client_id = fields.get("client_id") or str(claims["sub"])
+        scopes = fields["scope"].split() if fields.get("scope") else [REQUIRED_SCOPE]
+        resource = fields.get("resource")
+        self.provider.log.write(
+            "token", client_id=client_id, grant_type=JWT_BEARER, scopes=scopes, resource=resource
+        )
+        issued = self.provider.issue(client_id, scopes, resource)
+        return 200, issued.model_dump(mode="json", exclude_none=True)
+
+
+async def _body(receive: Any) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _answer(
+    send: Any, status: int, body: dict[str, Any], headers: Sequence[tuple[str, str]] = ()
+) -> None:
+    content = json.dumps(body).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
+    raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": content})
+
+
+async def _captured(inner: Any, scope: Scope, receive: Any) -> tuple[int, list[Any], bytes]:
+    """``inner``'s whole answer to the request."""
+    start: dict[str, Any] = {}
+    chunks: list[bytes] = []
+
+    async def keep(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await inner(scope, receive, keep)
+    return start["status"], list(start.get("headers", [])), b"".join(chunks)
+
+
+async def _send_json(send: Any, status: int, headers: list[Any], body: dict[str, Any]) -> None:
+    content = json.dumps(body).encode()
+    kept = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+    kept.append((b"content-length", str(len(content)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": kept})
+    await send({"type": "http.response.body", "body": content})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    found = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == name]
+    return ", ".join(found) if found else None
+
+
+async def _token(inner: Any, guard: Guard, scope: Scope, receive: Any, send: Any) -> None:
+    """``POST /token`` behind :func:`guarded`."""
+    log = guard.provider.log
+    body = await _body(receive)
+    fields = dict(parse_qsl(body.decode("latin-1")))
+    grant = fields.get("grant_type")
+    log.write("token-request", grant_type=grant, resource=fields.get("resource"))
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Any:
+        return pending.pop() if pending else await receive()
+
+    proof = _header(scope, b"dpop")
+    jkt = None
+    if proof is not None and guard.dpop != "off":
+        nonce = AS_NONCE if guard.dpop == "nonce" else None
+        outcome, jkt, had = guard.check(
+            proof, "POST", f"{guard.issuer}/token", token=None, nonce=nonce
+        )
+        log.write("dpop", outcome=outcome, where="token", nonce=had)
+        if outcome == "use_dpop_nonce":
+            error = {"error": "use_dpop_nonce", "error_description": "a nonce, please"}
+            await _answer(send, 400, error, [("DPoP-Nonce", AS_NONCE)])
+            return
+        if outcome != "ok":
+            await _answer(send, 400, {"error": "invalid_dpop_proof", "error_description": outcome})
+            return
+    refresh = fields.get("refresh_token")
+    if grant == "refresh_token" and refresh in guard.bound and guard.bound[refresh] != jkt:
+        error = {"error": "invalid_dpop_proof", "error_description": "not the bound key"}
+        await _answer(send, 400, error)
+        return
+    if grant == JWT_BEARER:
+        status, answer = guard.workload_grant(fields)
+        headers: list[Any] = [(b"content-type", b"application/json")]
+    else:
+        status, headers, raw = await _captured(inner, scope, replay)
+        answer = json.loads(raw) if raw else {}
+    if status == 200 and jkt is not None:
+        answer["token_type"] = "DPoP"
+        for kind in ("access_token", "refresh_token"):
+            if kind in answer:
+                guard.bound[answer[kind]] = jkt
+    await _send_json(send, status, headers, answer)
+
+
+async def _mcp(guard: Guard, scope: Scope, send: Any) -> Scope | None:
+    """A request to ``/mcp`` behind :func:`guarded`: the scope to pass on (a DPoP token
+    shown to the SDK as ``Bearer``), or None when it was answered here."""
+    scheme, _, token = (_header(scope, b"authorization") or "").partition(" ")
+    if scheme.lower() != "dpop":
+        if token not in guard.bound:
+            return scope
+        challenge = 'DPoP error="invalid_token", error_description="a DPoP-bound token"'
+        await _answer(send, 401, {"error": "invalid_token"}, [("WWW-Authenticate", challenge)])
+        return None
+    outcome, jkt, had = guard.check(
+        _header(scope, b"dpop"),
+        scope["method"],
+        f"{guard.issuer}/mcp",
+        token=token,
+        nonce=RS_NONCE if guard.dpop == "nonce" else None,
+    )
+    if outcome == "ok" and guard.bound.get(token) != jkt:
+        outcome = "not the bound key"
+    guard.provider.log.write("dpop", outcome=outcome, where="mcp", nonce=had)
+    if outcome == "use_dpop_nonce":
+        challenge = 'DPoP error="use_dpop_nonce", error_description="a nonce"'
+        headers = [("WWW-Authenticate", challenge), ("DPoP-Nonce", RS_NONCE)]
+        await _answer(send, 401, {"error": "use_dpop_nonce"}, headers)
+        return None
+    if outcome != "ok":
+        challenge = f'DPoP error="invalid_dpop_proof", error_description="{outcome}"'
+        await _answer(send, 401, {"error": "invalid_dpop_proof"}, [("WWW-Authenticate", challenge)])
+        return None
+    kept = [(k, v) for k, v in scope["headers"] if k.lower() not in (b"authorization", b"dpop")]
+    kept.append((b"authorization", f"Bearer {token}".encode("latin-1")))
+    return {**scope, "headers": kept}
+
+
+def guarded(inner: Any, guard: Guard) -> Any:
+    """``inner`` with DPoP and the JWT-bearer grant in front (module docstring)."""
+
+    async def asgi(scope: Scope, receive: Any, send: Any) -> None:
+        path = scope.get("path")
+        if scope["type"] != "http":
+            await inner(scope, receive, send)
+        elif path == "/.well-known/oauth-authorization-server" and guard.dpop != "off":
+            status, headers, body = await _captured(inner, scope, receive)
+            document = json.loads(body)
+            document["dpop_signing_alg_values_supported"] = list(DPOP_ALGS)
+            await _send_json(send, status, headers, document)
+        elif path == "/token" and scope["method"] == "POST":
+            await _token(inner, guard, scope, receive, send)
+        elif path == "/mcp" and guard.dpop != "off":
+            passed = await _mcp(guard, scope, send)
+            if passed is not None:
+                await inner(passed, receive, send)
+        else:
+            await inner(scope, receive, send)
+
+    return asgi
+
+
+def app(
+    port: int,
+    log: pathlib.Path | None,
+    *,
+    token_seconds: int = TOKEN_SECONDS,
+    dpop: str = "off",
+    workload_key: pathlib.Path | None = None,
+) -> Any:
     """The logged ASGI app of the server on ``port``."""
     server, provider = build(port, log, token_seconds=token_seconds)
-    return logged(server.streamable_http_app(host="127.0.0.1"), provider.log)
+    key = None
+    if workload_key is not None:
+        key = serialization.load_pem_public_key(workload_key.read_bytes())
+    guard = Guard(provider, f"http://127.0.0.1:{port}", dpop, key)
+    return logged(guarded(server.streamable_http_app(host="127.0.0.1"), guard), provider.log)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -475,8 +746,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log", type=pathlib.Path, required=True)
     parser.add_argument("--token-seconds", type=int, default=TOKEN_SECONDS)
+    parser.add_argument("--dpop", choices=("off", "on", "nonce"), default="off")
+    parser.add_argument("--workload-key", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
-    served = app(args.port, args.log, token_seconds=args.token_seconds)
+    served = app(
+        args.port,
+        args.log,
+        token_seconds=args.token_seconds,
+        dpop=args.dpop,
+        workload_key=args.workload_key,
+    )
     config = uvicorn.Config(
         served, host="127.0.0.1", port=args.port, log_level="warning", access_log=False
     )
@@ -486,9 +765,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 # --- for the tests --------------------------------------------------------------------
 
 
-def command(port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS) -> list[str]:
-    """The command line that serves on ``port``."""
-    return [
+def command(
+    port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS, **more: Any
+) -> list[str]:
+    """The command line that serves on ``port``; ``more``: ``dpop``, ``workload_key``."""
+    line = [
         sys.executable,
         str(HERE),
         "--port",
@@ -498,15 +779,19 @@ def command(port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS)
         "--token-seconds",
         str(token_seconds),
     ]
+    for name, value in more.items():
+        if value is not None:
+            line += [f"--{name.replace('_', '-')}", str(value)]
+    return line
 
 
 def start(
-    port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS
+    port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS, **more: Any
 ) -> subprocess.Popen[bytes]:
     """The server as a child process on ``port`` (not yet listening: see
     :func:`wait_ready`). Its stdout and stderr are the caller's."""
     return subprocess.Popen(
-        command(port, log, token_seconds=token_seconds), stdin=subprocess.DEVNULL
+        command(port, log, token_seconds=token_seconds, **more), stdin=subprocess.DEVNULL
     )
 
 
@@ -539,13 +824,14 @@ class Served:
 
 @asynccontextmanager
 async def serving(
-    log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS
+    log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS, **more: Any
 ) -> AsyncIterator[Served]:
-    """The server on a free loopback port for the block, once it listens; killed after."""
+    """The server on a free loopback port for the block, once it listens; killed after.
+    ``more``: ``dpop`` (``"on"``, ``"nonce"``), ``workload_key`` (a PEM file)."""
     from testservers.processes import free_port
 
     port = free_port()
-    process = start(port, log, token_seconds=token_seconds)
+    process = start(port, log, token_seconds=token_seconds, **more)
     try:
         async with anyio.create_task_group() as group:
 
