@@ -746,3 +746,46 @@ async def test_credentials_of_one_authorization_server_are_never_offered_to_anot
         assert all(e["client_id"] != a_client for e in seen_by_b)
         assert "refresh" not in kinds(b)
         assert [e["grant_type"] for e in token_requests(b)] == ["authorization_code"]
+
+
+@pytest.mark.trio
+async def test_the_test_server_refuses_proofs_that_are_wrong_so_passing_ones_mean_something(
+    dpop_served: Served,
+) -> None:
+    """The proofs the DPoP tests pass are checked: a proof for another URL, one signed by
+    a key other than its header's, one whose ``jti`` was seen already, and one whose
+    ``ath`` is another token's are refused."""
+    from mcpbind.impl.wire.dpop import new_key, proof
+
+    token_url = f"http://127.0.0.1:{dpop_served.port}/token"
+    key, other = new_key("ES256"), new_key("ES256")
+    forged = proof(key, "POST", token_url)
+    head, _, rest = forged.partition(".")
+    signed_by_other = proof(other, "POST", token_url).split(".")
+    replayed = proof(key, "POST", token_url)
+    form = {"grant_type": "refresh_token", "refresh_token": "none", "client_id": "none"}
+    outcomes = []
+    async with httpx2.AsyncClient() as http:
+        for sent in (
+            proof(key, "POST", f"http://127.0.0.1:{dpop_served.port}/elsewhere"),
+            f"{head}.{rest.partition('.')[0]}.{signed_by_other[2]}",
+            replayed,
+            replayed,
+        ):
+            answer = await http.post(token_url, data=form, headers={"DPoP": sent})
+            outcomes.append((answer.status_code, answer.json()["error"]))
+        wrong_ath = proof(key, "POST", dpop_served.url, access_token="another-token")
+        headers = {"Authorization": "DPoP some-token", "DPoP": wrong_ath}
+        answer = await http.post(dpop_served.url, json={}, headers=headers)
+        assert answer.status_code == 401
+    assert outcomes[0] == (400, "invalid_dpop_proof")
+    assert outcomes[1] == (400, "invalid_dpop_proof")
+    assert outcomes[2][1] != "invalid_dpop_proof"  # well formed: refused for its grant
+    assert outcomes[3] == (400, "invalid_dpop_proof")
+    assert [outcome for _, outcome, _ in proofs(dpop_served)] == [
+        "htm or htu wrong",
+        "bad signature",
+        "ok",
+        "jti missing or seen before",
+        "ath wrong",
+    ]
