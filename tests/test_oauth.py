@@ -46,7 +46,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.config.credentials import Credentials, store_key
 from mcpbind.impl.config.host import parse_toml
-from mcpbind.impl.config.oauth import AssertionValue
+from mcpbind.impl.config.oauth import AssertionFile, AssertionValue
 from mcpbind.impl.wire.oauth import Authorizer
 
 
@@ -670,7 +670,7 @@ async def test_a_workload_trades_its_jwt_for_a_token_with_the_jwt_bearer_grant(
 
 
 @pytest.mark.trio
-async def test_a_refused_jwt_bearer_grant_fails_once_without_another_grant(
+async def test_a_refused_or_unreadable_jwt_bearer_assertion_fails_once_without_another_grant(
     tmp_path: pathlib.Path,
 ) -> None:
     private, public = workload_key(tmp_path)
@@ -688,6 +688,12 @@ async def test_a_refused_jwt_bearer_grant_fails_once_without_another_grant(
         assert [e["grant_type"] for e in token_requests(served)] == [
             "urn:ietf:params:oauth:grant-type:jwt-bearer"
         ]
+        missing = attrs.evolve(oauth, assertion=AssertionFile(str(tmp_path / "absent.jwt")))
+        with pytest.raises(ServerStartupError) as caught:
+            async with Host.open(host_config(served, MemoryTokenStore(), oauth=missing)):
+                pass
+        assert "cannot read the workload's assertion: No such file" in str(caught.value)
+        assert len(token_requests(served)) == 1  # nothing sent without an assertion
 
 
 @pytest.mark.trio
