@@ -555,9 +555,9 @@ async def test_dpop_binds_the_token_to_a_stored_key_and_proves_it_on_every_reque
 async def test_dpop_nonce_challenges_of_both_servers_are_answered_by_one_retry_each(
     dpop_nonces: Served,
 ) -> None:
-    await whoami(
-        host_config(dpop_nonces, MemoryTokenStore(), approve, oauth=OAuthConfig(dpop=True))
-    )
+    """(With ``dpop_required``, which a server that offers DPoP satisfies.)"""
+    required = OAuthConfig(dpop_required=True)
+    await whoami(host_config(dpop_nonces, MemoryTokenStore(), approve, oauth=required))
     checked = proofs(dpop_nonces)
     token = [p for p in checked if p[0] == "token"]
     assert token == [("token", "use_dpop_nonce", False), ("token", "ok", True)]
