@@ -597,7 +597,7 @@ async def test_dpop_required_from_a_server_that_does_not_offer_it_fails_before_a
         async with Host.open(host_config(served, MemoryTokenStore(), approve, oauth=oauth)):
             pass
     assert isinstance(caught.value.__cause__, AuthorizationFailed)
-    assert "does not offer DPoP" in str(caught.value)
+    assert f"failed: http://127.0.0.1:{served.port} does not offer DPoP" in str(caught.value)
     assert token_requests(served) == []
 
 

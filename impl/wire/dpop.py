@@ -47,20 +47,16 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import httpx2
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from mcp.client.auth import OAuthFlowError
 
 from ..config.oauth import DPOP_ALGORITHMS
 from .oauth_storage import Storage
 
-__all__ = ["DPOP_METADATA", "Dpop", "DpopNotOffered", "new_key", "proof"]
+__all__ = ["DPOP_METADATA", "Dpop", "new_key", "proof"]
 
 DPOP_METADATA = "dpop_signing_alg_values_supported"
 _METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 _FORM = "application/x-www-form-urlencoded"
-
-
-class DpopNotOffered(Exception):
-    """``dpop_required`` and the authorization server offers no algorithm mcpbind signs
-    with. Its name starts as the SDK's flow errors do not: the text is said as it is."""
 
 
 def _generate(alg: str) -> Any:
@@ -207,7 +203,7 @@ class Dpop:
         if not usable:
             if self.required:
                 where = self.issuer or "the authorization server"
-                raise DpopNotOffered(
+                raise OAuthFlowError(  # the SDK's flow error: its text is said as it is
                     f"{where} does not offer DPoP with an algorithm mcpbind signs with "
                     f"({', '.join(DPOP_ALGORITHMS)}) and dpop_required is set"
                 )
