@@ -692,7 +692,8 @@ async def test_a_refused_or_unreadable_jwt_bearer_assertion_fails_once_without_a
         with pytest.raises(ServerStartupError) as caught:
             async with Host.open(host_config(served, MemoryTokenStore(), oauth=missing)):
                 pass
-        assert "cannot read the workload's assertion: No such file" in str(caught.value)
+        absent = tmp_path / "absent.jwt"
+        assert f"cannot read the workload's assertion {absent}: No such file" in str(caught.value)
         assert len(token_requests(served)) == 1  # nothing sent without an assertion
 
 

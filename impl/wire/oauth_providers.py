@@ -85,7 +85,8 @@ class _Restoring(RestoreAfterInitialize):
     preset: OAuthClientInformationFull | None = None
     """A client registered beforehand, from the configuration (never stored)."""
     dpop: Dpop | None = None
-    """DPoP around the SDK's flow, when the server is configured for it."""
+    """DPoP around the SDK's flow: it signs nothing unless the server is configured for
+    DPoP or the stored tokens are bound already."""
 
     def async_auth_flow(self, request: httpx2.Request) -> Any:
         flow = super().async_auth_flow(request)  # type: ignore[misc] # the SDK's provider's
@@ -174,8 +175,9 @@ class JwtBearerProvider(_Restoring, GrantRequest, OAuthClientProvider):
         try:
             assertion = await self.assertion(str(found.issuer), resource)
         except OSError as error:
+            where = f" {error.filename}" if error.filename else ""
             raise OAuthFlowError(
-                f"cannot read the workload's assertion: {error.strerror or error}"
+                f"cannot read the workload's assertion{where}: {error.strerror or error}"
             ) from None
         assert context.client_info is not None
         data = {
