@@ -193,8 +193,9 @@ class Dpop:
         """The key to sign a token request's proof with, made and stored on first use;
         None: no DPoP for this request."""
         record = await self.storage.current()
-        bound = record.tokens is not None and str(record.tokens.get("token_type", "")).lower()
-        if record.dpop_key is not None and bound == "dpop":
+        tokens = record.tokens
+        bound = tokens is not None and str(tokens.get("token_type", "")).lower() == "dpop"
+        if record.dpop_key is not None and bound:
             return record.dpop_key  # a bound refresh token is refreshed with its key
         if not self.wanted:
             return None
