@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         LoginRequired,
         McpBindError,
         RemoteError,
+        ScopeRequired,
         ServerStartupError,
         UnknownServer,
     )
@@ -174,6 +175,7 @@ __all__ = [
     "RemoteError",
     "RemoveServer",
     "RequestFailed",
+    "ScopeRequired",
     "Seams",
     "ServerChange",
     "ServerConfig",
@@ -251,6 +253,7 @@ _WHERE = {
     "KeyringTokenStore": ".config.credentials",
     "LocalError": ".errors",
     "LoginRequired": ".errors",
+    "ScopeRequired": ".errors",
     "McpBindError": ".errors",
     "McpConnector": ".wire.connector",
     "McpServerContributor": ".config.contributors",

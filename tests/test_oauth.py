@@ -39,6 +39,7 @@ from mcpbind.impl import (
     LoginRequired,
     MemoryTokenStore,
     OAuthConfig,
+    ScopeRequired,
     ServerConfig,
     ServerStartupError,
     response_from_redirect,
@@ -46,6 +47,7 @@ from mcpbind.impl import (
 from mcpbind.impl.config.credentials import Credentials, store_key
 from mcpbind.impl.config.host import parse_toml
 from mcpbind.impl.wire.oauth import Authorizer
+from mcpbind.model import texts
 
 
 @pytest.fixture
@@ -140,6 +142,36 @@ async def test_configured_scopes_are_requested_with_the_resource(served: Served)
     await whoami(host_config(served, MemoryTokenStore(), approve, oauth=oauth))
     [authorized] = [e for e in served.events() if e["event"] == "authorize"]
     assert authorized["scopes"] == ["notes:read", "notes:write"]
+
+
+STEP_UP = texts.SCOPE_REQUIRED.format(
+    server="notes", scope="notes:read notes:write", scopes="notes:read notes:write"
+)
+"""What a call to ``publish`` with a ``notes:read`` token ends with in a host with no
+person (the test server's challenge names both scopes)."""
+
+
+@pytest.mark.trio
+async def test_a_step_up_with_no_person_ends_the_call_naming_the_scope_and_the_login(
+    served: Served,
+) -> None:
+    """SPEC §11.15: the 403 ``insufficient_scope`` ends that call ``failed`` with
+    ``ScopeRequired``'s text; the session lives on and the stored tokens are kept."""
+    store = MemoryTokenStore()
+    await whoami(host_config(served, store, approve))
+    async with Host.open(host_config(served, store)) as host:  # no person
+        step = host.sample()
+        refused = await host.call(step, "c1", "mcp__notes__publish", {"text": "x"})
+        added = await host.call(step, "c2", "mcp__notes__add", {"text": "y"})
+        [status] = host.server_status()
+    assert (refused.status, refused.output) == ("failed", STEP_UP)
+    assert added.status == "ok"
+    assert "added: y" in added.output
+    assert status.connected
+    assert kinds(served).count("authorize") == 1  # no authorization was tried for it
+    assert (await store.load(store_key("notes", served.url))).tokens is not None
+    error = ScopeRequired("notes", "notes:read notes:write", ("notes:read", "notes:write"))
+    assert str(error) == STEP_UP
 
 
 @pytest.mark.trio
@@ -393,6 +425,57 @@ async def _login_logout_and_catalog(tmp_path: pathlib.Path) -> None:
         server_log = (tmp_path / "server.log").read_text()
         for secret in secrets:
             assert secret not in server_log
+
+
+async def _browserless_login(config: pathlib.Path, env: dict[str, str], *extra: str) -> str:
+    """``mcpbind login notes`` with this test as the browser; its stdout."""
+    args = ["login", "notes", "--config", str(config), "--no-browser", "--timeout", "60"]
+    login = subprocess.Popen(
+        [sys.executable, "-m", "mcpbind.cli", *args, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert login.stdout is not None
+    assert login.stdout.readline().startswith("Authorize `notes` by opening this URL")
+    url = login.stdout.readline().strip()
+    async with httpx2.AsyncClient() as browser:
+        await browser.get(url, follow_redirects=True)  # to mcpbind's listener
+    out, err = login.communicate(timeout=60)
+    assert login.returncode == 0, err
+    return out
+
+
+def test_a_step_up_from_the_cli_says_which_login_grants_the_scope_and_that_login_does(
+    tmp_path: pathlib.Path,
+) -> None:
+    """``mcpbind call`` refused for want of a scope prints one line naming the scope and
+    the command (no traceback); ``mcpbind login notes --scope ...`` then asks for it, and
+    the same call succeeds (SPEC §11.15)."""
+    trio.run(_step_up_from_the_cli, tmp_path)
+
+
+async def _step_up_from_the_cli(tmp_path: pathlib.Path) -> None:
+    async with serving(tmp_path / "server.log") as served:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[mcp_servers.notes]\nurl = "{served.url}"\n')
+        env = {**os.environ, "MCPBIND_HOME": str(tmp_path / "home")}
+        env.pop("DISPLAY", None)
+        await _browserless_login(config, env)
+        call = ["call", "mcp__notes__publish", '{"text": "hi"}', "--config", str(config)]
+        refused = mcpbind(*call, env=env)
+        assert refused.returncode == 1
+        assert refused.stdout == f"cli-1: failed\n{STEP_UP}\n"
+        assert "Traceback" not in refused.stderr
+        command = STEP_UP.rsplit("run `", 1)[1].rstrip("`")
+        assert command == 'mcpbind login notes --scope "notes:read notes:write"'
+        await _browserless_login(config, env, "--scope", "notes:read notes:write")
+        scopes = [e["scopes"] for e in served.events() if e["event"] == "authorize"]
+        assert scopes[-1] == ["notes:read", "notes:write"]
+        published = mcpbind(*call, env=env)
+        assert published.returncode == 0, published.stderr
+        assert "published: hi" in published.stdout
 
 
 def test_login_refuses_a_server_it_cannot_log_in_to(tmp_path: pathlib.Path) -> None:

@@ -72,6 +72,9 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     message = error.message or ""
     if http is not None and http.expired:  # SPEC §8.13: refused unrun, the session is gone
         return SessionExpired(message or "the server no longer knows the session")
+    wanted = None if http is None else http.wanted()
+    if wanted is not None:  # SPEC §11.15: a step-up no one here can give
+        return wanted
     named = None if http is None else http.named(message)
     if named is not None:
         return RequestFailed(named)

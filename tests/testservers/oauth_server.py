@@ -16,7 +16,10 @@ both (the old pair stops working at once). ``POST /test/revoke-refresh`` (loopba
 drops every refresh token, so a client whose access token has expired must log in again.
 
 Tools: ``whoami`` (``{"client_id", "scopes"}`` of the token the call came with, from the
-SDK's auth context) and ``add(text)`` (``"added: TEXT"``).
+SDK's auth context), ``add(text)`` (``"added: TEXT"``) and ``publish(text)``
+(``"published: TEXT"``), which also wants ``notes:write``: called with a token without it,
+the answer is HTTP 403 with an ``insufficient_scope`` challenge naming
+``notes:read notes:write`` (OAuth's step-up, RFC 6750 §3.1).
 
 The log (``--log PATH``, JSON lines) gets one object per event, see :class:`EventLog`.
 It never holds a token, a code, a client secret or a code verifier, and the process
@@ -350,6 +353,10 @@ def build(
     def add(text: str) -> str:
         return f"added: {text}"
 
+    @server.tool(description="Publish a note (wants notes:write)")
+    def publish(text: str) -> str:
+        return f"published: {text}"
+
     # The ignore: the SDK leaves custom_route's decorator unannotated.
     @server.custom_route("/test/revoke-refresh", methods=["POST"])  # type: ignore[untyped-decorator]
     async def revoke_refresh(request: Request) -> Response:
@@ -464,10 +471,74 @@ def logged(inner: Any, log: EventLog) -> Any:
     return asgi
 
 
+WRITE_SCOPE = "notes:write"
+"""The scope ``publish`` wants besides ``notes:read``."""
+
+
+def step_up(inner: Any, provider: NotesProvider, port: int) -> Any:
+    """``inner`` with ``publish`` refused by HTTP 403 ``insufficient_scope`` for a token
+    without :data:`WRITE_SCOPE` (before the MCP handler sees the call)."""
+    challenge = (
+        f'Bearer error="insufficient_scope", scope="{REQUIRED_SCOPE} {WRITE_SCOPE}", '
+        f'resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"'
+    )
+
+    async def asgi(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") != "/mcp" or scope["method"] != "POST":
+            await inner(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def replay() -> Any:
+            return pending.pop() if pending else await receive()
+
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        headers = dict(scope.get("headers", []))
+        bearer = headers.get(b"authorization", b"").decode("latin-1").removeprefix("Bearer ")
+        token = await provider.load_access_token(bearer) if bearer else None
+        if (
+            isinstance(request, dict)
+            and request.get("method") == "tools/call"
+            and (request.get("params") or {}).get("name") == "publish"
+            and token is not None
+            and WRITE_SCOPE not in token.scopes
+        ):
+            answer = json.dumps(
+                {"error": "insufficient_scope", "error_description": "publish wants notes:write"}
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(answer)).encode()),
+                        (b"www-authenticate", challenge.encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": answer})
+            return
+        await inner(scope, replay, send)
+
+    return asgi
+
+
 def app(port: int, log: pathlib.Path | None, *, token_seconds: int = TOKEN_SECONDS) -> Any:
     """The logged ASGI app of the server on ``port``."""
     server, provider = build(port, log, token_seconds=token_seconds)
-    return logged(server.streamable_http_app(host="127.0.0.1"), provider.log)
+    served = step_up(server.streamable_http_app(host="127.0.0.1"), provider, port)
+    return logged(served, provider.log)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
