@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         response_from_redirect,
     )
     from .config.host import ConfigWarning, HostConfig
-    from .config.oauth import OAuthConfig
+    from .config.oauth import IdentityProvider, OAuthConfig
     from .config.recorder import NullRecorder, Recorder
     from .config.server import (
         APPROVAL_MODES,
@@ -154,6 +154,7 @@ __all__ = [
     "HostConfig",
     "HostStatistics",
     "HttpStatusError",
+    "IdentityProvider",
     "IllegalTransition",
     "ImageItem",
     "KeyringTokenStore",
@@ -259,6 +260,7 @@ _WHERE = {
     "McpServerContributor": ".config.contributors",
     "MemoryTokenStore": ".config.credentials",
     "NullRecorder": ".config.recorder",
+    "IdentityProvider": ".config.oauth",
     "OAuthConfig": ".config.oauth",
     "OnProgress": ".config.hooks",
     "OverlayRecord": ".contributors",

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import stat
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from mcpbind.impl import (
     FileTokenStore,
     Host,
     HostConfig,
+    IdentityProvider,
     LoginRequired,
     MemoryTokenStore,
     OAuthConfig,
@@ -337,9 +339,53 @@ def test_a_client_secret_comes_from_the_environment_and_is_never_shown() -> None
     assert "s3cr3t-value" not in repr(loaded.config)
 
 
+IDENTITY_ASSERTION = """
+[mcp_servers.crm]
+url = "http://127.0.0.1:1/mcp"
+[mcp_servers.crm.oauth]
+client_id = "crm-client"
+[mcpbind.oauth.crm]
+grant = "identity_assertion"
+client_secret_env_var = "CRM_SECRET"
+issuer = "http://127.0.0.1:2"
+idp_token_endpoint = "http://127.0.0.1:3/token"
+idp_client_id = "host-at-idp"
+id_token_env_var = "ID_TOKEN"
+"""
+
+
+def test_the_identity_assertion_grant_is_configured_in_toml_with_its_identity_provider() -> None:
+    """SEP-990 from a file: the ID token comes from the environment and is never shown
+    (the conformance suite's cross-app-access scenario runs it end to end, CLI mode)."""
+    environ = {"CRM_SECRET": "crm-secret-value", "ID_TOKEN": "id-token-value"}
+    loaded = parse_toml(IDENTITY_ASSERTION, path="c.toml", environ=environ)
+    oauth = loaded.config.servers["crm"].oauth
+    assert oauth is not None
+    assert (oauth.grant, oauth.client_id, oauth.issuer) == (
+        "identity_assertion",
+        "crm-client",
+        "http://127.0.0.1:2",
+    )
+    assert oauth.identity_provider == IdentityProvider(
+        token_endpoint="http://127.0.0.1:3/token",
+        client_id="host-at-idp",
+        id_token="id-token-value",
+    )
+    assert "id-token-value" not in repr(loaded.config)
+    assert "crm-secret-value" not in repr(loaded.config)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        (
+            IDENTITY_ASSERTION.replace('idp_client_id = "host-at-idp"\n', ""),
+            "an identity provider needs idp_client_id as well",
+        ),
+        (
+            IDENTITY_ASSERTION.split("idp_token_endpoint", maxsplit=1)[0],
+            "needs client_id, client_secret, issuer and an assertion provider",
+        ),
         ('[mcp_servers.s]\ncommand = "x"\nscopes = ["a"]', "applies to 'url' servers only"),
         ('[mcp_servers.s]\nurl = "http://h/"\n[mcp_servers.s.oauth]\nsecret = "x"', "unknown key"),
         ('mcp_oauth_credentials_store = "vault"', "must be one of auto, keyring, file"),
@@ -352,8 +398,9 @@ def test_a_client_secret_comes_from_the_environment_and_is_never_shown() -> None
 def test_bad_oauth_settings_are_config_errors_naming_the_key(text: str, message: str) -> None:
     from mcpbind.impl import ConfigError
 
-    with pytest.raises(ConfigError, match=message):
-        parse_toml(text, path="c.toml")
+    environ = {"CRM_SECRET": "s", "ID_TOKEN": "t"}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_toml(text, path="c.toml", environ=environ)
 
 
 def test_login_logout_and_catalog_end_to_end_through_a_browser_less_redirect(

@@ -18,6 +18,7 @@ __all__ = [
     "TOKEN_AUTH_METHODS",
     "Grant",
     "IdentityAssertion",
+    "IdentityProvider",
     "OAuthConfig",
     "TokenAuthMethod",
 ]
@@ -33,6 +34,23 @@ TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = (
     "client_secret_basic",
     "client_secret_post",
 )
+
+
+@attrs.frozen
+class IdentityProvider:
+    """The identity-assertion grant's first leg without code (SEP-990, from a
+    configuration file): the enterprise identity provider's token endpoint exchanges the
+    user's ID token for an ID-JAG for the authorization server (RFC 8693 token exchange).
+    Secrets are never shown."""
+
+    token_endpoint: str
+    """The identity provider's token endpoint (``idp_token_endpoint``)."""
+    client_id: str
+    """This host's client at the identity provider (``idp_client_id``)."""
+    id_token: str = attrs.field(repr=False)
+    """The user's ID token from the identity provider (``id_token_env_var``)."""
+    client_secret: str | None = attrs.field(default=None, repr=False)
+    """The host's secret at the identity provider, for a confidential client."""
 
 
 def _scopes(value: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -80,6 +98,9 @@ class OAuthConfig:
     """With ``identity_assertion`` (a library hook, SEP-990 enterprise-managed
     authorization): gets the ID-JAG from the host's identity provider; the token comes
     from the pre-registered ``client_id``/``client_secret`` at ``issuer``."""
+    identity_provider: IdentityProvider | None = None
+    """With ``identity_assertion`` and no ``assertion``: where mcpbind exchanges the
+    user's ID token for the ID-JAG itself (RFC 8693), as a configuration file says."""
 
     def __attrs_post_init__(self) -> None:
         if self.grant not in GRANTS:
@@ -97,15 +118,14 @@ class OAuthConfig:
                     "oauth grant 'client_credentials' needs exactly one of client_secret "
                     "and private_key"
                 )
-        if self.grant == "identity_assertion" and None in (
-            self.client_id,
-            self.client_secret,
-            self.issuer,
-            self.assertion,
+        if self.grant == "identity_assertion" and (
+            None in (self.client_id, self.client_secret, self.issuer)
+            or (self.assertion is None and self.identity_provider is None)
         ):
             raise ConfigError(
                 "oauth grant 'identity_assertion' needs client_id, client_secret, issuer "
-                "and an assertion provider"
+                "and an assertion provider (the library's assertion, or the identity "
+                "provider's idp_token_endpoint, idp_client_id and id_token_env_var)"
             )
         if self.client_secret is not None and self.client_id is None:
             raise ConfigError("an oauth client_secret needs its client_id")
