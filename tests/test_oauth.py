@@ -27,7 +27,7 @@ import httpx2
 import pytest
 import trio
 from cli_runner import mcpbind
-from testservers.oauth_server import Served, revoke_refresh, serving
+from testservers.oauth_server import Served, require_write, revoke_refresh, serving
 
 from mcpbind.impl import (
     AuthorizationFailed,
@@ -174,6 +174,24 @@ async def test_a_step_up_with_no_person_ends_the_call_naming_the_scope_and_the_l
     assert (await store.load(store_key("notes", served.url))).tokens is not None
     error = ScopeRequired("notes", "notes:read notes:write", ("notes:read", "notes:write"))
     assert str(error) == STEP_UP
+
+
+@pytest.mark.trio
+async def test_a_listing_refused_for_want_of_a_scope_is_a_rejected_refresh_naming_the_login(
+    served: Served,
+) -> None:
+    """SPEC §11.15: any request, not only a call, fails alone; the session lives on."""
+    store = MemoryTokenStore()
+    await whoami(host_config(served, store, approve))
+    async with Host.open(host_config(served, store)) as host:
+        await require_write(served.port)
+        outcome = await host.refresh("notes")
+        step = host.sample()
+        added = await host.call(step, "c1", "mcp__notes__add", {"text": "y"})
+    assert (outcome.status, outcome.kind) == ("rejected", "list_failed")
+    assert outcome.reason is not None
+    assert STEP_UP in outcome.reason
+    assert added.status == "ok"
 
 
 @pytest.mark.trio

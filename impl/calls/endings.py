@@ -19,9 +19,9 @@ from mcpbind.model import texts
 
 from ..config.recorder import Recorder
 from ..config.server import ServerConfig
-from ..errors import AuthorizationError
 from ..values import ContentItem
 from ..wire.seam import (
+    AuthorizationRefused,
     ConnectionLost,
     RequestFailed,
     ServerError,
@@ -46,9 +46,7 @@ class Ending(NamedTuple):
 def failure_why(error: Exception) -> str:
     """Why a call failed in transit, as ``TRANSPORT`` and the trace's ``call_failed`` say
     it: a request's own failure text, else the unexpected exception's type and message."""
-    if isinstance(error, RequestFailed | AuthorizationError):
-        return str(error)
-    return f"{type(error).__name__}: {error}"
+    return str(error) if isinstance(error, RequestFailed) else f"{type(error).__name__}: {error}"
 
 
 _URL_MESSAGE_LIMIT = 200
@@ -107,8 +105,8 @@ class CallEndings:
                 code=error.code,
             )
             return Ending("failed", text)
-        if isinstance(error, AuthorizationError):  # SPEC §11.15: it says what to do
-            return Ending("failed", str(error))
+        if isinstance(error, AuthorizationRefused):  # SPEC §11.15: it says what to do
+            return Ending("failed", str(error.error))
         if not isinstance(error, RequestFailed):
             logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
         why = failure_why(error)

@@ -19,7 +19,8 @@ Tools: ``whoami`` (``{"client_id", "scopes"}`` of the token the call came with, 
 SDK's auth context), ``add(text)`` (``"added: TEXT"``) and ``publish(text)``
 (``"published: TEXT"``), which also wants ``notes:write``: called with a token without it,
 the answer is HTTP 403 with an ``insufficient_scope`` challenge naming
-``notes:read notes:write`` (OAuth's step-up, RFC 6750 §3.1).
+``notes:read notes:write`` (OAuth's step-up, RFC 6750 §3.1). After ``POST
+/test/require-write`` (loopback only), ``tools/list`` wants ``notes:write`` too.
 
 The log (``--log PATH``, JSON lines) gets one object per event, see :class:`EventLog`.
 It never holds a token, a code, a client secret or a code verifier, and the process
@@ -176,6 +177,8 @@ class NotesProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     _refresh: dict[str, RefreshToken] = attrs.field(factory=dict)
     _pairs: dict[str, str] = attrs.field(factory=dict)
     """Refresh token -> the access token issued with it, so one revocation ends both."""
+    list_wants_write: bool = False
+    """``tools/list`` wants ``notes:write`` too (``POST /test/require-write``)."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self._clients.get(client_id)
@@ -358,6 +361,13 @@ def build(
         return f"published: {text}"
 
     # The ignore: the SDK leaves custom_route's decorator unannotated.
+    @server.custom_route("/test/require-write", methods=["POST"])  # type: ignore[untyped-decorator]
+    async def require_write(request: Request) -> Response:
+        if request.client is None or request.client.host not in LOOPBACK:
+            return JSONResponse({"error": "loopback only"}, status_code=403)
+        provider.list_wants_write = True
+        return JSONResponse({"list_wants_write": True})
+
     @server.custom_route("/test/revoke-refresh", methods=["POST"])  # type: ignore[untyped-decorator]
     async def revoke_refresh(request: Request) -> Response:
         if request.client is None or request.client.host not in LOOPBACK:
@@ -506,13 +516,11 @@ def step_up(inner: Any, provider: NotesProvider, port: int) -> Any:
         headers = dict(scope.get("headers", []))
         bearer = headers.get(b"authorization", b"").decode("latin-1").removeprefix("Bearer ")
         token = await provider.load_access_token(bearer) if bearer else None
-        if (
-            isinstance(request, dict)
-            and request.get("method") == "tools/call"
-            and (request.get("params") or {}).get("name") == "publish"
-            and token is not None
-            and WRITE_SCOPE not in token.scopes
-        ):
+        method = request.get("method") if isinstance(request, dict) else None
+        wants_write = (
+            method == "tools/call" and (request.get("params") or {}).get("name") == "publish"
+        ) or (method == "tools/list" and provider.list_wants_write)
+        if wants_write and token is not None and WRITE_SCOPE not in token.scopes:
             answer = json.dumps(
                 {"error": "insufficient_scope", "error_description": "publish wants notes:write"}
             ).encode()
@@ -586,6 +594,13 @@ async def wait_ready(port: int, timeout: float = 60) -> None:
     from testservers.processes import wait_listening
 
     await wait_listening(port, timeout)
+
+
+async def require_write(port: int) -> None:
+    """``POST /test/require-write``: from now on ``tools/list`` wants ``notes:write``."""
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(f"http://127.0.0.1:{port}/test/require-write")
+    response.raise_for_status()
 
 
 async def revoke_refresh(port: int) -> int:
