@@ -195,10 +195,23 @@ def _server_or_exit(args: argparse.Namespace, verb: str) -> HostConfig | None:
     return config
 
 
+def _with_scopes(config: HostConfig, server: str, scope: str | None) -> HostConfig:
+    """``--scope``: asked for after the configured scopes (SPEC §11.15, step-up)."""
+    settings = config.servers[server]
+    if not scope or settings.oauth is None:
+        return config
+    scopes = list(settings.oauth.scopes or ())
+    scopes += [word for word in scope.split() if word not in scopes]
+    oauth = attrs.evolve(settings.oauth, scopes=scopes)
+    servers = {**config.servers, server: attrs.evolve(settings, oauth=oauth)}
+    return attrs.evolve(config, servers=servers)
+
+
 def login_main(args: argparse.Namespace) -> int:
     config = _server_or_exit(args, "login")
     if config is None:
         return USAGE
+    config = _with_scopes(config, args.server, args.scope)
     browser = _can_open_browser(args.no_browser)
     login = functools.partial(_login, browser=browser, timeout=args.timeout)
     try:

@@ -392,6 +392,13 @@ def _login(commands: Any) -> None:
         default=LOGIN_TIMEOUT,
         help=f"seconds to wait for the browser (default {LOGIN_TIMEOUT:g})",
     )
+    login.add_argument(
+        "--scope",
+        default=None,
+        metavar="SCOPES",
+        help='scopes to ask for besides the configured ones, space-separated, e.g. "a b" '
+        "(what a refused call names: step-up)",
+    )
     login.set_defaults(handler=_handler("login", "login_main"))
     logout = commands.add_parser(
         "logout",

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         response_from_redirect,
     )
     from .config.host import ConfigWarning, HostConfig
-    from .config.oauth import AssertionFile, AssertionValue, OAuthConfig
+    from .config.oauth import AssertionFile, AssertionValue, IdentityProvider, OAuthConfig
     from .config.recorder import NullRecorder, Recorder
     from .config.server import (
         APPROVAL_MODES,
@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         LoginRequired,
         McpBindError,
         RemoteError,
+        ScopeRequired,
         ServerStartupError,
         UnknownServer,
     )
@@ -155,6 +156,7 @@ __all__ = [
     "HostConfig",
     "HostStatistics",
     "HttpStatusError",
+    "IdentityProvider",
     "IllegalTransition",
     "ImageItem",
     "KeyringTokenStore",
@@ -176,6 +178,7 @@ __all__ = [
     "RemoteError",
     "RemoveServer",
     "RequestFailed",
+    "ScopeRequired",
     "Seams",
     "ServerChange",
     "ServerConfig",
@@ -253,11 +256,13 @@ _WHERE = {
     "KeyringTokenStore": ".config.credentials",
     "LocalError": ".errors",
     "LoginRequired": ".errors",
+    "ScopeRequired": ".errors",
     "McpBindError": ".errors",
     "McpConnector": ".wire.connector",
     "McpServerContributor": ".config.contributors",
     "MemoryTokenStore": ".config.credentials",
     "NullRecorder": ".config.recorder",
+    "IdentityProvider": ".config.oauth",
     "OAuthConfig": ".config.oauth",
     "AssertionFile": ".config.oauth",
     "AssertionValue": ".config.oauth",

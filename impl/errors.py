@@ -28,6 +28,7 @@ __all__ = [
     "LoginRequired",
     "McpBindError",
     "RemoteError",
+    "ScopeRequired",
     "ServerExited",
     "ServerStartupError",
     "UnknownServer",
@@ -133,9 +134,9 @@ class ServerExited(RemoteError):
 
 
 class AuthorizationError(RemoteError):
-    """A server's authorization did not succeed (SPEC §11.15). Three kinds, by what the
+    """A server's authorization did not succeed (SPEC §11.15). Four kinds, by what the
     user must do: :class:`CredentialsRequired`, :class:`LoginRequired`,
-    :class:`AuthorizationFailed`."""
+    :class:`ScopeRequired`, :class:`AuthorizationFailed`."""
 
     def __init__(self, server: str, message: str) -> None:
         super().__init__(message)
@@ -155,6 +156,20 @@ class LoginRequired(AuthorizationError):
 
     def __init__(self, server: str) -> None:
         super().__init__(server, texts.LOGIN_REQUIRED.format(server=server))
+
+
+class ScopeRequired(AuthorizationError):
+    """Step-up needed: the server refused a request with HTTP 403 ``insufficient_scope``
+    (OAuth's step-up) and no one can be asked here to authorize the wider scope: run
+    ``mcpbind login SERVER --scope "..."`` with :attr:`scopes`. ``scope`` is what the
+    server's challenge named; ``scopes`` adds it to those already granted or configured
+    (SPEC §11.15). The tokens already stored are kept."""
+
+    def __init__(self, server: str, scope: str, scopes: tuple[str, ...]) -> None:
+        text = texts.SCOPE_REQUIRED.format(server=server, scope=scope, scopes=" ".join(scopes))
+        super().__init__(server, text)
+        self.scope = scope
+        self.scopes = scopes
 
 
 class AuthorizationFailed(AuthorizationError):

@@ -321,6 +321,10 @@ LOGIN_REQUIRED: Final = (
     "server {server!r} requires authorization and no one has logged in, or the login "
     "expired: run `mcpbind login {server}`"
 )
+SCOPE_REQUIRED: Final = (
+    'server {server!r} refused the request: it needs the scope "{scope}" (HTTP 403 '
+    'insufficient_scope); run `mcpbind login {server} --scope "{scopes}"`'
+)
 AUTHORIZATION_FAILED: Final = (
     "authorization with server {server!r} failed: {why}; run `mcpbind login {server}` to try again"
 )

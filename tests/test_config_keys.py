@@ -103,6 +103,18 @@ def h(config: HostConfig) -> Any:
 
 
 Observe = Callable[[HostConfig], Any]
+IDENTITY_PROVIDER = "\n".join(
+    [
+        'grant = "identity_assertion"',
+        'client_secret_env_var = "SECRET"',
+        'issuer = "https://auth.example.com"',
+        'idp_token_endpoint = "https://idp.example/token"',
+        'idp_client_id = "host"',
+        'idp_client_secret_env_var = "KEY"',
+        'id_token_env_var = "TOKEN"',
+    ]
+)
+"""An identity-assertion grant whose identity provider sets every ``idp_*`` key."""
 # (table of the reference, key as it names it, where the line goes, the line, what it sets)
 ROWS: list[tuple[str, str, str, str, Observe, Any]] = [
     ("server", "command", "s", "", lambda c: s(c).target.command, "srv"),
@@ -457,6 +469,22 @@ ROWS: list[tuple[str, str, str, str, Observe, Any]] = [
         'grant = "jwt_bearer"\nissuer = "https://a.example"\nassertion_env_var = "KEY"',
         lambda c: h(c).oauth.assertion,
         AssertionValue("header-key"),
+    ),
+    *(
+        (
+            "mcpbind",
+            f"oauth.<server>.{key}",
+            "mcpbind.oauth.h",
+            IDENTITY_PROVIDER,
+            lambda c, field=field: getattr(h(c).oauth.identity_provider, field, None),
+            value,
+        )
+        for key, field, value in (
+            ("idp_token_endpoint", "token_endpoint", "https://idp.example/token"),
+            ("idp_client_id", "client_id", "host"),
+            ("idp_client_secret_env_var", "client_secret", "header-key"),
+            ("id_token_env_var", "id_token", "secret-token"),
+        )
     ),
 ]
 # Keys every file sets (a server is stdio or HTTP): their row checks the value arrives.

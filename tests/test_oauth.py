@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 import stat
 import subprocess
 import sys
@@ -27,7 +28,7 @@ import httpx2
 import pytest
 import trio
 from cli_runner import mcpbind
-from testservers.oauth_server import Served, revoke_refresh, serving
+from testservers.oauth_server import Served, require_write, revoke_refresh, serving
 
 from mcpbind.impl import (
     AuthorizationFailed,
@@ -37,9 +38,11 @@ from mcpbind.impl import (
     FileTokenStore,
     Host,
     HostConfig,
+    IdentityProvider,
     LoginRequired,
     MemoryTokenStore,
     OAuthConfig,
+    ScopeRequired,
     ServerConfig,
     ServerStartupError,
     response_from_redirect,
@@ -48,6 +51,7 @@ from mcpbind.impl.config.credentials import Credentials, store_key
 from mcpbind.impl.config.host import parse_toml
 from mcpbind.impl.config.oauth import AssertionFile, AssertionValue
 from mcpbind.impl.wire.oauth import Authorizer
+from mcpbind.model import texts
 
 
 @pytest.fixture
@@ -150,6 +154,54 @@ async def test_configured_scopes_are_requested_with_the_resource(served: Served)
     await whoami(host_config(served, MemoryTokenStore(), approve, oauth=oauth))
     [authorized] = [e for e in served.events() if e["event"] == "authorize"]
     assert authorized["scopes"] == ["notes:read", "notes:write"]
+
+
+STEP_UP = texts.SCOPE_REQUIRED.format(
+    server="notes", scope="notes:read notes:write", scopes="notes:read notes:write"
+)
+"""What a call to ``publish`` with a ``notes:read`` token ends with in a host with no
+person (the test server's challenge names both scopes)."""
+
+
+@pytest.mark.trio
+async def test_a_step_up_with_no_person_ends_the_call_naming_the_scope_and_the_login(
+    served: Served,
+) -> None:
+    """SPEC §11.15: the 403 ``insufficient_scope`` ends that call ``failed`` with
+    ``ScopeRequired``'s text; the session lives on and the stored tokens are kept."""
+    store = MemoryTokenStore()
+    await whoami(host_config(served, store, approve))
+    async with Host.open(host_config(served, store)) as host:  # no person
+        step = host.sample()
+        refused = await host.call(step, "c1", "mcp__notes__publish", {"text": "x"})
+        added = await host.call(step, "c2", "mcp__notes__add", {"text": "y"})
+        [status] = host.server_status()
+    assert (refused.status, refused.output) == ("failed", STEP_UP)
+    assert added.status == "ok"
+    assert "added: y" in added.output
+    assert status.connected
+    assert kinds(served).count("authorize") == 1  # no authorization was tried for it
+    assert (await store.load(store_key("notes", served.url))).tokens is not None
+    error = ScopeRequired("notes", "notes:read notes:write", ("notes:read", "notes:write"))
+    assert str(error) == STEP_UP
+
+
+@pytest.mark.trio
+async def test_a_listing_refused_for_want_of_a_scope_is_a_rejected_refresh_naming_the_login(
+    served: Served,
+) -> None:
+    """SPEC §11.15: any request, not only a call, fails alone; the session lives on."""
+    store = MemoryTokenStore()
+    await whoami(host_config(served, store, approve))
+    async with Host.open(host_config(served, store)) as host:
+        await require_write(served.port)
+        outcome = await host.refresh("notes")
+        step = host.sample()
+        added = await host.call(step, "c1", "mcp__notes__add", {"text": "y"})
+    assert (outcome.status, outcome.kind) == ("rejected", "list_failed")
+    assert outcome.reason is not None
+    assert STEP_UP in outcome.reason
+    assert added.status == "ok"
 
 
 @pytest.mark.trio
@@ -315,9 +367,53 @@ def test_a_client_secret_comes_from_the_environment_and_is_never_shown() -> None
     assert "s3cr3t-value" not in repr(loaded.config)
 
 
+IDENTITY_ASSERTION = """
+[mcp_servers.crm]
+url = "http://127.0.0.1:1/mcp"
+[mcp_servers.crm.oauth]
+client_id = "crm-client"
+[mcpbind.oauth.crm]
+grant = "identity_assertion"
+client_secret_env_var = "CRM_SECRET"
+issuer = "http://127.0.0.1:2"
+idp_token_endpoint = "http://127.0.0.1:3/token"
+idp_client_id = "host-at-idp"
+id_token_env_var = "ID_TOKEN"
+"""
+
+
+def test_the_identity_assertion_grant_is_configured_in_toml_with_its_identity_provider() -> None:
+    """SEP-990 from a file: the ID token comes from the environment and is never shown
+    (the conformance suite's cross-app-access scenario runs it end to end, CLI mode)."""
+    environ = {"CRM_SECRET": "crm-secret-value", "ID_TOKEN": "id-token-value"}
+    loaded = parse_toml(IDENTITY_ASSERTION, path="c.toml", environ=environ)
+    oauth = loaded.config.servers["crm"].oauth
+    assert oauth is not None
+    assert (oauth.grant, oauth.client_id, oauth.issuer) == (
+        "identity_assertion",
+        "crm-client",
+        "http://127.0.0.1:2",
+    )
+    assert oauth.identity_provider == IdentityProvider(
+        token_endpoint="http://127.0.0.1:3/token",
+        client_id="host-at-idp",
+        id_token="id-token-value",
+    )
+    assert "id-token-value" not in repr(loaded.config)
+    assert "crm-secret-value" not in repr(loaded.config)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        (
+            IDENTITY_ASSERTION.replace('idp_client_id = "host-at-idp"\n', ""),
+            "an identity provider needs idp_client_id as well",
+        ),
+        (
+            IDENTITY_ASSERTION.split("idp_token_endpoint", maxsplit=1)[0],
+            "needs client_id, client_secret, issuer and an assertion provider",
+        ),
         ('[mcp_servers.s]\ncommand = "x"\nscopes = ["a"]', "applies to 'url' servers only"),
         ('[mcp_servers.s]\nurl = "http://h/"\n[mcp_servers.s.oauth]\nsecret = "x"', "unknown key"),
         ('mcp_oauth_credentials_store = "vault"', "must be one of auto, keyring, file"),
@@ -343,8 +439,9 @@ def test_a_client_secret_comes_from_the_environment_and_is_never_shown() -> None
 def test_bad_oauth_settings_are_config_errors_naming_the_key(text: str, message: str) -> None:
     from mcpbind.impl import ConfigError
 
-    with pytest.raises(ConfigError, match=message):
-        parse_toml(text, path="c.toml")
+    environ = {"CRM_SECRET": "s", "ID_TOKEN": "t"}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_toml(text, path="c.toml", environ=environ)
 
 
 def test_login_logout_and_catalog_end_to_end_through_a_browser_less_redirect(
@@ -416,6 +513,57 @@ async def _login_logout_and_catalog(tmp_path: pathlib.Path) -> None:
         server_log = (tmp_path / "server.log").read_text()
         for secret in secrets:
             assert secret not in server_log
+
+
+async def _browserless_login(config: pathlib.Path, env: dict[str, str], *extra: str) -> str:
+    """``mcpbind login notes`` with this test as the browser; its stdout."""
+    args = ["login", "notes", "--config", str(config), "--no-browser", "--timeout", "60"]
+    login = subprocess.Popen(
+        [sys.executable, "-m", "mcpbind.cli", *args, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert login.stdout is not None
+    assert login.stdout.readline().startswith("Authorize `notes` by opening this URL")
+    url = login.stdout.readline().strip()
+    async with httpx2.AsyncClient() as browser:
+        await browser.get(url, follow_redirects=True)  # to mcpbind's listener
+    out, err = login.communicate(timeout=60)
+    assert login.returncode == 0, err
+    return out
+
+
+def test_a_step_up_from_the_cli_says_which_login_grants_the_scope_and_that_login_does(
+    tmp_path: pathlib.Path,
+) -> None:
+    """``mcpbind call`` refused for want of a scope prints one line naming the scope and
+    the command (no traceback); ``mcpbind login notes --scope ...`` then asks for it, and
+    the same call succeeds (SPEC §11.15)."""
+    trio.run(_step_up_from_the_cli, tmp_path)
+
+
+async def _step_up_from_the_cli(tmp_path: pathlib.Path) -> None:
+    async with serving(tmp_path / "server.log") as served:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[mcp_servers.notes]\nurl = "{served.url}"\n')
+        env = {**os.environ, "MCPBIND_HOME": str(tmp_path / "home")}
+        env.pop("DISPLAY", None)
+        await _browserless_login(config, env)
+        call = ["call", "mcp__notes__publish", '{"text": "hi"}', "--config", str(config)]
+        refused = mcpbind(*call, env=env)
+        assert refused.returncode == 1
+        assert refused.stdout == f"cli-1: failed\n{STEP_UP}\n"
+        assert "Traceback" not in refused.stderr
+        command = STEP_UP.rsplit("run `", 1)[1].rstrip("`")
+        assert command == 'mcpbind login notes --scope "notes:read notes:write"'
+        await _browserless_login(config, env, "--scope", "notes:read notes:write")
+        scopes = [e["scopes"] for e in served.events() if e["event"] == "authorize"]
+        assert scopes[-1] == ["notes:read", "notes:write"]
+        published = mcpbind(*call, env=env)
+        assert published.returncode == 0, published.stderr
+        assert "published: hi" in published.stdout
 
 
 def test_login_refuses_a_server_it_cannot_log_in_to(tmp_path: pathlib.Path) -> None:

@@ -21,6 +21,7 @@ from ..config.recorder import Recorder
 from ..config.server import ServerConfig
 from ..values import ContentItem
 from ..wire.seam import (
+    AuthorizationRefused,
     ConnectionLost,
     RequestFailed,
     ServerError,
@@ -104,6 +105,8 @@ class CallEndings:
                 code=error.code,
             )
             return Ending("failed", text)
+        if isinstance(error, AuthorizationRefused):  # SPEC §11.15: it says what to do
+            return Ending("failed", str(error.error))
         if not isinstance(error, RequestFailed):
             logger.exception("call %r to server %r failed unexpectedly", call.call_id, call.server)
         why = failure_why(error)

@@ -22,6 +22,7 @@ __all__ = [
     "AssertionValue",
     "Grant",
     "IdentityAssertion",
+    "IdentityProvider",
     "OAuthConfig",
     "TokenAuthMethod",
 ]
@@ -47,6 +48,23 @@ TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = (
     "client_secret_basic",
     "client_secret_post",
 )
+
+
+@attrs.frozen
+class IdentityProvider:
+    """The identity-assertion grant's first leg without code (SEP-990, from a
+    configuration file): the enterprise identity provider's token endpoint exchanges the
+    user's ID token for an ID-JAG for the authorization server (RFC 8693 token exchange).
+    Secrets are never shown."""
+
+    token_endpoint: str
+    """The identity provider's token endpoint (``idp_token_endpoint``)."""
+    client_id: str
+    """This host's client at the identity provider (``idp_client_id``)."""
+    id_token: str = attrs.field(repr=False)
+    """The user's ID token from the identity provider (``id_token_env_var``)."""
+    client_secret: str | None = attrs.field(default=None, repr=False)
+    """The host's secret at the identity provider, for a confidential client."""
 
 
 def _scopes(value: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -130,6 +148,9 @@ class OAuthConfig:
     dpop_required: bool = False
     """DPoP or nothing: an authorization server that does not offer it is an
     authorization failure (implies ``dpop``)."""
+    identity_provider: IdentityProvider | None = None
+    """With ``identity_assertion`` and no ``assertion``: where mcpbind exchanges the
+    user's ID token for the ID-JAG itself (RFC 8693), as a configuration file says."""
 
     def __attrs_post_init__(self) -> None:
         if self.grant not in GRANTS:
@@ -147,15 +168,14 @@ class OAuthConfig:
                     "oauth grant 'client_credentials' needs exactly one of client_secret "
                     "and private_key"
                 )
-        if self.grant == "identity_assertion" and None in (
-            self.client_id,
-            self.client_secret,
-            self.issuer,
-            self.assertion,
+        if self.grant == "identity_assertion" and (
+            None in (self.client_id, self.client_secret, self.issuer)
+            or (self.assertion is None and self.identity_provider is None)
         ):
             raise ConfigError(
                 "oauth grant 'identity_assertion' needs client_id, client_secret, issuer "
-                "and an assertion provider"
+                "and an assertion provider (the library's assertion, or the identity "
+                "provider's idp_token_endpoint, idp_client_id and id_token_env_var)"
             )
         if self.grant == "jwt_bearer" and None in (self.client_id, self.issuer, self.assertion):
             raise ConfigError(

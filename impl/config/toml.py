@@ -25,13 +25,14 @@ from mcpbind.model import texts
 
 from ..errors import ConfigError
 from .credentials import STORE_CHOICES
-from .oauth import AssertionFile, AssertionValue, OAuthConfig
+from .oauth import AssertionFile, AssertionValue, IdentityProvider, OAuthConfig
 from .server import STARTUP_POLICIES, ServerConfig, StdioTarget, ToolConfig
 from .toml_values import (
     CODEX_ONLY_KEYS,
     MCPBIND_KEYS,
     MCPBIND_OAUTH_KEYS,
     OAUTH_KEYS,
+    SECRET_VARIABLE_KEYS,
     SERVER_KEYS,
     SWITCHABLE_KEYS,
     TOOL_KEYS,
@@ -192,14 +193,14 @@ class _Reader(Values):
                             where, key, f"environment variable {variable!r} is not set"
                         )
                     values["assertion"] = AssertionValue(assertion)
-                elif key == "client_secret_env_var":
+                elif key in SECRET_VARIABLE_KEYS:
                     variable = self.string(where, key, value)
                     secret = self.environ.get(variable)
                     if not secret:
                         raise self.error(
                             where, key, f"environment variable {variable!r} is not set"
                         )
-                    values["client_secret"] = secret
+                    values[SECRET_VARIABLE_KEYS[key]] = secret
                 elif key == "private_key_file":
                     location = self.string(where, key, value)
                     try:
@@ -215,12 +216,45 @@ class _Reader(Values):
             if values.pop("enabled", True) is False:
                 updated[name] = attrs.evolve(servers[name], oauth=None)
                 continue
+            provider = self.identity_provider(where, values)
+            if provider is not None:
+                values["identity_provider"] = provider
             try:
                 oauth = attrs.evolve(current, **values)
             except ConfigError as error:
                 raise self.error(where, None, str(error)) from None
             updated[name] = attrs.evolve(servers[name], oauth=oauth)
         return updated
+
+    def identity_provider(self, where: str, values: dict[str, Any]) -> IdentityProvider | None:
+        """The identity-assertion grant's ``idp_*`` and ``id_token_env_var`` keys, taken
+        out of ``values`` (SEP-990: where the ID token is exchanged for an ID-JAG)."""
+        given = {
+            key: values.pop(key)
+            for key in ("idp_token_endpoint", "idp_client_id", "idp_client_secret", "id_token")
+            if key in values
+        }
+        if not given:
+            return None
+        missing = [
+            key
+            for key, field in (
+                ("idp_token_endpoint", "idp_token_endpoint"),
+                ("idp_client_id", "idp_client_id"),
+                ("id_token_env_var", "id_token"),
+            )
+            if field not in given
+        ]
+        if missing:
+            raise self.error(
+                where, None, f"an identity provider needs {', '.join(missing)} as well"
+            )
+        return IdentityProvider(
+            token_endpoint=given["idp_token_endpoint"],
+            client_id=given["idp_client_id"],
+            id_token=given["id_token"],
+            client_secret=given.get("idp_client_secret"),
+        )
 
     def tools(self, table: str, raw: Any) -> dict[str, ToolConfig]:
         """``[<table>.tools.<tool>]``: per-tool settings keyed by the raw tool name."""

@@ -16,6 +16,7 @@ __all__ = [
     "MCPBIND_KEYS",
     "MCPBIND_OAUTH_KEYS",
     "OAUTH_KEYS",
+    "SECRET_VARIABLE_KEYS",
     "SERVER_KEYS",
     "SWITCHABLE_KEYS",
     "TOOL_KEYS",
@@ -66,8 +67,19 @@ MCPBIND_OAUTH_KEYS = frozenset(
         "dpop_required",
         "assertion_file",
         "assertion_env_var",
+        # The identity-assertion grant's identity provider (SEP-990, RFC 8693).
+        "idp_token_endpoint",
+        "idp_client_id",
+        "idp_client_secret_env_var",
+        "id_token_env_var",
     }
 )
+#: ``[mcpbind.oauth.<name>]`` keys naming an environment variable that holds a secret.
+SECRET_VARIABLE_KEYS = {
+    "client_secret_env_var": "client_secret",
+    "idp_client_secret_env_var": "idp_client_secret",
+    "id_token_env_var": "id_token",
+}
 #: Top-level Codex keys mcpbind reads (SPEC §11.15); other top-level keys are Codex's.
 TOP_LEVEL_KEYS = frozenset(
     {"mcp_oauth_credentials_store", "mcp_oauth_callback_port", "mcp_oauth_callback_url"}

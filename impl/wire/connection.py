@@ -41,6 +41,7 @@ from .http import HttpStatus
 from .sdk import send_unvalidated, teach_header_maps
 from .seam import (
     URL_ELICITATION_REQUIRED,
+    AuthorizationRefused,
     Connection,
     ConnectionLost,
     Elicit,
@@ -72,6 +73,9 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
     message = error.message or ""
     if http is not None and http.expired:  # SPEC §8.13: refused unrun, the session is gone
         return SessionExpired(message or "the server no longer knows the session")
+    wanted = None if http is None else http.wanted()
+    if wanted is not None:  # SPEC §11.15: a step-up no one here can give
+        return AuthorizationRefused(wanted)
     named = None if http is None else http.named(message)
     if named is not None:
         return RequestFailed(named)

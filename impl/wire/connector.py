@@ -107,10 +107,13 @@ class McpConnector(Connector):
         stdout_lines: AbstractContextManager[None] = nullcontext()
         http: HttpStatus | None = None
         if isinstance(target, str):
-            http = HttpStatus(
-                url=target.rstrip("/"), secrets=tuple(config.headers.values()), on_idle=on_stream
-            )
             auth = None if self.authorizer is None else self.authorizer.auth(server, config)
+            http = HttpStatus(
+                url=target.rstrip("/"),
+                secrets=tuple(config.headers.values()),
+                on_idle=on_stream,
+                step_up=None if auth is None else auth.wanted,
+            )
             target = http_transport(target, config, http, auth)
         elif isinstance(target, StdioTarget | StdioServerParameters):
             # The server's stderr goes to a pipe of ours, line by line to ``on_stderr``,

@@ -148,6 +148,9 @@ class HttpStatus:
     """Hears what the session's notification stream (its ``GET``) found while the host
     was idle (SPEC §11.18): ``unreachable``, ``expired``, then ``reachable`` once an
     answer came again."""
+    step_up: Callable[[], AuthorizationError | None] | None = None
+    """The step-up the server's last refusal asked for that the host could not give
+    (:meth:`.oauth.LazyAuth.wanted`, SPEC §11.15): said instead of the status."""
     faulted: bool = False
     """``on_idle`` was told ``unreachable`` or ``expired`` and not ``reachable`` since."""
 
@@ -200,6 +203,13 @@ class HttpStatus:
             return None
         sent = [response.request.headers.get(name, "") for name in _SECRET_HEADERS]
         return body_text(bytes(body[:BODY_BYTES]), content_type, (*self.secrets, *sent))
+
+    def wanted(self) -> AuthorizationError | None:
+        """The authorization the last failed answer asked for and the host could not
+        give, or None."""
+        if not self.refused or self.step_up is None:
+            return None
+        return self.step_up()
 
     def named(self, message: str) -> str | None:
         """The status behind the SDK's stand-in error ``message``, with the server's text

@@ -20,6 +20,11 @@ default, unless its headers already carry ``Authorization``) it makes one
   host's ``oauth_handler`` is asked (``mcpbind login`` passes one that opens a browser and
   receives the redirect on a loopback port). A host without one fails that connection
   with :class:`LoginRequired` at once: nothing waits for a browser;
+* a step-up (a 403 ``insufficient_scope`` to a request that carried a token) in a host
+  with no one to ask and an authorization-code grant is not the SDK's to answer (it
+  would forget the tokens and ask for a person): the 403 goes back to the request as it
+  came, and the request fails with :class:`ScopeRequired`, naming the scope and the
+  ``mcpbind login SERVER --scope`` that grants it (:meth:`LazyAuth.wanted`);
 * a server that keeps refusing is not authorized forever: after
   :data:`MAX_AUTHORIZATIONS` refusals with no answer in between the connection fails with
   :class:`AuthorizationFailed`.
@@ -31,6 +36,7 @@ values here are shown by name only, and the errors name the server and what to d
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Literal
 
@@ -43,7 +49,7 @@ from ..config.hooks import AuthorizationHandler
 from ..config.host import HostConfig
 from ..config.oauth import OAuthConfig
 from ..config.server import ServerConfig
-from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired
+from ..errors import AuthorizationError, AuthorizationFailed, CredentialsRequired, ScopeRequired
 from .http import is_refusal
 from .oauth_storage import Storage
 
@@ -63,6 +69,21 @@ AuthStatus = Literal["unsupported", "off", "bearer_token", "oauth", "not_logged_
 server asked for authorization and no one has logged in), ``none`` (it asked for none)."""
 
 
+_CHALLENGE_SCOPE = re.compile(r'(?i)\bscope\s*=\s*"([^"]*)"')
+
+
+def step_up_scope(response: Any) -> str | None:
+    """The scope a 403 ``insufficient_scope`` challenge names (RFC 6750 §3), or None
+    when ``response`` is no such refusal."""
+    if response.status_code != 403:
+        return None
+    challenge = response.headers.get("www-authenticate", "")
+    if "insufficient_scope" not in challenge:
+        return None
+    found = _CHALLENGE_SCOPE.search(challenge)
+    return " ".join(found.group(1).split()) if found is not None else ""
+
+
 def has_authorization_header(headers: Mapping[str, str]) -> bool:
     return any(name.lower() == "authorization" for name in headers)
 
@@ -74,7 +95,16 @@ class LazyAuth(httpx2.Auth):
     requires_request_body = True
     requires_response_body = True
 
-    def __init__(self, server: str, url: str, make: Callable[[], Any], storage: Storage) -> None:
+    def __init__(
+        self,
+        server: str,
+        url: str,
+        make: Callable[[], Any],
+        storage: Storage,
+        *,
+        configured: tuple[str, ...] = (),
+        step_up: bool = True,
+    ) -> None:
         self.server = server
         self.url = url.rstrip("/")
         self._make = make
@@ -85,6 +115,31 @@ class LazyAuth(httpx2.Auth):
         self.asked = False
         """The server asked for authorization (a 401 or 403 ``insufficient_scope``)."""
         self._status = "401 Unauthorized"
+        self._configured = configured
+        self._step_up = step_up
+        """The SDK may answer a step-up here: someone can be asked, or no one is needed."""
+        self._wanted: ScopeRequired | None = None
+
+    def wanted(self) -> ScopeRequired | None:
+        """The step-up the last refusal asked for that this host could not give (SPEC
+        §11.15), or None."""
+        return self._wanted
+
+    async def _scope_required(self, response: Any) -> ScopeRequired | None:
+        """A step-up this host cannot answer, said with the scopes to log in with: those
+        configured, those granted, then the challenge's (SEP-2350: their union)."""
+        scope = step_up_scope(response)
+        if self._step_up or scope is None or not self._is_mcp(response):
+            return None
+        if "authorization" not in response.request.headers:
+            return None  # no token yet: a login, not a step-up
+        record = await self._storage.current()
+        granted = str((record.tokens or {}).get("scope") or "").split()
+        scopes: list[str] = []
+        for word in (*self._configured, *granted, *scope.split()):
+            if word not in scopes:
+                scopes.append(word)
+        return ScopeRequired(self.server, scope or "(not named)", tuple(scopes))
 
     def _is_mcp(self, response: Any) -> bool:
         return str(response.request.url).rstrip("/") == self.url
@@ -155,6 +210,9 @@ class LazyAuth(httpx2.Auth):
                 sent = await flow.asend(first)
             while True:
                 response = yield sent
+                self._wanted = await self._scope_required(response)
+                if self._wanted is not None:
+                    return  # the 403 is the request's answer, no authorization (docstring)
                 self._count(response)
                 sent = await flow.asend(response)
         except StopAsyncIteration:
@@ -245,6 +303,8 @@ class Authorizer:
                 str(config.target),
                 lambda: self._provider(server, str(config.target), oauth, storage),
                 storage,
+                configured=oauth.scopes or (),
+                step_up=self.handler is not None or oauth.grant != "authorization_code",
             )
             self._auths[server] = auth
         return auth

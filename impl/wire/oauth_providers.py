@@ -44,6 +44,7 @@ from ..errors import AuthorizationError, LoginRequired
 from .dpop import Dpop
 from .oauth_storage import Storage
 from .sdk import AUTH_LOGGER, GrantRequest, RestoreAfterInitialize
+from .token_exchange import exchange_at
 
 __all__ = ["CodeProvider", "JwtBearerProvider", "JwtProvider", "SecretProvider", "build_provider"]
 
@@ -228,7 +229,10 @@ def build_provider(
         assert oauth.client_id is not None
         assert oauth.client_secret is not None
         assert oauth.issuer is not None
-        assert oauth.assertion is not None
+        id_jag = oauth.assertion
+        if id_jag is None:  # a configuration file's identity provider (SEP-990)
+            assert oauth.identity_provider is not None
+            id_jag = exchange_at(server, oauth.identity_provider)
         method = oauth.token_endpoint_auth_method
         return IdentityAssertionOAuthProvider(  # its own flow: nothing of the others applies
             url,
@@ -236,7 +240,7 @@ def build_provider(
             oauth.client_id,
             oauth.client_secret,
             oauth.issuer,
-            oauth.assertion,
+            id_jag,
             scope=scope,
             token_endpoint_auth_method=(
                 method if method == "client_secret_post" else "client_secret_basic"

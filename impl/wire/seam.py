@@ -16,12 +16,13 @@ from typing import Any, Literal, Protocol
 import attrs
 
 from ..config.server import ServerConfig
-from ..errors import RemoteError
+from ..errors import AuthorizationError, RemoteError
 from ..values import ElicitationAnswer, ElicitationRequest
 
 __all__ = [
     "HEADER_MISMATCH",
     "URL_ELICITATION_REQUIRED",
+    "AuthorizationRefused",
     "Connection",
     "ConnectionLost",
     "Connector",
@@ -74,6 +75,16 @@ class ConnectionLost(RemoteError):
 
 class RequestFailed(RemoteError):
     """One request failed (an error response, a malformed reply); the session lives on."""
+
+
+class AuthorizationRefused(RequestFailed):
+    """The server refused one request for want of an authorization the host could not
+    give there (a step-up with no one to ask, SPEC §11.15); ``error`` says what to do
+    (:class:`~..errors.ScopeRequired`). The session lives on."""
+
+    def __init__(self, error: AuthorizationError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 HEADER_MISMATCH = -32020

@@ -55,6 +55,12 @@ async def accept_empty(request: ElicitationRequest) -> ElicitationAnswer:
     return ElicitationAnswer("accept", {})
 
 
+IDENTITY_ASSERTION = ("auth/enterprise-managed-authorization",)
+"""0.2's name for 0.1.16's ``auth/cross-app-access-*`` (SEP-990)."""
+ECHO_TOOL = "json_schema_echo"
+"""``json-schema-2020-12-preservation`` (0.2): called with the schema of the other tool,
+as the host received it, so that the suite can see which keywords survived."""
+
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 """The suite's client metadata document URL (it never fetches it)."""
 
@@ -98,7 +104,7 @@ async def oauth_for(url: str, scenario: str, context: Mapping[str, Any]) -> OAut
     """The server's OAuth settings from what the suite hands its client
     (``MCP_CONFORMANCE_CONTEXT``): a pre-registered client, or the credentials of a
     client-credentials grant, or a workload's JWT."""
-    if scenario.startswith("auth/cross-app-access"):
+    if scenario.startswith("auth/cross-app-access") or scenario in IDENTITY_ASSERTION:
         return OAuthConfig(
             grant="identity_assertion",
             client_id=context["client_id"],
@@ -161,13 +167,24 @@ async def main(url: str) -> int:
     )
     async with Host.open(config) as host:
         step = host.sample()
-        for index, name in enumerate(sorted(step.names)):
+        by_raw: dict[str, str] = {}
+        for name in sorted(step.names):
             binding = step.binding(name)
-            if binding is None or binding.server is None:
-                continue
-            result = await host.call(
-                step, f"c{index}", name, arguments_for(step.full_input_schema(name) or {})
-            )
+            if binding is not None and binding.server is not None:
+                by_raw[binding.remote_name] = name
+        calls = [
+            (raw, arguments_for(step.full_input_schema(name) or {})) for raw, name in by_raw.items()
+        ]
+        if "toolCalls" in context:  # the calls the scenario asks for, arguments as given
+            calls = [(call["name"], call.get("arguments") or {}) for call in context["toolCalls"]]
+        elif ECHO_TOOL in by_raw:
+            (focal,) = (raw for raw in by_raw if raw != ECHO_TOOL)
+            # The step keeps schemas frozen (mapping proxies): sent back as plain JSON.
+            schema = json.loads(json.dumps(step.full_input_schema(by_raw[focal]), default=dict))
+            calls = [(ECHO_TOOL, {"schema": schema})]
+        for index, (raw, arguments) in enumerate(calls):
+            name = by_raw[raw]
+            result = await host.call(step, f"c{index}", name, arguments)
             print(f"{name}: {result.status}: {result.output.splitlines()[-1][:200]}")
     return 0
 

@@ -27,7 +27,11 @@ for public clients: an assertion signed by that key's private half, for this iss
 unexpired, is traded for a token.
 
 Tools: ``whoami`` (``{"client_id", "scopes"}`` of the token the call came with, from the
-SDK's auth context) and ``add(text)`` (``"added: TEXT"``).
+SDK's auth context), ``add(text)`` (``"added: TEXT"``) and ``publish(text)``
+(``"published: TEXT"``), which also wants ``notes:write``: called with a token without it,
+the answer is HTTP 403 with an ``insufficient_scope`` challenge naming
+``notes:read notes:write`` (OAuth's step-up, RFC 6750 §3.1). After ``POST
+/test/require-write`` (loopback only), ``tools/list`` wants ``notes:write`` too.
 
 The log (``--log PATH``, JSON lines) gets one object per event, see :class:`EventLog`.
 It never holds a token, a code, a client secret or a code verifier, and the process
@@ -191,6 +195,8 @@ class NotesProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshT
     _refresh: dict[str, RefreshToken] = attrs.field(factory=dict)
     _pairs: dict[str, str] = attrs.field(factory=dict)
     """Refresh token -> the access token issued with it, so one revocation ends both."""
+    list_wants_write: bool = False
+    """``tools/list`` wants ``notes:write`` too (``POST /test/require-write``)."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self._clients.get(client_id)
@@ -368,7 +374,18 @@ def build(
     def add(text: str) -> str:
         return f"added: {text}"
 
+    @server.tool(description="Publish a note (wants notes:write)")
+    def publish(text: str) -> str:
+        return f"published: {text}"
+
     # The ignore: the SDK leaves custom_route's decorator unannotated.
+    @server.custom_route("/test/require-write", methods=["POST"])  # type: ignore[untyped-decorator]
+    async def require_write(request: Request) -> Response:
+        if request.client is None or request.client.host not in LOOPBACK:
+            return JSONResponse({"error": "loopback only"}, status_code=403)
+        provider.list_wants_write = True
+        return JSONResponse({"list_wants_write": True})
+
     @server.custom_route("/test/revoke-refresh", methods=["POST"])  # type: ignore[untyped-decorator]
     async def revoke_refresh(request: Request) -> Response:
         if request.client is None or request.client.host not in LOOPBACK:
@@ -721,6 +738,65 @@ def guarded(inner: Any, guard: Guard) -> Any:
         else:
             await inner(scope, receive, send)
 
+
+WRITE_SCOPE = "notes:write"
+"""The scope ``publish`` wants besides ``notes:read``."""
+
+
+def step_up(inner: Any, provider: NotesProvider, port: int) -> Any:
+    """``inner`` with ``publish`` refused by HTTP 403 ``insufficient_scope`` for a token
+    without :data:`WRITE_SCOPE` (before the MCP handler sees the call)."""
+    challenge = (
+        f'Bearer error="insufficient_scope", scope="{REQUIRED_SCOPE} {WRITE_SCOPE}", '
+        f'resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"'
+    )
+
+    async def asgi(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") != "/mcp" or scope["method"] != "POST":
+            await inner(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def replay() -> Any:
+            return pending.pop() if pending else await receive()
+
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        headers = dict(scope.get("headers", []))
+        bearer = headers.get(b"authorization", b"").decode("latin-1").removeprefix("Bearer ")
+        token = await provider.load_access_token(bearer) if bearer else None
+        method = request.get("method") if isinstance(request, dict) else None
+        wants_write = (
+            method == "tools/call" and (request.get("params") or {}).get("name") == "publish"
+        ) or (method == "tools/list" and provider.list_wants_write)
+        if wants_write and token is not None and WRITE_SCOPE not in token.scopes:
+            answer = json.dumps(
+                {"error": "insufficient_scope", "error_description": "publish wants notes:write"}
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(answer)).encode()),
+                        (b"www-authenticate", challenge.encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": answer})
+            return
+        await inner(scope, replay, send)
+
     return asgi
 
 
@@ -732,13 +808,15 @@ def app(
     dpop: str = "off",
     workload_key: pathlib.Path | None = None,
 ) -> Any:
-    """The logged ASGI app of the server on ``port``."""
+    """The logged ASGI app of the server on ``port``: the MCP server behind the step-up
+    check, behind DPoP and the JWT-bearer grant."""
     server, provider = build(port, log, token_seconds=token_seconds)
     key = None
     if workload_key is not None:
         key = serialization.load_pem_public_key(workload_key.read_bytes())
     guard = Guard(provider, f"http://127.0.0.1:{port}", dpop, key)
-    return logged(guarded(server.streamable_http_app(host="127.0.0.1"), guard), provider.log)
+    served = step_up(server.streamable_http_app(host="127.0.0.1"), provider, port)
+    return logged(guarded(served, guard), provider.log)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -800,6 +878,13 @@ async def wait_ready(port: int, timeout: float = 60) -> None:
     from testservers.processes import wait_listening
 
     await wait_listening(port, timeout)
+
+
+async def require_write(port: int) -> None:
+    """``POST /test/require-write``: from now on ``tools/list`` wants ``notes:write``."""
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(f"http://127.0.0.1:{port}/test/require-write")
+    response.raise_for_status()
 
 
 async def revoke_refresh(port: int) -> int:
