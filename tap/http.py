@@ -148,10 +148,13 @@ async def _exchange(
             group.cancel_scope.cancel()
 
         group.start_soon(watch)
+        broke = False
         try:
             await _answer(outgoing, session, waiting, proxy, send)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             closed = True
+        except _UpstreamBroke:
+            broke = True
         group.cancel_scope.cancel()
     if closed:
         # Each call of the request not answered by then got its cancellation, via the
@@ -166,7 +169,19 @@ async def _exchange(
             }
             for call in waiting
         )
-    return not closed
+    return not closed and not broke
+
+
+class _UpstreamBroke(Exception):
+    """The upstream broke off an answer whose head went to the host already."""
+
+
+async def _bad_gateway(send: Callable[[Any], Awaitable[None]], why: str) -> None:
+    text = f"mcpbind tap: {why}\n".encode()
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(text))]
+    await send(h11.Response(status_code=502, headers=headers))
+    await send(h11.Data(data=text))
+    await send(h11.EndOfMessage())
 
 
 async def _answer(
@@ -189,11 +204,7 @@ async def _answer(
     try:
         response = await proxy.client.send(outgoing, stream=True)
     except httpx2.HTTPError as error:
-        text = f"mcpbind tap: the upstream did not answer: {error}\n".encode()
-        headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(text))]
-        await send(h11.Response(status_code=502, headers=headers))
-        await send(h11.Data(data=text))
-        await send(h11.EndOfMessage())
+        await _bad_gateway(send, f"the upstream did not answer: {error}")
         return
     try:
         if response.status_code == 404 and session is not None:
@@ -210,12 +221,21 @@ async def _answer(
         if "text/event-stream" in content_type:
             await send(h11.Response(status_code=response.status_code, headers=kept))
             events = _Events()
-            async for chunk in response.aiter_raw():
-                for data in events.feed(chunk) if readable else ():
-                    record(data)
-                await send(h11.Data(data=chunk))
+            try:
+                async for chunk in response.aiter_raw():
+                    for data in events.feed(chunk) if readable else ():
+                        record(data)
+                    await send(h11.Data(data=chunk))
+            except httpx2.HTTPError as error:
+                # SPEC §14.6: the upstream broke off its stream (its process exited, say);
+                # the tap breaks off the host's too: the connection closes mid-body.
+                raise _UpstreamBroke from error
         else:  # JSON (or anything else): read whole, recorded before it is forwarded
-            whole = b"".join([chunk async for chunk in response.aiter_raw()])
+            try:
+                whole = b"".join([chunk async for chunk in response.aiter_raw()])
+            except httpx2.HTTPError as error:
+                await _bad_gateway(send, f"the upstream broke off its answer: {error}")
+                return
             if readable and "json" in content_type and whole.strip():
                 record(whole)
             if not any(k.lower() == b"content-length" for k, _ in kept):

@@ -55,6 +55,8 @@ STUB = [sys.executable, "-m", "mcpbind.cli", "model-stub"]
         ("[[steps]]\nwait = 1", "a step has 'calls' or 'say'"),
         ("[[steps]]\ncalls = [{arguments = {}}]", "each call names its 'tool'"),
         ("[[steps]\n", "not TOML"),
+        ("[[steps]]\nsay = 'x'\npause = 'long'", "'pause' is a number of seconds, 0 to 600"),
+        ("[[steps]]\nsay = 'x'\npause = -1", "'pause' is a number of seconds, 0 to 600"),
     ],
 )
 def test_a_scenario_that_is_not_one_is_refused_saying_what_is_wrong(text, problem):
@@ -63,10 +65,25 @@ def test_a_scenario_that_is_not_one_is_refused_saying_what_is_wrong(text, proble
 
 
 def test_every_committed_scenario_loads():
-    for scenario in SCENARIOS:
+    files = sorted(path.stem for path in SCENARIOS_DIR.glob("*.toml"))
+    assert files == sorted([*SCENARIOS, "restarted_while_idle"])
+    for scenario in files:
         loaded = load_scenario((SCENARIOS_DIR / f"{scenario}.toml").read_text())
         assert loaded.name == scenario
         assert loaded.servers == ("tasks",)
+
+
+def test_a_steps_pause_is_in_its_answer_and_the_records_are_the_same():
+    """SPEC §14.7: ``pause`` delays the answer (the model thinking), nothing else."""
+    text = "servers = ['tasks']\n[[steps]]\npause = 2.5\ncalls = [{tool = 'mcp__tasks__x'}]\n"
+    request = read_responses({"tools": [{"type": "function", "name": "mcp__tasks__x"}]}, ["tasks"])
+    paused, plain = (
+        ModelStub(load_scenario(text)),
+        ModelStub(load_scenario(text.replace("2.5", "0"))),
+    )
+    (answer, written), (unpaused, same) = paused.turn(request), plain.turn(request)
+    assert (answer.pause, unpaused.pause) == (2.5, 0.0)
+    assert (answer.calls, written) == (unpaused.calls, same)
 
 
 CODEX_TOOLS = [
@@ -355,6 +372,13 @@ EXPECTED = {
 }
 
 
+RESTART = "restarted_while_idle"
+#: What the scenarios that need a server over HTTP show, per host: the raw host (a
+#: handshake-era ``mcp.Client``) does not open a new session when its server no longer
+#: knows the old one; it fails the call, and sends it no second time.
+EXPECTED_HTTP = {"raw-sdk-host": {RESTART: []}}
+
+
 @pytest.mark.slow
 @pytest.mark.trio
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -447,6 +471,39 @@ async def test_a_raw_sdk_host_runs_a_steps_calls_side_by_side_through_the_http_t
     assert len(sent) == 2
     assert sent[1] < answered[0]
     assert verdict(dump(merged)) == []
+
+
+# The restart breaks off the SDK's open response streams of the first session: the SDK
+# leaves their async generators to be collected unexhausted (as in tests/test_sessions.py).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.slow
+@pytest.mark.trio
+async def test_a_raw_sdk_host_whose_http_server_restarts_while_it_is_idle_is_judged(tmp_path):
+    """``restarted_while_idle`` (SPEC §14.7) through the HTTP tap: a handshake-era session;
+    the server answers ``restart`` and comes back on its port with no session while the
+    stub takes 5 s over the next step; the host's next call carries the old session id
+    and is refused (404: ``session_expired`` on the wire). The raw host opens no new
+    session: it tells the model the call failed, and sends it no second time."""
+    host, wire = tmp_path / "host.ndjson", tmp_path / "wire.ndjson"
+    text = (SCENARIOS_DIR / f"{RESTART}.toml").read_text()
+    async with (
+        model_stub(text, host) as model,
+        http_server(tmp_path / "log", listening=True, script=TASKS) as port,
+        http_tap(wire, f"http://127.0.0.1:{port}/mcp") as url,
+    ):
+        async with mcp.Client(f"{url}/mcp", mode="legacy") as client:
+            said = await raw_host(client, model, "responses", [])
+        assert said == load_scenario(text).steps[-1].say
+    merged = merge_traces(
+        parse_trace(host.read_text().splitlines()), [parse_trace(wire.read_text().splitlines())]
+    )
+    expired = [r["call_id"] for r in merged if r["kind"] == "session_expired"]
+    assert expired == ["stub-2-1"]
+    results = {r["call_id"]: r["status"] for r in merged if r["kind"] == "result"}
+    assert results == {"stub-1-1": "ok", "stub-2-1": "error"}
+    on_wire = [r["call_id"] for r in merged if r.get("method") == "tools/call"]
+    assert on_wire == ["stub-1-1", "stub-2-1"]  # the refused call is not sent again
+    assert verdict(dump(merged)) == EXPECTED_HTTP["raw-sdk-host"][RESTART]
 
 
 def dump(merged: list[dict[str, Any]]) -> str:
@@ -549,6 +606,8 @@ def test_the_docs_table_says_what_the_stub_driven_traces_show():
     for host, row in EXPECTED.items():
         line = f"| {host} | " + " | ".join(cell(row[s]) for s in SCENARIOS) + " |"
         assert line in page, line
+    for host, row in EXPECTED_HTTP.items():
+        assert f"| {host} | {cell(row[RESTART])} |" in page, host
 
 
 @pytest.fixture(scope="module")
