@@ -94,6 +94,8 @@ class _Proxy:
     origin: str
     reader: WireReader
     log: WireLog
+    expired: set[bytes] = attrs.field(factory=set)
+    """The session ids the upstream answered 404 for."""
 
     async def connection(self, stream: anyio.abc.SocketStream) -> None:
         async def answer(connection: h11.Connection, request: h11.Request, body: bytes) -> bool:
@@ -122,7 +124,9 @@ async def _exchange(
     headers = [(k, v) for k, v in request.headers if k.lower() not in _HOP_BY_HOP]
     session = dict(request.headers).get(b"mcp-session-id")
     records = reader.line(body, from_host=True) if method == "POST" and body.strip() else []
-    if method == "DELETE":
+    if method == "DELETE" and session not in proxy.expired:
+        # SPEC §14.6: the DELETE of a session the server answered 404 for closes nothing
+        # (a host that opened a new session deletes the one its server forgot).
         records.append({"kind": "sent", "server": log.server, "method": "close", "why": "delete"})
     log.write(records)
     calls = [r["call_id"] for r in records if r["kind"] == "sent" and r["method"] == "tools/call"]
@@ -209,6 +213,7 @@ async def _answer(
     try:
         if response.status_code == 404 and session is not None:
             # A session the server no longer knows (SPEC §8.13): each call it refused.
+            proxy.expired.add(session)
             log.write([{"kind": "session_expired", "call_id": call} for call in waiting])
             waiting.clear()
         kept = [

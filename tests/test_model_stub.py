@@ -221,6 +221,45 @@ def test_the_merge_names_the_wire_calls_after_the_stubs_call_records_in_their_or
     assert check_trace(parsed(merged)) == []
 
 
+def test_a_call_a_restarted_server_refused_and_its_resend_keep_the_stubs_call_id():
+    """SPEC §14.6: the stub names its calls by their ``call`` records; a ``tools/call`` of
+    a tool after a ``session_expired`` of that tool's call is its resend, in the new
+    session with a new request id: it takes that call's id (and the pairing of the
+    tool's later calls stays), so INV-14 sees a resend sent before any listing."""
+    host = [
+        load_header(),
+        {"kind": "call", "call_id": "a", "name": "mcp__tasks__research", "at": 1.0},
+        {"kind": "result", "call_id": "a", "status": "ok", "at": 3.0},
+        {"kind": "call", "call_id": "b", "name": "mcp__tasks__research", "at": 3.5},
+        {"kind": "result", "call_id": "b", "status": "ok", "at": 5.0},
+        {"kind": "end"},
+    ]
+    wire = [
+        {
+            "kind": "header",
+            "format": "mcpbind-trace/1",
+            "side": "wire",
+            "servers": ["tasks"],
+            "host": {},
+        },
+        {"kind": "sent", "server": "tasks", "method": "tools/call", "call_id": "3", "at": 1.1},
+        {"kind": "session_expired", "call_id": "3", "at": 1.2},
+        {"kind": "sent", "server": "tasks", "method": "initialize", "at": 1.3},
+        {"kind": "sent", "server": "tasks", "method": "tools/call", "call_id": "1", "at": 1.4},
+        {"kind": "call_responded", "call_id": "1", "is_error": False, "at": 2.0},
+        {"kind": "sent", "server": "tasks", "method": "tools/call", "call_id": "2", "at": 4.0},
+        {"kind": "call_responded", "call_id": "2", "is_error": False, "at": 4.5},
+        {"kind": "end"},
+    ]
+    for record in wire[1:-1]:
+        if record.get("method") == "tools/call":
+            record["detail"] = "research"
+    merged = merge_traces(parsed(host), [parsed(wire)])
+    named = [r["call_id"] for r in merged if "call_id" in r and r["kind"] != "call"]
+    assert named == ["a", "a", "a", "a", "a", "b", "b", "b"]
+    assert [v.invariant for v in check_trace(parsed(merged))] == ["INV-14"]
+
+
 def load_header() -> dict[str, Any]:
     stub = ModelStub(load_scenario("servers = ['tasks']\n[[steps]]\nsay = 'x'"))
     return stub.header([], "0")
@@ -375,8 +414,11 @@ EXPECTED = {
 RESTART = "restarted_while_idle"
 #: What the scenarios that need a server over HTTP show, per host: the raw host (a
 #: handshake-era ``mcp.Client``) does not open a new session when its server no longer
-#: knows the old one; it fails the call, and sends it no second time.
-EXPECTED_HTTP = {"raw-sdk-host": {RESTART: []}}
+#: knows the old one; it fails the call, and sends it no second time. Codex 0.171.0 opens
+#: a new session and sends the refused call again at once, without listing first (INV-14).
+EXPECTED_HTTP = {"raw-sdk-host": {RESTART: []}, "codex": {RESTART: ["INV-14"]}}
+RESENT = {RESTART: [("stub-2-1", "long_operation")]}
+"""The calls a host sends again in a scenario (Codex, after the 404 of a new session)."""
 
 
 @pytest.mark.slow
@@ -591,14 +633,14 @@ def cell(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "conforms"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", [*SCENARIOS, RESTART])
 def test_each_committed_codex_trace_is_flagged_as_the_table_says(scenario):
     text = (codex_traces.OUT / f"codex-{scenario}.ndjson").read_text(encoding="utf-8")
     assert json.loads(text.splitlines()[0])["peer"] == {"name": "codex", "version": "0.171.0"}
     validator = jsonschema.Draft202012Validator(schema())
     for line in text.splitlines():
         validator.validate(json.loads(line))
-    assert verdict(text) == EXPECTED["codex"][scenario]
+    assert verdict(text) == {**EXPECTED["codex"], **EXPECTED_HTTP["codex"]}[scenario]
 
 
 def test_the_docs_table_says_what_the_stub_driven_traces_show():
@@ -621,7 +663,7 @@ def codex() -> pathlib.Path:
 
 @pytest.mark.slow
 @pytest.mark.trio
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", [*SCENARIOS, RESTART])
 async def test_codex_driven_by_the_stub_through_the_tap_is_judged_as_the_table_says(
     tmp_path, codex, scenario
 ):
@@ -634,6 +676,8 @@ async def test_codex_driven_by_the_stub_through_the_tap_is_judged_as_the_table_s
     offered = [
         (r["call_id"], r["name"].removeprefix(PREFIX)) for r in merged if r["kind"] == "call"
     ]
-    # Codex sent every call the stub asked for that could reach the server
-    assert sorted(on_wire) == sorted(c for c in offered if c[1] not in UNSENT.get(scenario, ()))
-    assert verdict(text) == EXPECTED["codex"][scenario]
+    # Codex sent every call the stub asked for that could reach the server (and again
+    # the one a restarted server refused)
+    sent = [c for c in offered if c[1] not in UNSENT.get(scenario, ())]
+    assert sorted(on_wire) == sorted([*sent, *RESENT.get(scenario, [])])
+    assert verdict(text) == {**EXPECTED["codex"], **EXPECTED_HTTP["codex"]}[scenario]
