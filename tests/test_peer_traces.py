@@ -1,8 +1,9 @@
-"""Traces of six host layers through the same four scenarios (issue 18, SPEC §14.4):
+"""Traces of seven host layers through the same four scenarios (issue 18, SPEC §14.4):
 mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup``, openai-agents'
 MCP tools, fastmcp's ``ClientGroup``, pydantic-ai's ``MCPToolset`` (with its tool cache and
-without: ``cache_tools=False``) and agent-framework's ``MCPStdioTool`` (written by the
-harness from outside). The files in
+without: ``cache_tools=False``), agent-framework's ``MCPStdioTool`` and
+langchain-mcp-adapters (a session per call, and one session) (written by the harness
+from outside). The files in
 ``benchmarks/peers/traces/`` are flagged as the table in docs/traces.md says, and recording the
 first two anew gives the same verdicts (the others need their own venvs, installed from the
 package index: ``python -m benchmarks.peers.traces --with-peers`` records them anew)."""
@@ -28,7 +29,10 @@ TRACES_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "traces.
 #: and fastmcp's ClientGroup list again for their next step; pydantic-ai's toolset keeps its
 #: cached tools (it opens no listen stream, so it never hears list_changed: LIVE-2) unless
 #: its cache is off, when it lists again for each step; agent-framework's tool listens and
-#: reloads its tools in the background, so its next step has the change.
+#: reloads its tools in the background, so its next step has the change; langchain's
+#: adapter lists for each step, and on one session of its mcp 1.x it cancels a call
+#: without notifications/cancelled (INV-7); with a session per call (its default) the
+#: cancellation closes the call's session and comes out as an error.
 EXPECTED = {
     "mcpbind": {scenario: [] for scenario in SCENARIOS},
     "client-session-group": {
@@ -67,6 +71,18 @@ EXPECTED = {
         "server_dies_mid_call": [],
         "refresh_during_a_step": [],
     },
+    "langchain-mcp-adapters": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "langchain-mcp-adapters-session": {
+        "cancel_in_flight": ["INV-7"],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
 }
 
 
@@ -88,14 +104,21 @@ def test_the_docs_table_says_what_the_traces_show():
         assert line in page, line
 
 
-NEWEST = ["fastmcp-client-group", "pydantic-ai", "pydantic-ai-uncached", "agent-framework"]
+NEWEST = [
+    "fastmcp-client-group",
+    "pydantic-ai",
+    "pydantic-ai-uncached",
+    "agent-framework",
+    "langchain-mcp-adapters",
+    "langchain-mcp-adapters-session",
+]
 
 
 @pytest.mark.parametrize("subject", NEWEST)
 def test_mcpbind_trace_check_flags_the_newest_peers_traces_as_the_table_says(subject):
     """The command a user runs on a committed trace gives the table's verdict (exit 0 when
     it conforms, 1 with the invariants broken), here for fastmcp's ClientGroup,
-    pydantic-ai's MCPToolset and agent-framework's MCPStdioTool."""
+    pydantic-ai's MCPToolset, agent-framework's MCPStdioTool and langchain's adapter."""
     for scenario in SCENARIOS:
         path = OUT / f"{subject}-{scenario}.ndjson"
         done = mcpbind("trace", "check", "--json", str(path))

@@ -78,6 +78,13 @@ TRACE_PEERS = (
         ("agent-framework-core", "mcp"),
         ("mcp==2.3.0", "tenacity==9.2.1"),
     ),
+    Peer(
+        "langchain-mcp-adapters",
+        "langchain-mcp-adapters==0.3.2",
+        "langchain-mcp-adapters-0.3.2",
+        "langchain_traces.py",
+        ("langchain-mcp-adapters", "mcp"),
+    ),
 )
 
 

@@ -22,8 +22,10 @@ names its calls) and, with ``--with-peers``, each in its own venv and traced fro
 the same way, ``openai-agents`` (``openai_agents_traces.py``), ``fastmcp-client-group``
 (fastmcp's ``ClientGroup``, ``fastmcp_traces.py``) and ``pydantic-ai`` (pydantic-ai's
 ``MCPToolset``, ``pydantic_ai_traces.py``; ``pydantic-ai-uncached`` with its documented
-``cache_tools=False``) and ``agent-framework`` (Microsoft agent-framework's
-``MCPStdioTool``, ``agent_framework_traces.py``).
+``cache_tools=False``), ``agent-framework`` (Microsoft agent-framework's
+``MCPStdioTool``, ``agent_framework_traces.py``) and ``langchain-mcp-adapters``
+(``MultiServerMCPClient``'s tools, a session per call; ``-session`` on one session:
+``langchain_traces.py``).
 """
 
 from __future__ import annotations
@@ -213,6 +215,10 @@ PEER_RUNNERS = {
     "fastmcp_traces.py": ("fastmcp", ("fastmcp-client-group",)),
     "pydantic_ai_traces.py": ("pydantic-ai", ("pydantic-ai", "pydantic-ai-uncached")),
     "agent_framework_traces.py": ("agent-framework", ("agent-framework",)),
+    "langchain_traces.py": (
+        "langchain-mcp-adapters",
+        ("langchain-mcp-adapters", "langchain-mcp-adapters-session"),
+    ),
 }
 """Each peer runner: the peer of ``__main__`` whose venv it runs in, and the subjects it
 writes traces of."""
@@ -252,9 +258,9 @@ def main() -> None:
     parser.add_argument(
         "--with-peers",
         action="store_true",
-        help="also openai-agents, fastmcp's ClientGroup, pydantic-ai's MCPToolset and "
-        "agent-framework's MCPStdioTool, each in its own venv (installed from the package "
-        "index on first use, as python -m benchmarks.peers does)",
+        help="also openai-agents, fastmcp's ClientGroup, pydantic-ai's MCPToolset, "
+        "agent-framework's MCPStdioTool and langchain-mcp-adapters, each in its own venv "
+        "(installed from the package index on first use, as python -m benchmarks.peers does)",
     )
     args = parser.parse_args()
     import tempfile  # noqa: PLC0415
