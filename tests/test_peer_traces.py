@@ -1,9 +1,9 @@
-"""Traces of seven host layers through the same four scenarios (issue 18, SPEC §14.4):
+"""Traces of eight host layers through the same four scenarios (issue 18, SPEC §14.4):
 mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup``, openai-agents'
 MCP tools, fastmcp's ``ClientGroup``, pydantic-ai's ``MCPToolset`` (with its tool cache and
-without: ``cache_tools=False``), agent-framework's ``MCPStdioTool`` and
-langchain-mcp-adapters (a session per call, and one session) (written by the harness
-from outside). The files in
+without: ``cache_tools=False``), agent-framework's ``MCPStdioTool``,
+langchain-mcp-adapters (a session per call, and one session) and google-adk's
+``McpToolset`` (written by the harness from outside). The files in
 ``benchmarks/peers/traces/`` are flagged as the table in docs/traces.md says, and recording the
 first two anew gives the same verdicts (the others need their own venvs, installed from the
 package index: ``python -m benchmarks.peers.traces --with-peers`` records them anew)."""
@@ -32,7 +32,8 @@ TRACES_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "traces.
 #: reloads its tools in the background, so its next step has the change; langchain's
 #: adapter lists for each step, and on one session of its mcp 1.x it cancels a call
 #: without notifications/cancelled (INV-7); with a session per call (its default) the
-#: cancellation closes the call's session and comes out as an error.
+#: cancellation closes the call's session and comes out as an error; google-adk's toolset
+#: lists on every get_tools() and opens a new session after its server died.
 EXPECTED = {
     "mcpbind": {scenario: [] for scenario in SCENARIOS},
     "client-session-group": {
@@ -83,6 +84,12 @@ EXPECTED = {
         "server_dies_mid_call": [],
         "refresh_during_a_step": [],
     },
+    "google-adk": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
 }
 
 
@@ -111,6 +118,7 @@ NEWEST = [
     "agent-framework",
     "langchain-mcp-adapters",
     "langchain-mcp-adapters-session",
+    "google-adk",
 ]
 
 
@@ -118,7 +126,8 @@ NEWEST = [
 def test_mcpbind_trace_check_flags_the_newest_peers_traces_as_the_table_says(subject):
     """The command a user runs on a committed trace gives the table's verdict (exit 0 when
     it conforms, 1 with the invariants broken), here for fastmcp's ClientGroup,
-    pydantic-ai's MCPToolset, agent-framework's MCPStdioTool and langchain's adapter."""
+    pydantic-ai's MCPToolset, agent-framework's MCPStdioTool, langchain's adapter and
+    google-adk's McpToolset."""
     for scenario in SCENARIOS:
         path = OUT / f"{subject}-{scenario}.ndjson"
         done = mcpbind("trace", "check", "--json", str(path))

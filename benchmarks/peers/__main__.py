@@ -85,6 +85,13 @@ TRACE_PEERS = (
         "langchain_traces.py",
         ("langchain-mcp-adapters", "mcp"),
     ),
+    Peer(
+        "google-adk",
+        "google-adk[mcp]==2.13.0",
+        "google-adk-2.13.0",
+        "google_adk_traces.py",
+        ("google-adk", "mcp"),
+    ),
 )
 
 

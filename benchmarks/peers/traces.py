@@ -25,7 +25,7 @@ the same way, ``openai-agents`` (``openai_agents_traces.py``), ``fastmcp-client-
 ``cache_tools=False``), ``agent-framework`` (Microsoft agent-framework's
 ``MCPStdioTool``, ``agent_framework_traces.py``) and ``langchain-mcp-adapters``
 (``MultiServerMCPClient``'s tools, a session per call; ``-session`` on one session:
-``langchain_traces.py``).
+``langchain_traces.py``) and ``google-adk`` (its ``McpToolset``, ``google_adk_traces.py``).
 """
 
 from __future__ import annotations
@@ -219,6 +219,7 @@ PEER_RUNNERS = {
         "langchain-mcp-adapters",
         ("langchain-mcp-adapters", "langchain-mcp-adapters-session"),
     ),
+    "google_adk_traces.py": ("google-adk", ("google-adk",)),
 }
 """Each peer runner: the peer of ``__main__`` whose venv it runs in, and the subjects it
 writes traces of."""
@@ -259,7 +260,8 @@ def main() -> None:
         "--with-peers",
         action="store_true",
         help="also openai-agents, fastmcp's ClientGroup, pydantic-ai's MCPToolset, "
-        "agent-framework's MCPStdioTool and langchain-mcp-adapters, each in its own venv "
+        "agent-framework's MCPStdioTool, langchain-mcp-adapters and google-adk's "
+        "McpToolset, each in its own venv "
         "(installed from the package index on first use, as python -m benchmarks.peers does)",
     )
     args = parser.parse_args()
