@@ -837,9 +837,11 @@ def merge_traces(host: list[TraceRecord], wires: list[list[TraceRecord]]) -> lis
             kept.append(dict(record.fields))
     for key, calls in offered.items():
         host_calls.setdefault(key, calls)
+    by_call = {server for server, _ in offered}
     streams = [kept]
     for server, sessions in tapped.items():
-        streams.append(_renamed(server, sessions, host_calls, host_listings.get(server, [])))
+        listings = host_listings.get(server, [])
+        streams.append(_renamed(server, sessions, host_calls, listings, server in by_call))
     merged = [dict(host[0].fields)]
     merged[0]["wire"] = sorted(tapped)
     merged.extend(_by_time(streams))
@@ -875,15 +877,25 @@ def _renamed(
     sessions: list[list[TraceRecord]],
     host_calls: Mapping[tuple[str, str], list[str]],
     listings: list[Any],
+    by_call: bool = False,
 ) -> list[dict[str, Any]]:
     """A server's sessions on the wire, one after the other, with the host's call ids and
-    listing readings (SPEC §14.6); a session's request ids are its own."""
+    listing readings (SPEC §14.6); a session's request ids are its own. ``by_call``: the
+    host's calls are named by their ``call`` records, so a ``tools/call`` of a tool after
+    a ``session_expired`` of that tool's call is that call's resend."""
     taken: dict[tuple[str, str], int] = {}
+    refused: dict[tuple[str, str], list[str]] = {}  # refused (404), not yet sent again
+    tool_of: dict[str, tuple[str, str]] = {}  # the host's call -> (server, tool)
     done = 0
     out: list[dict[str, Any]] = []
     for session in sessions:
         names: dict[str, str] = {}  # the wire's call id -> the host's
         for record in session:
+            wire_id = record.get("call_id")
+            key = (server, record.get("detail", ""))
+            sent = record.kind == "sent" and record.get("method") == "tools/call"
+            if by_call and sent and wire_id and refused.get(key):
+                names[wire_id] = refused[key].pop(0)  # its resend: the pairing stays
             fields, done = _named(
                 server,
                 record,
@@ -893,6 +905,10 @@ def _renamed(
                 listings=listings,
                 done=done,
             )
+            if fields["kind"] == "sent" and fields.get("method") == "tools/call":
+                tool_of[fields["call_id"]] = key
+            if by_call and fields["kind"] == "session_expired" and fields["call_id"] in tool_of:
+                refused.setdefault(tool_of[fields["call_id"]], []).append(fields["call_id"])
             out.append(fields)
     return out
 
@@ -911,6 +927,9 @@ def _named(
     fields = dict(record.fields)
     call_id = fields.get("call_id")
     if record.kind == "sent" and fields.get("method") == "tools/call" and call_id:
+        if call_id in names:  # named already: a refused call's resend
+            fields["call_id"] = names[call_id]
+            return fields, done
         key = (server, fields.get("detail", ""))
         index = taken.get(key, 0)
         taken[key] = index + 1

@@ -94,6 +94,8 @@ class _Proxy:
     origin: str
     reader: WireReader
     log: WireLog
+    expired: set[bytes] = attrs.field(factory=set)
+    """The session ids the upstream answered 404 for."""
 
     async def connection(self, stream: anyio.abc.SocketStream) -> None:
         async def answer(connection: h11.Connection, request: h11.Request, body: bytes) -> bool:
@@ -122,7 +124,9 @@ async def _exchange(
     headers = [(k, v) for k, v in request.headers if k.lower() not in _HOP_BY_HOP]
     session = dict(request.headers).get(b"mcp-session-id")
     records = reader.line(body, from_host=True) if method == "POST" and body.strip() else []
-    if method == "DELETE":
+    if method == "DELETE" and session not in proxy.expired:
+        # SPEC §14.6: the DELETE of a session the server answered 404 for closes nothing
+        # (a host that opened a new session deletes the one its server forgot).
         records.append({"kind": "sent", "server": log.server, "method": "close", "why": "delete"})
     log.write(records)
     calls = [r["call_id"] for r in records if r["kind"] == "sent" and r["method"] == "tools/call"]
@@ -148,10 +152,13 @@ async def _exchange(
             group.cancel_scope.cancel()
 
         group.start_soon(watch)
+        broke = False
         try:
             await _answer(outgoing, session, waiting, proxy, send)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             closed = True
+        except _UpstreamBroke:
+            broke = True
         group.cancel_scope.cancel()
     if closed:
         # Each call of the request not answered by then got its cancellation, via the
@@ -166,7 +173,19 @@ async def _exchange(
             }
             for call in waiting
         )
-    return not closed
+    return not closed and not broke
+
+
+class _UpstreamBroke(Exception):
+    """The upstream broke off an answer whose head went to the host already."""
+
+
+async def _bad_gateway(send: Callable[[Any], Awaitable[None]], why: str) -> None:
+    text = f"mcpbind tap: {why}\n".encode()
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(text))]
+    await send(h11.Response(status_code=502, headers=headers))
+    await send(h11.Data(data=text))
+    await send(h11.EndOfMessage())
 
 
 async def _answer(
@@ -189,15 +208,12 @@ async def _answer(
     try:
         response = await proxy.client.send(outgoing, stream=True)
     except httpx2.HTTPError as error:
-        text = f"mcpbind tap: the upstream did not answer: {error}\n".encode()
-        headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(text))]
-        await send(h11.Response(status_code=502, headers=headers))
-        await send(h11.Data(data=text))
-        await send(h11.EndOfMessage())
+        await _bad_gateway(send, f"the upstream did not answer: {error}")
         return
     try:
         if response.status_code == 404 and session is not None:
             # A session the server no longer knows (SPEC §8.13): each call it refused.
+            proxy.expired.add(session)
             log.write([{"kind": "session_expired", "call_id": call} for call in waiting])
             waiting.clear()
         kept = [
@@ -210,12 +226,21 @@ async def _answer(
         if "text/event-stream" in content_type:
             await send(h11.Response(status_code=response.status_code, headers=kept))
             events = _Events()
-            async for chunk in response.aiter_raw():
-                for data in events.feed(chunk) if readable else ():
-                    record(data)
-                await send(h11.Data(data=chunk))
+            try:
+                async for chunk in response.aiter_raw():
+                    for data in events.feed(chunk) if readable else ():
+                        record(data)
+                    await send(h11.Data(data=chunk))
+            except httpx2.HTTPError as error:
+                # SPEC §14.6: the upstream broke off its stream (its process exited, say);
+                # the tap breaks off the host's too: the connection closes mid-body.
+                raise _UpstreamBroke from error
         else:  # JSON (or anything else): read whole, recorded before it is forwarded
-            whole = b"".join([chunk async for chunk in response.aiter_raw()])
+            try:
+                whole = b"".join([chunk async for chunk in response.aiter_raw()])
+            except httpx2.HTTPError as error:
+                await _bad_gateway(send, f"the upstream broke off its answer: {error}")
+                return
             if readable and "json" in content_type and whole.strip():
                 record(whole)
             if not any(k.lower() == b"content-length" for k, _ in kept):

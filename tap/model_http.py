@@ -140,6 +140,8 @@ class _Server:
             self.log.write(records)
             self.responses += 1
             number = self.responses
+        # SPEC §14.7: a step's pause, the model thinking; the records are written already.
+        await anyio.sleep(answer.pause)
         streamed = data.get("stream") is True
         if api == "responses":
             await _responses(send, number, answer, streamed=streamed)

@@ -5,7 +5,8 @@ Theory of operation
 ``mcpbind model-stub`` stands where an agent host expects its model: it answers the
 host's sampling requests (OpenAI Responses API, Chat Completions) from a scenario, a
 list of steps written as data (TOML), each step either tool calls (several at once: the
-host may run them in parallel) or a final message. A request of the host is one step:
+host may run them in parallel) or a final message, and how long the model takes before
+it answers (``pause``: the host is idle meanwhile). A request of the host is one step:
 it carries the tools the host offers the model at that step and, in the conversation so
 far, the output of each call the model asked for. :class:`ModelStub` reads one request
 (:func:`read_responses`, :func:`read_chat`: a :class:`Request`), decides the answer (the
@@ -69,6 +70,8 @@ class Step:
     calls: tuple[ScriptedCall, ...] = ()
     say: str | None = None
     """The final message, for a step without calls."""
+    pause: float = 0.0
+    """Seconds the model takes before it answers this step (the host waits, idle)."""
 
 
 @attrs.frozen
@@ -106,15 +109,20 @@ def _strings(value: Any) -> bool:
 
 
 def _step(number: int, raw: Any) -> Step:
-    if not isinstance(raw, Mapping) or set(raw) - {"calls", "say"}:
-        raise ScenarioError(f"step {number}: a step has 'calls' or 'say', nothing else")
+    if not isinstance(raw, Mapping) or set(raw) - {"calls", "say", "pause"}:
+        raise ScenarioError(
+            f"step {number}: a step has 'calls' or 'say' (and 'pause'), nothing else"
+        )
     calls = raw.get("calls", [])
     say = raw.get("say")
     if not isinstance(calls, list) or (say is not None and not isinstance(say, str)):
         raise ScenarioError(f"step {number}: 'calls' is a list of tables, 'say' a string")
     if bool(calls) == (say is not None):
         raise ScenarioError(f"step {number}: either calls or say")
-    return Step(tuple(_call(number, call) for call in calls), say)
+    pause = raw.get("pause", 0)
+    if isinstance(pause, bool) or not isinstance(pause, int | float) or not 0 <= pause <= 600:
+        raise ScenarioError(f"step {number}: 'pause' is a number of seconds, 0 to 600")
+    return Step(tuple(_call(number, call) for call in calls), say, float(pause))
 
 
 def _call(number: int, raw: Any) -> ScriptedCall:
@@ -247,6 +255,8 @@ class Answer:
     calls: tuple[tuple[str, Offered, Mapping[str, Any]], ...]
     """(call id, how to call it, its arguments)."""
     text: str | None
+    pause: float = 0.0
+    """Seconds to wait before answering (the scenario step's ``pause``)."""
 
 
 @attrs.define(eq=False)
@@ -301,9 +311,10 @@ class ModelStub:
         scripted = (
             self.scenario.steps[self.step - 1] if self.step <= len(self.scenario.steps) else None
         )
+        pause = scripted.pause if scripted is not None else 0.0
         if scripted is None or not scripted.calls:
             text = scripted.say if scripted is not None and scripted.say else self.scenario.final
-            return Answer((), text), records
+            return Answer((), text, pause), records
         calls: list[tuple[str, Offered, Mapping[str, Any]]] = []
         for index, call in enumerate(scripted.calls, 1):
             call_id = call.call_id or f"stub-{self.step}-{index}"
@@ -311,7 +322,7 @@ class ModelStub:
             records.append(
                 {"kind": "call", "call_id": call_id, "name": call.tool, "step": self.step}
             )
-        return Answer(tuple(calls), None), records
+        return Answer(tuple(calls), None, pause), records
 
     def _catalog(self, request: Request) -> list[dict[str, Any]]:
         by_server: dict[str, list[str]] = {server: [] for server in self.scenario.servers}

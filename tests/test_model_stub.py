@@ -55,6 +55,8 @@ STUB = [sys.executable, "-m", "mcpbind.cli", "model-stub"]
         ("[[steps]]\nwait = 1", "a step has 'calls' or 'say'"),
         ("[[steps]]\ncalls = [{arguments = {}}]", "each call names its 'tool'"),
         ("[[steps]\n", "not TOML"),
+        ("[[steps]]\nsay = 'x'\npause = 'long'", "'pause' is a number of seconds, 0 to 600"),
+        ("[[steps]]\nsay = 'x'\npause = -1", "'pause' is a number of seconds, 0 to 600"),
     ],
 )
 def test_a_scenario_that_is_not_one_is_refused_saying_what_is_wrong(text, problem):
@@ -63,10 +65,25 @@ def test_a_scenario_that_is_not_one_is_refused_saying_what_is_wrong(text, proble
 
 
 def test_every_committed_scenario_loads():
-    for scenario in SCENARIOS:
+    files = sorted(path.stem for path in SCENARIOS_DIR.glob("*.toml"))
+    assert files == sorted([*SCENARIOS, "restarted_while_idle"])
+    for scenario in files:
         loaded = load_scenario((SCENARIOS_DIR / f"{scenario}.toml").read_text())
         assert loaded.name == scenario
         assert loaded.servers == ("tasks",)
+
+
+def test_a_steps_pause_is_in_its_answer_and_the_records_are_the_same():
+    """SPEC §14.7: ``pause`` delays the answer (the model thinking), nothing else."""
+    text = "servers = ['tasks']\n[[steps]]\npause = 2.5\ncalls = [{tool = 'mcp__tasks__x'}]\n"
+    request = read_responses({"tools": [{"type": "function", "name": "mcp__tasks__x"}]}, ["tasks"])
+    paused, plain = (
+        ModelStub(load_scenario(text)),
+        ModelStub(load_scenario(text.replace("2.5", "0"))),
+    )
+    (answer, written), (unpaused, same) = paused.turn(request), plain.turn(request)
+    assert (answer.pause, unpaused.pause) == (2.5, 0.0)
+    assert (answer.calls, written) == (unpaused.calls, same)
 
 
 CODEX_TOOLS = [
@@ -202,6 +219,45 @@ def test_the_merge_names_the_wire_calls_after_the_stubs_call_records_in_their_or
     sent = [(r["kind"], r["call_id"]) for r in merged if r["kind"] in ("sent", "call_responded")]
     assert sent == [("sent", "a"), ("sent", "b"), ("call_responded", "b"), ("call_responded", "a")]
     assert check_trace(parsed(merged)) == []
+
+
+def test_a_call_a_restarted_server_refused_and_its_resend_keep_the_stubs_call_id():
+    """SPEC §14.6: the stub names its calls by their ``call`` records; a ``tools/call`` of
+    a tool after a ``session_expired`` of that tool's call is its resend, in the new
+    session with a new request id: it takes that call's id (and the pairing of the
+    tool's later calls stays), so INV-14 sees a resend sent before any listing."""
+    host = [
+        load_header(),
+        {"kind": "call", "call_id": "a", "name": "mcp__tasks__research", "at": 1.0},
+        {"kind": "result", "call_id": "a", "status": "ok", "at": 3.0},
+        {"kind": "call", "call_id": "b", "name": "mcp__tasks__research", "at": 3.5},
+        {"kind": "result", "call_id": "b", "status": "ok", "at": 5.0},
+        {"kind": "end"},
+    ]
+    wire = [
+        {
+            "kind": "header",
+            "format": "mcpbind-trace/1",
+            "side": "wire",
+            "servers": ["tasks"],
+            "host": {},
+        },
+        {"kind": "sent", "server": "tasks", "method": "tools/call", "call_id": "3", "at": 1.1},
+        {"kind": "session_expired", "call_id": "3", "at": 1.2},
+        {"kind": "sent", "server": "tasks", "method": "initialize", "at": 1.3},
+        {"kind": "sent", "server": "tasks", "method": "tools/call", "call_id": "1", "at": 1.4},
+        {"kind": "call_responded", "call_id": "1", "is_error": False, "at": 2.0},
+        {"kind": "sent", "server": "tasks", "method": "tools/call", "call_id": "2", "at": 4.0},
+        {"kind": "call_responded", "call_id": "2", "is_error": False, "at": 4.5},
+        {"kind": "end"},
+    ]
+    for record in wire[1:-1]:
+        if record.get("method") == "tools/call":
+            record["detail"] = "research"
+    merged = merge_traces(parsed(host), [parsed(wire)])
+    named = [r["call_id"] for r in merged if "call_id" in r and r["kind"] != "call"]
+    assert named == ["a", "a", "a", "a", "a", "b", "b", "b"]
+    assert [v.invariant for v in check_trace(parsed(merged))] == ["INV-14"]
 
 
 def load_header() -> dict[str, Any]:
@@ -355,6 +411,16 @@ EXPECTED = {
 }
 
 
+RESTART = "restarted_while_idle"
+#: What the scenarios that need a server over HTTP show, per host: the raw host (a
+#: handshake-era ``mcp.Client``) does not open a new session when its server no longer
+#: knows the old one; it fails the call, and sends it no second time. Codex 0.171.0 opens
+#: a new session and sends the refused call again at once, without listing first (INV-14).
+EXPECTED_HTTP = {"raw-sdk-host": {RESTART: []}, "codex": {RESTART: ["INV-14"]}}
+RESENT = {RESTART: [("stub-2-1", "long_operation")]}
+"""The calls a host sends again in a scenario (Codex, after the 404 of a new session)."""
+
+
 @pytest.mark.slow
 @pytest.mark.trio
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -449,6 +515,39 @@ async def test_a_raw_sdk_host_runs_a_steps_calls_side_by_side_through_the_http_t
     assert verdict(dump(merged)) == []
 
 
+# The restart breaks off the SDK's open response streams of the first session: the SDK
+# leaves their async generators to be collected unexhausted (as in tests/test_sessions.py).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.slow
+@pytest.mark.trio
+async def test_a_raw_sdk_host_whose_http_server_restarts_while_it_is_idle_is_judged(tmp_path):
+    """``restarted_while_idle`` (SPEC §14.7) through the HTTP tap: a handshake-era session;
+    the server answers ``restart`` and comes back on its port with no session while the
+    stub takes 5 s over the next step; the host's next call carries the old session id
+    and is refused (404: ``session_expired`` on the wire). The raw host opens no new
+    session: it tells the model the call failed, and sends it no second time."""
+    host, wire = tmp_path / "host.ndjson", tmp_path / "wire.ndjson"
+    text = (SCENARIOS_DIR / f"{RESTART}.toml").read_text()
+    async with (
+        model_stub(text, host) as model,
+        http_server(tmp_path / "log", listening=True, script=TASKS) as port,
+        http_tap(wire, f"http://127.0.0.1:{port}/mcp") as url,
+    ):
+        async with mcp.Client(f"{url}/mcp", mode="legacy") as client:
+            said = await raw_host(client, model, "responses", [])
+        assert said == load_scenario(text).steps[-1].say
+    merged = merge_traces(
+        parse_trace(host.read_text().splitlines()), [parse_trace(wire.read_text().splitlines())]
+    )
+    expired = [r["call_id"] for r in merged if r["kind"] == "session_expired"]
+    assert expired == ["stub-2-1"]
+    results = {r["call_id"]: r["status"] for r in merged if r["kind"] == "result"}
+    assert results == {"stub-1-1": "ok", "stub-2-1": "error"}
+    on_wire = [r["call_id"] for r in merged if r.get("method") == "tools/call"]
+    assert on_wire == ["stub-1-1", "stub-2-1"]  # the refused call is not sent again
+    assert verdict(dump(merged)) == EXPECTED_HTTP["raw-sdk-host"][RESTART]
+
+
 def dump(merged: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r) + "\n" for r in merged)
 
@@ -534,14 +633,14 @@ def cell(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "conforms"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", [*SCENARIOS, RESTART])
 def test_each_committed_codex_trace_is_flagged_as_the_table_says(scenario):
     text = (codex_traces.OUT / f"codex-{scenario}.ndjson").read_text(encoding="utf-8")
     assert json.loads(text.splitlines()[0])["peer"] == {"name": "codex", "version": "0.171.0"}
     validator = jsonschema.Draft202012Validator(schema())
     for line in text.splitlines():
         validator.validate(json.loads(line))
-    assert verdict(text) == EXPECTED["codex"][scenario]
+    assert verdict(text) == {**EXPECTED["codex"], **EXPECTED_HTTP["codex"]}[scenario]
 
 
 def test_the_docs_table_says_what_the_stub_driven_traces_show():
@@ -549,6 +648,8 @@ def test_the_docs_table_says_what_the_stub_driven_traces_show():
     for host, row in EXPECTED.items():
         line = f"| {host} | " + " | ".join(cell(row[s]) for s in SCENARIOS) + " |"
         assert line in page, line
+    for host, row in EXPECTED_HTTP.items():
+        assert f"| {host} | {cell(row[RESTART])} |" in page, host
 
 
 @pytest.fixture(scope="module")
@@ -562,7 +663,7 @@ def codex() -> pathlib.Path:
 
 @pytest.mark.slow
 @pytest.mark.trio
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", [*SCENARIOS, RESTART])
 async def test_codex_driven_by_the_stub_through_the_tap_is_judged_as_the_table_says(
     tmp_path, codex, scenario
 ):
@@ -575,6 +676,8 @@ async def test_codex_driven_by_the_stub_through_the_tap_is_judged_as_the_table_s
     offered = [
         (r["call_id"], r["name"].removeprefix(PREFIX)) for r in merged if r["kind"] == "call"
     ]
-    # Codex sent every call the stub asked for that could reach the server
-    assert sorted(on_wire) == sorted(c for c in offered if c[1] not in UNSENT.get(scenario, ()))
-    assert verdict(text) == EXPECTED["codex"][scenario]
+    # Codex sent every call the stub asked for that could reach the server (and again
+    # the one a restarted server refused)
+    sent = [c for c in offered if c[1] not in UNSENT.get(scenario, ())]
+    assert sorted(on_wire) == sorted([*sent, *RESENT.get(scenario, [])])
+    assert verdict(text) == {**EXPECTED["codex"], **EXPECTED_HTTP["codex"]}[scenario]

@@ -1,10 +1,12 @@
-"""Traces of four host layers through the same four scenarios (issue 18, SPEC §14.4):
+"""Traces of eight host layers through the same four scenarios (issue 18, SPEC §14.4):
 mcpbind's own (written by its TraceRecorder), mcp's ``ClientSessionGroup``, openai-agents'
-MCP tools and fastmcp's ``ClientGroup`` (written by the harness from outside). The files in
+MCP tools, fastmcp's ``ClientGroup``, pydantic-ai's ``MCPToolset`` (with its tool cache and
+without: ``cache_tools=False``), agent-framework's ``MCPStdioTool``,
+langchain-mcp-adapters (a session per call, and one session) and google-adk's
+``McpToolset`` (written by the harness from outside). The files in
 ``benchmarks/peers/traces/`` are flagged as the table in docs/traces.md says, and recording the
-first two anew gives the same verdicts (openai-agents and fastmcp need their own venvs,
-installed from the package index: ``python -m benchmarks.peers.traces --with-peers``
-records them anew)."""
+first two anew gives the same verdicts (the others need their own venvs, installed from the
+package index: ``python -m benchmarks.peers.traces --with-peers`` records them anew)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,14 @@ TRACES_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "traces.
 #: What each subject's trace of each scenario violates (docs/traces.md "Traces of other host
 #: layers"): mcpbind conforms throughout; both others accept a reused call_id (two
 #: results, INV-4); the group never refreshes after list_changed (LIVE-2), the agent layer
-#: and fastmcp's ClientGroup list again for their next step.
+#: and fastmcp's ClientGroup list again for their next step; pydantic-ai's toolset keeps its
+#: cached tools (it opens no listen stream, so it never hears list_changed: LIVE-2) unless
+#: its cache is off, when it lists again for each step; agent-framework's tool listens and
+#: reloads its tools in the background, so its next step has the change; langchain's
+#: adapter lists for each step, and on one session of its mcp 1.x it cancels a call
+#: without notifications/cancelled (INV-7); with a session per call (its default) the
+#: cancellation closes the call's session and comes out as an error; google-adk's toolset
+#: lists on every get_tools() and opens a new session after its server died.
 EXPECTED = {
     "mcpbind": {scenario: [] for scenario in SCENARIOS},
     "client-session-group": {
@@ -40,6 +49,42 @@ EXPECTED = {
         "refresh_during_a_step": [],
     },
     "fastmcp-client-group": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "pydantic-ai": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": ["LIVE-2"],
+    },
+    "pydantic-ai-uncached": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "agent-framework": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "langchain-mcp-adapters": {
+        "cancel_in_flight": [],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "langchain-mcp-adapters-session": {
+        "cancel_in_flight": ["INV-7"],
+        "reused_call_id": ["INV-4"],
+        "server_dies_mid_call": [],
+        "refresh_during_a_step": [],
+    },
+    "google-adk": {
         "cancel_in_flight": [],
         "reused_call_id": ["INV-4"],
         "server_dies_mid_call": [],
@@ -66,13 +111,27 @@ def test_the_docs_table_says_what_the_traces_show():
         assert line in page, line
 
 
-def test_mcpbind_trace_check_flags_the_newest_peers_traces_as_the_table_says():
+NEWEST = [
+    "fastmcp-client-group",
+    "pydantic-ai",
+    "pydantic-ai-uncached",
+    "agent-framework",
+    "langchain-mcp-adapters",
+    "langchain-mcp-adapters-session",
+    "google-adk",
+]
+
+
+@pytest.mark.parametrize("subject", NEWEST)
+def test_mcpbind_trace_check_flags_the_newest_peers_traces_as_the_table_says(subject):
     """The command a user runs on a committed trace gives the table's verdict (exit 0 when
-    it conforms, 1 with the invariants broken), here for fastmcp's ClientGroup."""
+    it conforms, 1 with the invariants broken), here for fastmcp's ClientGroup,
+    pydantic-ai's MCPToolset, agent-framework's MCPStdioTool, langchain's adapter and
+    google-adk's McpToolset."""
     for scenario in SCENARIOS:
-        path = OUT / f"fastmcp-client-group-{scenario}.ndjson"
+        path = OUT / f"{subject}-{scenario}.ndjson"
         done = mcpbind("trace", "check", "--json", str(path))
-        expected = EXPECTED["fastmcp-client-group"][scenario]
+        expected = EXPECTED[subject][scenario]
         assert done.returncode == (1 if expected else 0), done.stderr
         seen = [v["invariant"] for v in json.loads(done.stdout)["violations"]]
         assert seen == expected

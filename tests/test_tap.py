@@ -24,7 +24,7 @@ import mcp
 import pytest
 from cli_runner import mcpbind
 from mcp import StdioServerParameters
-from testservers.processes import http_server
+from testservers.processes import http_server, wait_listening
 from wire import RELAY, wire
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
@@ -203,6 +203,35 @@ async def test_a_raw_mcp_client_lists_calls_hears_list_changed_and_cancels_throu
     assert written[-1] == {"kind": "end"}
     assert_the_session_is_on_record(written)
     assert check(trace) == []
+
+
+# The broken stream leaves the SDK's response generators to the garbage collector.
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_an_upstream_that_breaks_off_a_stream_breaks_off_the_hosts_and_the_tap_goes_on(
+    tmp_path,
+):
+    """SPEC §14.6: the server restarts (``restart``: the process re-executes itself)
+    under a handshake-era session's open GET stream; the tap closes the host's connection
+    mid-body as the upstream did, and goes on: the host's next call reaches the new
+    process, which knows no session (404: ``session_expired``), and SIGTERM ends the tap
+    with 0."""
+    trace = tmp_path / "wire.ndjson"
+    async with (
+        http_server(tmp_path / "log", listening=True, script=TASKS) as port,
+        http_tap(trace, f"http://127.0.0.1:{port}/mcp") as url,
+        mcp.Client(f"{url}/mcp", mode="legacy") as client,
+    ):
+        await client.call_tool("restart", {"after": 0.2})
+        await until(lambda: "restarted" in (tmp_path / "log").read_text())
+        await wait_listening(port)  # the new process
+        with pytest.raises(mcp.MCPError, match="Session not found"):
+            await client.call_tool("long_operation", {"steps": 1, "seconds": 0.01})
+    written = records(trace)
+    assert [r["kind"] for r in written].count("session_expired") == 1
+    # the client's DELETE of the session the server forgot, at its exit, closes nothing
+    assert "close" not in [r.get("method") for r in written if r["kind"] == "sent"]
+    assert written[-1] == {"kind": "end"}
 
 
 # The raw mcp.Client leaves httpx2's SSE generator of a handshake-era GET stream to the

@@ -38,6 +38,7 @@ class Peer:
     venv_name: str
     runner: str
     distributions: tuple[str, ...]  # whose versions the runner reports
+    extra: tuple[str, ...] = ()  # further pinned requirements, installed with it
 
 
 PEERS = (
@@ -65,6 +66,35 @@ PEERS = (
 )
 
 
+TRACE_PEERS = (
+    # Only traced (benchmarks/peers/traces.py), no overhead runner. The core package and,
+    # pinned, the two requirements of its "all" extra that its MCP tools need (mcp and
+    # tenacity), without the extra's thirty-odd integration packages.
+    Peer(
+        "agent-framework",
+        "agent-framework-core==1.26.0",
+        "agent-framework-core-1.26.0",
+        "agent_framework_traces.py",
+        ("agent-framework-core", "mcp"),
+        ("mcp==2.3.0", "tenacity==9.2.1"),
+    ),
+    Peer(
+        "langchain-mcp-adapters",
+        "langchain-mcp-adapters==0.3.2",
+        "langchain-mcp-adapters-0.3.2",
+        "langchain_traces.py",
+        ("langchain-mcp-adapters", "mcp"),
+    ),
+    Peer(
+        "google-adk",
+        "google-adk[mcp]==2.13.0",
+        "google-adk-2.13.0",
+        "google_adk_traces.py",
+        ("google-adk", "mcp"),
+    ),
+)
+
+
 def venv_python(venv: pathlib.Path) -> pathlib.Path:
     return venv / ("Scripts" if os.name == "nt" else "bin") / "python"
 
@@ -80,7 +110,7 @@ def ensure_venv(peer: Peer, venv_dir: pathlib.Path, progress: Any) -> pathlib.Pa
     venv_dir.mkdir(parents=True, exist_ok=True)
     for command in (
         [sys.executable, "-m", "venv", str(venv)],
-        [str(venv_python(venv)), "-m", "pip", "install", "-q", peer.requirement],
+        [str(venv_python(venv)), "-m", "pip", "install", "-q", peer.requirement, *peer.extra],
     ):
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
         if done.returncode != 0:

@@ -82,8 +82,10 @@ class Outside:
                 self.add("list_changed", server=NAME)
         self.read = len(lines)
 
-    def catalog(self, names: list[str]) -> None:
-        """The host's catalog now: a publication when it changed."""
+    def catalog(self, names: list[str], listed: bool = False) -> None:
+        """The host's catalog now: a publication when it changed; ``listed``: the harness
+        knows the host listed for it (its step lists), so an unchanged one is a refresh
+        that changed nothing."""
         if names != self.names:
             self.generation += 1
             # Its catalog changed, so it listed: where, the harness cannot see, nor what.
@@ -91,6 +93,9 @@ class Outside:
             self.add("published", generation=self.generation, source=f"mcp:{NAME}", names=names)
             self.add("refresh_outcome", server=NAME, status="installed", generation=self.generation)
             self.names = names
+        elif listed:
+            self.add("list_done", server=NAME)
+            self.add("refresh_outcome", server=NAME, status="unchanged", generation=self.generation)
 
     def end(self) -> str:
         self.add("end")

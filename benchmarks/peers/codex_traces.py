@@ -8,7 +8,9 @@ package ``@openai/codex``, :data:`CODEX_VERSION`, which brings its native binary
 ``tasks``, once per scenario of ``benchmarks/peers/scenarios/``; merges the stub's
 host-side trace with the tap's wire-side one (``mcpbind trace merge``), writes the merge
 as ``codex-<scenario>.ndjson`` into ``benchmarks/peers/traces/`` and prints what each
-violates (``mcpbind trace check``'s monitors).
+violates (``mcpbind trace check``'s monitors). The scenarios of :data:`HTTP_SCENARIOS`
+run the server over streamable HTTP on loopback instead, behind ``mcpbind tap --http``,
+given to Codex by its ``url``.
 
 Codex is found as ``$MCPBIND_CODEX`` (the ``codex`` command), else installed with npm
 into ``~/.cache/mcpbind/codex-<version>`` on first use (:func:`find_codex`).
@@ -17,14 +19,17 @@ into ``~/.cache/mcpbind/codex-<version>`` on first use (:func:`find_codex`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import AsyncIterator
 
 import anyio
 
@@ -45,6 +50,8 @@ SCENARIOS = (
     "server_dies_mid_call",
     "call_times_out",
 )
+HTTP_SCENARIOS = ("restarted_while_idle",)
+"""The scenarios whose server Codex reaches over streamable HTTP (through the HTTP tap)."""
 OUT = HERE / "traces"
 SERVER = ROOT / "tests" / "testservers" / "tasks_server.py"
 SERVER_OPTIONS = {"call_times_out": "tool_timeout_sec = 1\n"}
@@ -86,8 +93,9 @@ def find_codex() -> pathlib.Path:
     return command
 
 
-def config(url: str, work: pathlib.Path, options: str = "") -> str:
-    """Codex's ``config.toml``: the stub as its model provider, the tapped server."""
+def config(url: str, work: pathlib.Path, options: str = "", server_url: str = "") -> str:
+    """Codex's ``config.toml``: the stub as its model provider, the tapped server (over
+    stdio, or at ``server_url`` over streamable HTTP)."""
     tap = [
         "tap",
         "--trace",
@@ -99,6 +107,12 @@ def config(url: str, work: pathlib.Path, options: str = "") -> str:
         str(SERVER),
         str(work / "server.log"),
     ]
+    launch = (
+        f"url = {json.dumps(server_url)}"
+        if server_url
+        else f"command = {json.dumps(sys.executable)}\n"
+        f"args = {json.dumps(['-m', 'mcpbind.cli', *tap])}"
+    )
     return f"""\
 model = "mcpbind-model-stub"
 model_provider = "stub"
@@ -118,8 +132,7 @@ request_max_retries = 0
 stream_max_retries = 0
 
 [mcp_servers.tasks]
-command = {json.dumps(sys.executable)}
-args = {json.dumps(["-m", "mcpbind.cli", *tap])}
+{launch}
 required = true
 {options}"""
 
@@ -148,16 +161,21 @@ async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> s
             url = b""
             while not url.endswith(b"\n"):
                 url += await stub.stdout.receive(1)
-        (home / "config.toml").write_text(
-            config(url.decode().strip(), work, SERVER_OPTIONS.get(scenario, "")), encoding="utf-8"
-        )
         env = {**os.environ, "CODEX_HOME": str(home), "MCPBIND_STUB_KEY": "stub"}
         exec_ = [str(codex), "exec", "--skip-git-repo-check", "--json", "-C", str(cwd)]
         prompt = f"Run the scenario {scenario}."
-        with anyio.fail_after(300):
-            done = await anyio.run_process(
-                [*exec_, prompt], stdin=subprocess.DEVNULL, env=env, check=False
+        async with contextlib.AsyncExitStack() as stack:
+            server_url = ""
+            if scenario in HTTP_SCENARIOS:
+                server_url = await stack.enter_async_context(tapped_http_server(work)) + "/mcp"
+            (home / "config.toml").write_text(
+                config(url.decode().strip(), work, SERVER_OPTIONS.get(scenario, ""), server_url),
+                encoding="utf-8",
             )
+            with anyio.fail_after(300):
+                done = await anyio.run_process(
+                    [*exec_, prompt], stdin=subprocess.DEVNULL, env=env, check=False
+                )
         (work / "codex.jsonl").write_bytes(done.stdout)
         if done.returncode != 0:
             raise RuntimeError(f"codex exec exited {done.returncode}: {done.stderr[-2000:]!r}")
@@ -166,6 +184,54 @@ async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> s
         with anyio.fail_after(30):
             await stub.wait()
     return merged(host, sorted(work.glob("tasks.*.wire.ndjson")))
+
+
+@contextlib.asynccontextmanager
+async def tapped_http_server(work: pathlib.Path) -> AsyncIterator[str]:
+    """The tests' server over streamable HTTP on a free loopback port, behind ``mcpbind
+    tap --http`` (its trace ``tasks.http.wire.ndjson`` in ``work``); yields the tap's URL;
+    both stopped at the end."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port)}
+    server = await anyio.open_process(
+        [sys.executable, str(SERVER), str(work / "server.log")],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=None,
+        stderr=None,
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.1)
+        tap = [
+            *("tap", "--trace", str(work / "tasks.http.wire.ndjson"), "--server", "tasks"),
+            *("--http", "--listen", "127.0.0.1:0", "--upstream", f"http://127.0.0.1:{port}/mcp"),
+        ]
+        proxy = await anyio.open_process(
+            [sys.executable, "-m", "mcpbind.cli", *tap], stdout=subprocess.PIPE
+        )
+        try:
+            assert proxy.stdout is not None
+            with anyio.fail_after(60):
+                url = b""
+                while not url.endswith(b"\n"):
+                    url += await proxy.stdout.receive(1)
+            yield url.decode().strip()
+        finally:
+            proxy.send_signal(signal.SIGTERM)
+            with anyio.fail_after(30):
+                await proxy.wait()
+    finally:
+        server.terminate()
+        with anyio.fail_after(30):
+            await server.wait()
 
 
 def merged(host: pathlib.Path, wires: list[pathlib.Path]) -> str:
@@ -183,7 +249,7 @@ async def record(
 ) -> dict[str, list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     table: dict[str, list[str]] = {}
-    for scenario in SCENARIOS:
+    for scenario in (*SCENARIOS, *HTTP_SCENARIOS):
         text = await run_codex(codex, scenario, work / scenario)
         (out / f"codex-{scenario}.ndjson").write_text(text, encoding="utf-8")
         table[scenario] = verdict(text)

@@ -19,8 +19,13 @@ the SDK, which writes no trace: this harness writes it from outside, ``_outside.
 its own inputs, what the group returns, the group's ``tools`` after each step, and what
 reached the server, from the server's own log; the group has no call_id, the harness
 names its calls) and, with ``--with-peers``, each in its own venv and traced from outside
-the same way, ``openai-agents`` (``openai_agents_traces.py``) and ``fastmcp-client-group``
-(fastmcp's ``ClientGroup``, ``fastmcp_traces.py``).
+the same way, ``openai-agents`` (``openai_agents_traces.py``), ``fastmcp-client-group``
+(fastmcp's ``ClientGroup``, ``fastmcp_traces.py``) and ``pydantic-ai`` (pydantic-ai's
+``MCPToolset``, ``pydantic_ai_traces.py``; ``pydantic-ai-uncached`` with its documented
+``cache_tools=False``), ``agent-framework`` (Microsoft agent-framework's
+``MCPStdioTool``, ``agent_framework_traces.py``) and ``langchain-mcp-adapters``
+(``MultiServerMCPClient``'s tools, a session per call; ``-session`` on one session:
+``langchain_traces.py``) and ``google-adk`` (its ``McpToolset``, ``google_adk_traces.py``).
 """
 
 from __future__ import annotations
@@ -206,26 +211,45 @@ async def record(out: pathlib.Path, work: pathlib.Path) -> dict[str, dict[str, l
 
 
 PEER_RUNNERS = {
-    "openai-agents": ("openai-agents", "openai_agents_traces.py"),
-    "fastmcp-client-group": ("fastmcp", "fastmcp_traces.py"),
+    "openai_agents_traces.py": ("openai-agents", ("openai-agents",)),
+    "fastmcp_traces.py": ("fastmcp", ("fastmcp-client-group",)),
+    "pydantic_ai_traces.py": ("pydantic-ai", ("pydantic-ai", "pydantic-ai-uncached")),
+    "agent_framework_traces.py": ("agent-framework", ("agent-framework",)),
+    "langchain_traces.py": (
+        "langchain-mcp-adapters",
+        ("langchain-mcp-adapters", "langchain-mcp-adapters-session"),
+    ),
+    "google_adk_traces.py": ("google-adk", ("google-adk",)),
 }
-"""Each peer subject: the peer of ``__main__`` whose venv it runs in, and its runner."""
+"""Each peer runner: the peer of ``__main__`` whose venv it runs in, and the subjects it
+writes traces of."""
 
 
-def record_peer(subject: str, out: pathlib.Path, work: pathlib.Path) -> dict[str, list[str]]:
-    """A peer subject in its own venv (``__main__``'s, installed on first use): its runner
-    writes its four traces into ``out``; their verdicts."""
-    from .__main__ import DEFAULT_VENV_DIR, PEERS, ensure_venv, venv_python  # noqa: PLC0415
+def record_peer(
+    script: str, out: pathlib.Path, work: pathlib.Path
+) -> dict[str, dict[str, list[str]]]:
+    """A peer runner in its peer's own venv (``__main__``'s, installed on first use): it
+    writes its subjects' four traces each into ``out``; their verdicts."""
+    from .__main__ import (  # noqa: PLC0415
+        DEFAULT_VENV_DIR,
+        PEERS,
+        TRACE_PEERS,
+        ensure_venv,
+        venv_python,
+    )
 
-    name, script = PEER_RUNNERS[subject]
-    peer = next(p for p in PEERS if p.name == name)
+    name, subjects = PEER_RUNNERS[script]
+    peer = next(p for p in (*PEERS, *TRACE_PEERS) if p.name == name)
     venv = ensure_venv(peer, DEFAULT_VENV_DIR, lambda line: print(line, file=sys.stderr))
     runner = pathlib.Path(__file__).with_name(script)
     command = [str(venv_python(venv)), str(runner), sys.executable, str(SERVER), str(out)]
     subprocess.run([*command, str(work)], check=True, capture_output=True, timeout=600)
     return {
-        scenario: verdict((out / f"{subject}-{scenario}.ndjson").read_text(encoding="utf-8"))
-        for scenario in SCENARIOS
+        subject: {
+            scenario: verdict((out / f"{subject}-{scenario}.ndjson").read_text(encoding="utf-8"))
+            for scenario in SCENARIOS
+        }
+        for subject in subjects
     }
 
 
@@ -235,8 +259,10 @@ def main() -> None:
     parser.add_argument(
         "--with-peers",
         action="store_true",
-        help="also openai-agents and fastmcp's ClientGroup, each in its own venv (installed "
-        "from the package index on first use, as python -m benchmarks.peers does)",
+        help="also openai-agents, fastmcp's ClientGroup, pydantic-ai's MCPToolset, "
+        "agent-framework's MCPStdioTool, langchain-mcp-adapters and google-adk's "
+        "McpToolset, each in its own venv "
+        "(installed from the package index on first use, as python -m benchmarks.peers does)",
     )
     args = parser.parse_args()
     import tempfile  # noqa: PLC0415
@@ -244,8 +270,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         table = anyio.run(record, args.out, pathlib.Path(work), backend="trio")
         if args.with_peers:
-            for subject in PEER_RUNNERS:
-                table[subject] = record_peer(subject, args.out, pathlib.Path(work))
+            for script in PEER_RUNNERS:
+                table.update(record_peer(script, args.out, pathlib.Path(work)))
     print(json.dumps(table, indent=2))
 
 

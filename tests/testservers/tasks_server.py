@@ -14,7 +14,11 @@ fails), ``long_operation(steps, seconds)`` (a plain call reporting progress per 
 ``retire(name)`` (the server stops listing ``name`` and announces ``list_changed``: on
 the listen streams, and to a handshake-era session as ``notifications/tools/list_changed``) and
 ``die(after)`` (the server process exits mid-call). The last two drive the peer trace
-scenarios of ``benchmarks/peers/traces.py``.
+scenarios of ``benchmarks/peers/traces.py``. Served over HTTP it also has ``restart(after)``
+(it answers, then ``after`` seconds later the process re-executes itself: the same
+command on the same port, every session forgotten, as a restart while the host is idle;
+the new process logs ``restarted`` before it listens), for the model stub's
+``restarted_while_idle``.
 
 ``python tasks_server.py LOG`` serves it over stdio (with ``MCPBIND_TEST_HTTP_PORT``, over
 streamable HTTP on 127.0.0.1 instead); LOG gets one line per ``tools/call``, ``tasks/*``
@@ -32,6 +36,7 @@ import io
 import os
 import pathlib
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -319,7 +324,27 @@ def build(log: pathlib.Path | None = None) -> MCPServer:
         extension.note("died")
         os._exit(1)
 
+    if os.environ.get("MCPBIND_TEST_HTTP_PORT"):
+
+        @server.tool()
+        async def restart(after: float = 0.2) -> str:
+            """Answer, then start again on the same port ``after`` seconds later."""
+            extension.note("restart")
+            # A thread, not a task: the answer goes out while it waits, and the exec
+            # replaces the whole process whatever its event loop is doing.
+            threading.Timer(after, _reexec).start()
+            return f"restarting in {after} s"
+
     return server
+
+
+def _reexec() -> None:
+    """The same command again in this process: the listening socket (not inheritable)
+    closes, the new server binds the port anew and knows no session."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.environ["MCPBIND_TEST_RESTARTED"] = "1"  # the new process logs ``restarted``
+    os.execv(sys.executable, [sys.executable, *sys.argv])
 
 
 class _Tee(io.RawIOBase):
@@ -341,6 +366,9 @@ class _Tee(io.RawIOBase):
 
 if __name__ == "__main__":
     served = build(pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None)
+    if os.environ.get("MCPBIND_TEST_RESTARTED") and len(sys.argv) > 1:
+        with open(sys.argv[1], "a", encoding="utf-8") as restarted:
+            restarted.write("restarted\n")
     wire_log = os.environ.get("MCPBIND_TEST_WIRE_LOG")
     if wire_log:
         tee = _Tee(sys.stdin.buffer.raw, open(wire_log, "ab"))  # noqa: SIM115 # the process's life
