@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
+from typing import Any
 
 import anyio
 import pytest
+from mcp.server.mcpserver import MCPServer
 from testservers.inproc import Probe, announce, fs_server, paged_server, tool
 
 from mcpbind.impl import (
@@ -61,6 +64,9 @@ async def test_arguments_may_be_json_text_and_empty_text_means_an_empty_object()
             "not valid JSON (Expecting property name enclosed in double quotes at position 1)",
         ),
         (42, "int where an object is required"),
+        ({"path": {"a", "b"}}, "set at arguments.path, which JSON cannot carry"),
+        ({"path": [b"x"]}, "bytes at arguments.path[0], which JSON cannot carry"),
+        ({1: "x"}, "int key 1 at arguments, which JSON cannot carry"),
     ],
 )
 async def test_arguments_that_are_not_an_object_end_error_before_anything_is_sent(
@@ -72,6 +78,26 @@ async def test_arguments_that_are_not_an_object_end_error_before_anything_is_sen
     assert result.status == "error"
     assert result.output == texts.BAD_ARGUMENTS.format(name="mcp__fs__read", problem=problem)
     assert probe.calls == []
+
+
+async def test_arguments_made_of_frozen_mappings_and_tuples_reach_the_server_as_json():
+    """What mcpbind hands out (a frozen schema, tuples) may go back in as arguments."""
+    server = MCPServer("echo")
+
+    @server.tool(description="Echo a value")
+    async def echo(value: dict[str, Any]) -> str:
+        return json.dumps(value, sort_keys=True)
+
+    async with Host.open(config(e=ServerConfig(target=server))) as host:
+        step = host.sample()
+        schema = step.full_input_schema("mcp__e__echo")
+        assert schema is not None
+        assert not isinstance(schema, dict)
+        frozen = MappingProxyType({"schema": schema, "pair": (1, "two")})
+        result = await host.call(step, "c1", "mcp__e__echo", {"value": frozen})
+    assert result.status == "ok", result.output
+    echoed = json.loads(json.loads(result.output.split("\n", 1)[1])["result"])
+    assert echoed == {"pair": [1, "two"], "schema": json.loads(json.dumps(dict(schema)))}
 
 
 async def test_server_is_error_becomes_an_explicit_error_result():

@@ -179,9 +179,8 @@ async def main(url: str) -> int:
             calls = [(call["name"], call.get("arguments") or {}) for call in context["toolCalls"]]
         elif ECHO_TOOL in by_raw:
             (focal,) = (raw for raw in by_raw if raw != ECHO_TOOL)
-            # The step keeps schemas frozen (mapping proxies): sent back as plain JSON.
-            schema = json.loads(json.dumps(step.full_input_schema(by_raw[focal]), default=dict))
-            calls = [(ECHO_TOOL, {"schema": schema})]
+            # The frozen schema goes back as it is: mcpbind sends it as plain JSON (§8.1).
+            calls = [(ECHO_TOOL, {"schema": step.full_input_schema(by_raw[focal])})]
         for index, (raw, arguments) in enumerate(calls):
             name = by_raw[raw]
             result = await host.call(step, f"c{index}", name, arguments)
