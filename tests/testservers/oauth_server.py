@@ -738,6 +738,8 @@ def guarded(inner: Any, guard: Guard) -> Any:
         else:
             await inner(scope, receive, send)
 
+    return asgi
+
 
 WRITE_SCOPE = "notes:write"
 """The scope ``publish`` wants besides ``notes:read``."""
