@@ -34,6 +34,7 @@ from .calls.table import CallTable
 from .catalog.exposure import Exposer
 from .catalog.planner import StepSnapshot
 from .catalog.publisher import Publisher
+from .catalog.resources import resource_tool_bindings
 from .config.catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
 from .config.contributors import (
     McpServerContributor,
@@ -145,8 +146,10 @@ class Host(Reconfiguring, HostLifetime):
         builtins = [local_binding(t, BUILTIN) for t in config.builtins]
         self.registry = seams.registry(builtins, self._tool_contributors.initial())
         self._publisher = Publisher(self.registry, self.recorder)
+        resource_tools = resource_tool_bindings() if config.resource_tools else ()
         self._planner = seams.planner(
-            self.registry, Exposer(config.defer_threshold, config.schema_limit_bytes)
+            self.registry,
+            Exposer(config.defer_threshold, config.schema_limit_bytes, resource_tools),
         )
         self.approvals = seams.approvals(config.approver, config.config_path)
         """The approval gate (SPEC §11.8); ``approvals.statistics()`` reports it."""

@@ -42,14 +42,15 @@ from mcpbind.model import texts
 
 from .calls.approval import ApprovalGate
 from .calls.arguments import parse_arguments
-from .calls.encoding import OutputLimits, encode_result, wall_time_header
+from .calls.encoding import OutputLimits, encode_read, encode_result, wall_time_header
 from .calls.endings import CallEndings, Ending
 from .calls.lanes import Lanes
-from .calls.local import run_local, tool_search
+from .calls.local import list_resources, run_local, tool_search
 from .calls.progress import ProgressCounts
 from .calls.table import CallTable, PendingCall
 from .catalog.planner import Planner, StepSnapshot
 from .catalog.registry import Binding, ToolRegistry
+from .catalog.resources import READ_RESOURCE, read_binding
 from .config.host import HostConfig
 from .config.recorder import Recorder, records
 from .config.server import ServerConfig
@@ -176,6 +177,13 @@ class Router(Sending):
         parsed = parse_arguments(arguments)  # 3. SPEC §8.1
         if isinstance(parsed, str):
             return Ending("error", texts.BAD_ARGUMENTS.format(name=name, problem=parsed))
+        if self.planner.is_resource_tool(binding):  # SPEC §11.20
+            if binding.name != READ_RESOURCE:
+                return list_resources(step, binding.name, parsed)
+            target = read_binding(step.state, parsed)  # what the step lists (INV-2)
+            if isinstance(target, str):
+                return Ending("error", target)
+            binding = target  # a read is a call of that server: the rest is the same
         call.resolve(binding)
         if binding.server is None:
             if self.planner.is_search(binding):
@@ -242,6 +250,8 @@ class Router(Sending):
         )
         if isinstance(raw, Ending):  # the retry of SPEC §8.9 or the task of §8.12 ended it
             return raw
+        if binding.resource is not None:  # SPEC §11.20: its contents as a tool's content
+            raw = encode_read(raw)
         status, output, items = encode_result(
             raw,
             anyio.current_time() - call.accepted,
@@ -256,10 +266,15 @@ class Router(Sending):
     def _revalidated(self, binding: Binding, name: str) -> Ending | None:
         """SPEC §7.3: under ``revalidate``, a tool its server no longer lists ends
         ``unavailable`` with nothing sent; None when the call may go on."""
-        if self.config.binding_policy != "revalidate":
-            return None
-        live = self.registry.state.live_remotes.get(binding.source, frozenset())
-        if binding.remote_name in live:
+        if self.config.binding_policy != "revalidate" or binding.resource == "unlisted":
+            return None  # a URI the step never listed is read as given (SPEC §11.20)
+        state = self.registry.state
+        if binding.resource == "listed":
+            if binding.remote_name in state.catalog(binding.source).resources.uris:
+                return None
+            text = texts.RESOURCE_UNAVAILABLE.format(uri=binding.remote_name, server=binding.server)
+            return Ending("unavailable", text)
+        if binding.remote_name in state.live_remotes.get(binding.source, frozenset()):
             return None
         text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
         return Ending("unavailable", text)

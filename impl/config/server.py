@@ -22,6 +22,7 @@ from .oauth import OAuthConfig
 __all__ = [
     "APPROVAL_MODES",
     "ELICITATION_POLICIES",
+    "RESOURCE_TOOL_NAMES",
     "STARTUP_POLICIES",
     "TOOL_SEARCH",
     "ApprovalMode",
@@ -38,6 +39,8 @@ __all__ = [
 
 TOOL_SEARCH = "tool_search"
 """The name of the host's search tool while deferral is on (SPEC §11.9): reserved."""
+RESOURCE_TOOL_NAMES = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+"""The resource tools' names (SPEC §11.20), Codex's: reserved while they are on."""
 
 BindingPolicy = Literal["frozen", "revalidate"]
 ElicitationPolicy = Literal["decline", "never_ask", "ask"]
