@@ -172,3 +172,16 @@ async def test_a_read_in_flight_is_cancelled_at_the_server_and_ends_once():
             while SLOW not in docs.cancelled:
                 await anyio.sleep(0.01)
         assert host.statistics().results == {"cancelled": 1}
+
+
+async def test_a_read_that_outlasts_the_tool_timeout_ends_timed_out_and_is_cancelled():
+    """A read is a call: the server's ``tool_timeout_sec`` bounds it (LIVE-1, INV-7)."""
+    docs = docs_server()
+    server = ServerConfig(target=docs.server, tool_timeout_sec=0.2)
+    async with Host.open(HostConfig(servers={"docs": server})) as host:
+        step = host.sample()
+        read = await host.call(step, "c1", "read_mcp_resource", {"server": "docs", "uri": SLOW})
+        assert read.status == "timed_out"
+        with anyio.fail_after(5):
+            while SLOW not in docs.cancelled:
+                await anyio.sleep(0.01)
