@@ -49,7 +49,7 @@ from .calls.local import list_resources, run_local, tool_search
 from .calls.progress import ProgressCounts
 from .calls.table import CallTable, PendingCall
 from .catalog.planner import Planner, StepSnapshot
-from .catalog.registry import Binding, ToolRegistry
+from .catalog.registry import Binding, RegistryState, ToolRegistry
 from .catalog.resources import READ_RESOURCE, read_binding
 from .config.host import HostConfig
 from .config.recorder import Recorder, records
@@ -178,9 +178,10 @@ class Router(Sending):
         if isinstance(parsed, str):
             return Ending("error", texts.BAD_ARGUMENTS.format(name=name, problem=parsed))
         if self.planner.is_resource_tool(binding):  # SPEC §11.20
+            seen = self.resources_seen(step)
             if binding.name != READ_RESOURCE:
-                return list_resources(step, binding.name, parsed)
-            target = read_binding(step.state, parsed)  # what the step lists (INV-2)
+                return list_resources(seen, binding.name, parsed)
+            target = read_binding(seen, parsed)
             if isinstance(target, str):
                 return Ending("error", target)
             binding = target  # a read is a call of that server: the rest is the same
@@ -205,6 +206,11 @@ class Router(Sending):
         return await self._dispatch(
             call, step=step.step, binding=binding, name=name, arguments=parsed, runtime=runtime
         )
+
+    def resources_seen(self, step: StepSnapshot) -> RegistryState:
+        """INV-2 (SPEC §11.20): the resource tools answer from the step's own registry
+        state, never the live one."""
+        return step.state
 
     async def _dispatch(
         self,

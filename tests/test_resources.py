@@ -11,8 +11,10 @@ from testservers.inproc import fs_server
 from testservers.resources import LOGO, PAGES, PIXEL, README, SLOW, docs_server
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.wire.connector import McpConnector
 from mcpbind.model import texts
+from mcpbind.properties.impl_mutants import RESOURCE_MUTANTS, ImplMutant
 
 RESOURCE_TOOLS = {"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
 
@@ -96,9 +98,20 @@ async def test_an_image_resource_reaches_an_image_capable_model_as_an_item():
 async def test_a_resource_change_is_one_publication_and_an_earlier_step_lists_what_it_saw():
     """INV-1 (one generation for the resource refresh) and INV-2 (the earlier step keeps
     its list), the change heard on ``subscriptions/listen``'s ``resourcesListChanged``."""
+    await resource_change()
+
+
+@pytest.mark.parametrize("mutant", RESOURCE_MUTANTS, ids=lambda m: m.name)
+async def test_each_resource_mutant_fails_the_resource_change_scenario(mutant: ImplMutant):
+    """SPEC §12.7: the runtime mutants of SPEC §11.20, killed over a real server."""
+    with pytest.raises(AssertionError):
+        await resource_change(mutant.seams)
+
+
+async def resource_change(seams: Seams = PRODUCTION) -> None:
     docs = docs_server()
     config = HostConfig(servers={"docs": ServerConfig(target=docs.server)})
-    async with Host.open(config) as host:
+    async with Host.open(config, seams=seams) as host:
         before = host.sample()
         docs.add("docs://news", "fresh")
         await docs.announce()

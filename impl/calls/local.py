@@ -11,7 +11,7 @@ from mcpbind.model import texts
 
 from ..catalog.exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
 from ..catalog.planner import Planner, StepSnapshot
-from ..catalog.registry import Binding
+from ..catalog.registry import Binding, RegistryState
 from ..catalog.resources import list_output
 from .encoding import wall_time_header
 from .endings import Ending
@@ -44,11 +44,11 @@ def tool_search(planner: Planner, step: StepSnapshot, arguments: dict[str, Any])
     return Ending("ok", f"{header}\n{search_output(query, found)}")
 
 
-def list_resources(step: StepSnapshot, tool: str, arguments: dict[str, Any]) -> Ending:
+def list_resources(state: RegistryState, tool: str, arguments: dict[str, Any]) -> Ending:
     """SPEC §11.20: ``list_mcp_resources`` or ``list_mcp_resource_templates``, answered from
-    the step's own registry state (INV-2): nothing is sent."""
+    ``state``, the step's own registry state (INV-2): nothing is sent."""
     started = anyio.current_time()
-    status, body = list_output(step.state, tool, arguments)
+    status, body = list_output(state, tool, arguments)
     if status == "error":
         return Ending("error", body)
     return Ending("ok", f"{wall_time_header(anyio.current_time() - started)}\n{body}")
