@@ -39,6 +39,7 @@ import anyio
 import attrs
 
 from mcpbind.model import texts
+from mcpbind.model.naming import resource_name
 
 from .calls.approval import ApprovalGate
 from .calls.arguments import parse_arguments
@@ -129,7 +130,8 @@ class Router(Sending):
     async def call(self, step: StepSnapshot, call_id: str, name: str, arguments: Any) -> ToolResult:
         """Route one call of ``step`` and return its terminal result (SPEC §8.2)."""
         if self.recording:
-            self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": name})
+            recorded = _read_name(arguments) if name == READ_RESOURCE else name
+            self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": recorded})
         try:
             call = self.calls.open(call_id)  # 1. INV-4: a call_id is accepted once
         except DuplicateCallId as error:
@@ -284,3 +286,15 @@ class Router(Sending):
             return None
         text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
         return Ending("unavailable", text)
+
+
+def _read_name(arguments: Any) -> str:
+    """How a trace names a ``read_mcp_resource`` call (SPEC §11.20, §14.1): the model's
+    name of the read, ``read_mcp_resource(<server>, <uri>)``, when the arguments give both;
+    else the tool's own name."""
+    parsed = parse_arguments(arguments)
+    if isinstance(parsed, dict):
+        server, uri = parsed.get("server"), parsed.get("uri")
+        if isinstance(server, str) and isinstance(uri, str):
+            return resource_name(server.strip(), uri.strip())
+    return READ_RESOURCE

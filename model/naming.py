@@ -36,6 +36,7 @@ __all__ = [
     "MCP_PREFIX",
     "MIN_MAX_NAME_LENGTH",
     "READ_RESOURCE",
+    "RESOURCE_TOOLS",
     "NameCollision",
     "NamePartition",
     "assign_names",
@@ -70,6 +71,8 @@ def ext_source(contributor: str) -> str:
 
 READ_RESOURCE = "read_mcp_resource"
 """The builtin tool that reads one resource of a server (SPEC §11.20)."""
+RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", READ_RESOURCE)
+"""The resource tools' names (SPEC §11.20), Codex's."""
 
 
 def resource_name(server: str, uri: str) -> str:

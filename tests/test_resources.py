@@ -3,6 +3,7 @@ publishes resources and templates and changes them; on trio and asyncio."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import anyio
@@ -12,8 +13,11 @@ from testservers.resources import LOGO, PAGES, PIXEL, README, SLOW, docs_server
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.seams import PRODUCTION, Seams
+from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.wire.connector import McpConnector
 from mcpbind.model import texts
+from mcpbind.model.refine import NotRefinable, refine
+from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.properties.impl_mutants import RESOURCE_MUTANTS, ImplMutant
 
 RESOURCE_TOOLS = {"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
@@ -198,3 +202,30 @@ async def test_a_read_that_outlasts_the_tool_timeout_ends_timed_out_and_is_cance
         with anyio.fail_after(5):
             while SLOW not in docs.cancelled:
                 await anyio.sleep(0.01)
+
+
+async def test_a_traced_read_refines_against_the_model_and_a_list_is_not_refinable():
+    """SPEC §14.5: a read of a listed resource is written as the model's
+    ``read_mcp_resource(<server>, <uri>)`` and the trace refines; a list tool is a host
+    tool refinement does not cover: ``NotRefinable``, never a false violation."""
+    for tool, arguments in (
+        ("read_mcp_resource", {"server": "docs", "uri": README}),
+        ("list_mcp_resources", {}),
+    ):
+        docs = docs_server()
+        config = HostConfig(servers={"docs": ServerConfig(target=docs.server)})
+        out = io.StringIO()
+        recorder = TraceRecorder(out, trace_header(config))
+        async with Host.open(config, recorder=recorder) as host:
+            step = host.sample()
+            assert (await host.call(step, "c1", tool, arguments)).status == "ok"
+        recorder.end()
+        trace = parse_trace(out.getvalue().splitlines())
+        assert list(check_trace(trace)) == []
+        if tool == "read_mcp_resource":
+            calls = [r.get("name") for r in trace if r.kind == "call"]
+            assert calls == [f"read_mcp_resource(docs, {README})"]
+            assert refine(trace).violation is None
+        else:
+            with pytest.raises(NotRefinable, match="list_mcp_resources"):
+                refine(trace)

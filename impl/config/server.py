@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import attrs
 
+from mcpbind.model.naming import RESOURCE_TOOLS
+
 from ..errors import ConfigError
 from .oauth import OAuthConfig
 
@@ -39,7 +41,7 @@ __all__ = [
 
 TOOL_SEARCH = "tool_search"
 """The name of the host's search tool while deferral is on (SPEC §11.9): reserved."""
-RESOURCE_TOOL_NAMES = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+RESOURCE_TOOL_NAMES = RESOURCE_TOOLS
 """The resource tools' names (SPEC §11.20), Codex's: reserved while they are on."""
 
 BindingPolicy = Literal["frozen", "revalidate"]
