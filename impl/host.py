@@ -45,7 +45,7 @@ from .config.contributors import (
 )
 from .config.host import HostConfig
 from .config.recorder import NullRecorder, Recorder, records
-from .config.server import TOOL_SEARCH
+from .config.server import RESOURCE_TOOL_NAMES, TOOL_SEARCH
 from .contributors import (
     ContributorOutcome,
     ServerProvenance,
@@ -135,7 +135,7 @@ class Host(Reconfiguring, HostLifetime):
         )
         self._tool_contributors = ToolContributors(
             tuple(c for c in contributors if isinstance(c, ToolContributor)),
-            reserved=TOOL_SEARCH if config.defer_threshold is not None else None,
+            reserved=_reserved(config),
         )
         self._item_contributors = tuple(
             c for c in contributors if isinstance(c, TurnItemContributor)
@@ -406,3 +406,14 @@ class Host(Reconfiguring, HostLifetime):
         """End the pending call ``call_id`` as ``cancelled``; no effect once it ended."""
         self.recorder.event("cancel", {"call_id": call_id})
         self._router.cancel(call_id)
+
+
+def _reserved(config: HostConfig) -> dict[str, str]:
+    """The names no extension contributor may take, each with while what (SPEC §11.9,
+    §11.20)."""
+    reserved = {}
+    if config.defer_threshold is not None:
+        reserved[TOOL_SEARCH] = "while defer_threshold is set"
+    if config.resource_tools:
+        reserved.update((name, "while resource_tools is on") for name in RESOURCE_TOOL_NAMES)
+    return reserved

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import anyio
 import pytest
 from testservers.inproc import fs_server
 from testservers.resources import LOGO, PAGES, PIXEL, README, SLOW, docs_server
 
-from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl import (
+    BuiltinTool,
+    ConfigError,
+    ContributorRejected,
+    Host,
+    HostConfig,
+    ServerConfig,
+)
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.wire.connector import McpConnector
@@ -229,3 +237,33 @@ async def test_a_traced_read_refines_against_the_model_and_a_list_is_not_refinab
         else:
             with pytest.raises(NotRefinable, match="list_mcp_resources"):
                 refine(trace)
+
+
+class NamedContributor:
+    """A tool contributor (SPEC §11.11) with one tool of a given name."""
+
+    id = "ext1"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def tools(self) -> list[BuiltinTool]:
+        async def handler(arguments: dict[str, Any]) -> str:
+            return "mine"
+
+        return [BuiltinTool(self.name, "a tool of the extension", {"type": "object"}, handler)]
+
+
+async def test_the_resource_tool_names_are_reserved_while_they_are_on():
+    """SPEC §11.20 (INV-5): a builtin or an extension tool cannot take their names."""
+    with pytest.raises(ConfigError, match="'read_mcp_resource' is reserved while resource_tools"):
+        HostConfig(builtins=(NamedContributor("read_mcp_resource").tools()[0],))
+    clash = NamedContributor("list_mcp_resources")
+    with pytest.raises(ContributorRejected) as raised:
+        async with Host.open(HostConfig(contributors=(clash,))):
+            pytest.fail("the host must not open")
+    problem = "the name list_mcp_resources is reserved while resource_tools is on"
+    assert str(raised.value) == texts.EXT_INVALID.format(contributor="ext1", problem=problem)
+    async with Host.open(HostConfig(contributors=(clash,), resource_tools=False)) as host:
+        step = host.sample()
+        assert (await host.call(step, "c1", "list_mcp_resources", {})).output.endswith("mine")
