@@ -107,22 +107,20 @@ def local_binding(tool: BuiltinTool, source: str) -> Binding:
 
 
 def read_tools(
-    contributor: ToolContributor, reserved: str | None = None
+    contributor: ToolContributor, reserved: Mapping[str, str] = MappingProxyType({})
 ) -> tuple[Binding, ...] | str:
     """Call ``tools()`` and build its bindings; an exception is a problem, not a crash. A
-    list holding the ``reserved`` name (``tool_search`` while deferral is on, SPEC §11.9)
-    is invalid."""
+    list holding a ``reserved`` name (name -> while what: ``tool_search`` while deferral is
+    on, SPEC §11.9; the resource tools while they are on, §11.20) is invalid."""
     try:
         tools = contributor.tools()
     except Exception as error:
         return f"tools() raised {type(error).__name__}: {error}"
     bindings = ext_bindings(contributor.id, tools)
-    if (
-        reserved is not None
-        and not isinstance(bindings, str)
-        and any(b.name == reserved for b in bindings)
-    ):
-        return f"the name {reserved} is reserved while defer_threshold is set"
+    if not isinstance(bindings, str):
+        for b in bindings:
+            if b.name in reserved:
+                return f"the name {b.name} is reserved {reserved[b.name]}"
     return bindings
 
 
@@ -132,8 +130,9 @@ class ToolContributors:
     registry state) and every later re-read, each published through the one path."""
 
     contributors: tuple[ToolContributor, ...]
-    reserved: str | None = None
-    """A name no contributor may take (``tool_search`` while deferral is on)."""
+    reserved: Mapping[str, str] = MappingProxyType({})
+    """Names no contributor may take, each with while what (``tool_search`` while
+    deferral is on, the resource tools while they are on)."""
 
     def initial(self) -> list[tuple[str, tuple[Binding, ...]]]:
         """Each contributor's source and first tools; raises :class:`ContributorRejected`

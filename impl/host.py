@@ -34,6 +34,7 @@ from .calls.table import CallTable
 from .catalog.exposure import Exposer
 from .catalog.planner import StepSnapshot
 from .catalog.publisher import Publisher
+from .catalog.resources import resource_tool_bindings
 from .config.catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
 from .config.contributors import (
     McpServerContributor,
@@ -44,7 +45,7 @@ from .config.contributors import (
 )
 from .config.host import HostConfig
 from .config.recorder import NullRecorder, Recorder, records
-from .config.server import TOOL_SEARCH
+from .config.server import RESOURCE_TOOL_NAMES, TOOL_SEARCH
 from .contributors import (
     ContributorOutcome,
     ServerProvenance,
@@ -134,7 +135,7 @@ class Host(Reconfiguring, HostLifetime):
         )
         self._tool_contributors = ToolContributors(
             tuple(c for c in contributors if isinstance(c, ToolContributor)),
-            reserved=TOOL_SEARCH if config.defer_threshold is not None else None,
+            reserved=_reserved(config),
         )
         self._item_contributors = tuple(
             c for c in contributors if isinstance(c, TurnItemContributor)
@@ -145,8 +146,10 @@ class Host(Reconfiguring, HostLifetime):
         builtins = [local_binding(t, BUILTIN) for t in config.builtins]
         self.registry = seams.registry(builtins, self._tool_contributors.initial())
         self._publisher = Publisher(self.registry, self.recorder)
+        resource_tools = resource_tool_bindings() if config.resource_tools else ()
         self._planner = seams.planner(
-            self.registry, Exposer(config.defer_threshold, config.schema_limit_bytes)
+            self.registry,
+            Exposer(config.defer_threshold, config.schema_limit_bytes, resource_tools),
         )
         self.approvals = seams.approvals(config.approver, config.config_path)
         """The approval gate (SPEC §11.8); ``approvals.statistics()`` reports it."""
@@ -403,3 +406,14 @@ class Host(Reconfiguring, HostLifetime):
         """End the pending call ``call_id`` as ``cancelled``; no effect once it ended."""
         self.recorder.event("cancel", {"call_id": call_id})
         self._router.cancel(call_id)
+
+
+def _reserved(config: HostConfig) -> dict[str, str]:
+    """The names no extension contributor may take, each with while what (SPEC §11.9,
+    §11.20)."""
+    reserved = {}
+    if config.defer_threshold is not None:
+        reserved[TOOL_SEARCH] = "while defer_threshold is set"
+    if config.resource_tools:
+        reserved.update((name, "while resource_tools is on") for name in RESOURCE_TOOL_NAMES)
+    return reserved

@@ -39,17 +39,19 @@ import anyio
 import attrs
 
 from mcpbind.model import texts
+from mcpbind.model.naming import resource_name
 
 from .calls.approval import ApprovalGate
 from .calls.arguments import parse_arguments
-from .calls.encoding import OutputLimits, encode_result, wall_time_header
+from .calls.encoding import OutputLimits, encode_read, encode_result, wall_time_header
 from .calls.endings import CallEndings, Ending
 from .calls.lanes import Lanes
-from .calls.local import run_local, tool_search
+from .calls.local import list_resources, run_local, tool_search
 from .calls.progress import ProgressCounts
 from .calls.table import CallTable, PendingCall
 from .catalog.planner import Planner, StepSnapshot
-from .catalog.registry import Binding, ToolRegistry
+from .catalog.registry import Binding, RegistryState, ToolRegistry
+from .catalog.resources import READ_RESOURCE, read_binding
 from .config.host import HostConfig
 from .config.recorder import Recorder, records
 from .config.server import ServerConfig
@@ -128,7 +130,8 @@ class Router(Sending):
     async def call(self, step: StepSnapshot, call_id: str, name: str, arguments: Any) -> ToolResult:
         """Route one call of ``step`` and return its terminal result (SPEC §8.2)."""
         if self.recording:
-            self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": name})
+            recorded = _read_name(arguments) if name == READ_RESOURCE else name
+            self.recorder.event("call", {"step": step.step, "call_id": call_id, "name": recorded})
         try:
             call = self.calls.open(call_id)  # 1. INV-4: a call_id is accepted once
         except DuplicateCallId as error:
@@ -176,6 +179,14 @@ class Router(Sending):
         parsed = parse_arguments(arguments)  # 3. SPEC §8.1
         if isinstance(parsed, str):
             return Ending("error", texts.BAD_ARGUMENTS.format(name=name, problem=parsed))
+        if self.planner.is_resource_tool(binding):  # SPEC §11.20
+            seen = self.resources_seen(step)
+            if binding.name != READ_RESOURCE:
+                return list_resources(seen, binding.name, parsed)
+            target = read_binding(seen, parsed)
+            if isinstance(target, str):
+                return Ending("error", target)
+            binding = target  # a read is a call of that server: the rest is the same
         call.resolve(binding)
         if binding.server is None:
             if self.planner.is_search(binding):
@@ -197,6 +208,11 @@ class Router(Sending):
         return await self._dispatch(
             call, step=step.step, binding=binding, name=name, arguments=parsed, runtime=runtime
         )
+
+    def resources_seen(self, step: StepSnapshot) -> RegistryState:
+        """INV-2 (SPEC §11.20): the resource tools answer from the step's own registry
+        state, never the live one."""
+        return step.state
 
     async def _dispatch(
         self,
@@ -242,6 +258,8 @@ class Router(Sending):
         )
         if isinstance(raw, Ending):  # the retry of SPEC §8.9 or the task of §8.12 ended it
             return raw
+        if binding.resource is not None:  # SPEC §11.20: its contents as a tool's content
+            raw = encode_read(raw)
         status, output, items = encode_result(
             raw,
             anyio.current_time() - call.accepted,
@@ -256,10 +274,27 @@ class Router(Sending):
     def _revalidated(self, binding: Binding, name: str) -> Ending | None:
         """SPEC §7.3: under ``revalidate``, a tool its server no longer lists ends
         ``unavailable`` with nothing sent; None when the call may go on."""
-        if self.config.binding_policy != "revalidate":
-            return None
-        live = self.registry.state.live_remotes.get(binding.source, frozenset())
-        if binding.remote_name in live:
+        if self.config.binding_policy != "revalidate" or binding.resource == "unlisted":
+            return None  # a URI the step never listed is read as given (SPEC §11.20)
+        state = self.registry.state
+        if binding.resource == "listed":
+            if binding.remote_name in state.catalog(binding.source).resources.uris:
+                return None
+            text = texts.RESOURCE_UNAVAILABLE.format(uri=binding.remote_name, server=binding.server)
+            return Ending("unavailable", text)
+        if binding.remote_name in state.live_remotes.get(binding.source, frozenset()):
             return None
         text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
         return Ending("unavailable", text)
+
+
+def _read_name(arguments: Any) -> str:
+    """How a trace names a ``read_mcp_resource`` call (SPEC §11.20, §14.1): the model's
+    name of the read, ``read_mcp_resource(<server>, <uri>)``, when the arguments give both;
+    else the tool's own name."""
+    parsed = parse_arguments(arguments)
+    if isinstance(parsed, dict):
+        server, uri = parsed.get("server"), parsed.get("uri")
+        if isinstance(server, str) and isinstance(uri, str):
+            return resource_name(server.strip(), uri.strip())
+    return READ_RESOURCE

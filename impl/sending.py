@@ -178,6 +178,8 @@ class Sending:
         idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
         rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
         feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress, rearm)
+        if binding.resource is not None:  # SPEC §11.20: a read is a call, resources/read
+            return await self._read_once(call, binding, runtime=runtime, connection=connection)
         try:
             raw = await connection.call_tool(
                 tool,
@@ -202,6 +204,35 @@ class Sending:
             return raw
         finally:
             feed.close()  # SPEC §8.10: progress after the answer is late
+
+    async def _read_once(
+        self,
+        call: PendingCall,
+        binding: Binding,
+        *,
+        runtime: ServerRuntime,
+        connection: Connection,
+    ) -> Any:
+        """``resources/read`` of the binding's URI over ``connection``; the raw result.
+        Cancelled after it left, the SDK tells the server (INV-7), as for a tool."""
+        server, uri, call_id = runtime.name, binding.remote_name, call.call_id
+        recording = self.recording
+
+        def on_sent() -> None:
+            call.mark_sent()
+            if recording:
+                self.recorder.sent(server, "resources/read", uri, call_id)
+
+        try:
+            raw = await connection.read_resource(
+                uri, on_sent=on_sent, on_late=lambda: self.late_answer(call_id)
+            )
+        except ConnectionLost:
+            runtime.lost(connection)  # INV-8 at once, this call and every other one
+            raise
+        if recording:
+            self.recorder.event("call_responded", {"call_id": call_id, "is_error": False})
+        return raw
 
     async def _run_task(
         self,

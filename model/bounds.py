@@ -136,6 +136,20 @@ RECONFIGURE_ENVIRONMENT: frozenset[Environment] = frozenset(
     {"list_done", "list_failed", "disconnect", "call_responded", "cancel"}
 )
 
+#: The ``resources`` part (SPEC §11.20): one server whose catalog holds a tool and a
+#: resource; its change replaces the resource (``file:///a`` leaves, ``file:///b``
+#: arrives) and nothing else, so the refresh that reads it installs only because of its
+#: resources. Reads are calls of the step's resources; the calls environment.
+RESOURCE_A = ToolDef("file:///a", resource=True)
+RESOURCE_B = ToolDef("file:///b", resource=True)
+RESOURCES_SERVER = ServerSpec(
+    "docs",
+    versions=(
+        ((SEARCH, RESOURCE_A),),  # v0
+        ((SEARCH, RESOURCE_B),),  # v1: a resource leaves, another arrives
+    ),
+)
+
 
 def installable(spec: ServerSpec) -> ServerSpec:
     """The versions of ``spec`` that can install, each as a single page (SPEC §10.2).
@@ -168,7 +182,7 @@ def standard_suite(
     steps: int | None = None,
     calls: int | None = None,
 ) -> tuple[Part, ...]:
-    """The standard bound, as the nine parts of SPEC §10.2, the large ones first: the
+    """The standard bound, as the ten parts of SPEC §10.2, the large ones first: the
     order :func:`~mcpbind.model.suite.run_suite` hands them to its workers.
 
     ``catalogs``: every scripted version and page, every event; 2 steps, 1 call.
@@ -189,6 +203,9 @@ def standard_suite(
     §8.11), plus progress notifications; 1 step, 2 calls.
     ``tasks``: as ``calls`` with ``git.hub`` answering calls with tasks (SPEC §8.12), plus
     task statuses, late ones and failed polls; 1 step, 2 calls.
+    ``resources``: one server listing a tool and a resource that its change replaces
+    (SPEC §11.20); reads of the step's resources are calls; the calls environment; 2
+    steps, 2 calls; ``servers`` does not cut it.
     ``steps``/``calls`` override every part.
     """
     specs = (SERVER_A_SPEC, SERVER_B_SPEC)
@@ -252,6 +269,14 @@ def standard_suite(
         max_calls=2 if calls is None else calls,
         environment=SESSIONS_ENVIRONMENT,
     )
+    resources_part = Bound(
+        servers=(RESOURCES_SERVER,),
+        policy=policy,
+        max_steps=2 if steps is None else steps,
+        max_calls=2 if calls is None else calls,
+        bad_arguments=False,
+        environment=CALLS_ENVIRONMENT,
+    )
     reconfigure_part = Bound(
         servers=RECONFIGURE_SERVERS,
         policy=policy,
@@ -270,6 +295,7 @@ def standard_suite(
         Part("retry", retry_part),
         Part("progress", progress_part),
         Part("tasks", tasks_part),
+        Part("resources", resources_part),
     )
 
 
@@ -290,6 +316,7 @@ NIGHTLY_DEEPER: Mapping[str, tuple[int, int]] = {
     "retry": (0, 1),
     "progress": (0, 1),
     "tasks": (0, 1),
+    "resources": (0, 1),
 }
 
 

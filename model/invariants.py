@@ -163,9 +163,13 @@ def inv_2_transition(before: State, event: Event, t: Transition) -> str | None:
                 f"{event.call_id}: {event.name} ended {out.status}, but step "
                 f"{event.step} captured {captured}"
             )
-        if not (isinstance(out, Sent) and out.method == "tools/call"):
+        if not (isinstance(out, Sent) and out.method in ("tools/call", "resources/read")):
             continue
-        if captured is None or (out.server, out.detail) != (captured.server, captured.remote_name):
+        # A read (SPEC §11.20) is sent for the URI the step listed, a call for its tool.
+        bound = (
+            None if captured is None else (captured.server, captured.method, captured.remote_name)
+        )
+        if (out.server, out.method, out.detail) != bound:
             return (
                 f"{event.call_id}: sent {out.detail!r} to {out.server}, but step "
                 f"{event.step} bound {event.name} to {captured}"
@@ -238,9 +242,15 @@ def inv_3_transition(before: State, event: Event, t: Transition) -> str | None:
         if not all(tool.valid for tool in tools):
             return f"{out.source} published from a listing with an invalid tool"
         expected = offered(spec, tools)
-        installed = t.state.registry.catalog(out.source).remote_names()
+        catalog = t.state.registry.catalog(out.source)
+        installed = catalog.remote_names()
         if installed != expected:
             return f"{out.source} installed {sorted(installed)}, the listing had {sorted(expected)}"
+        uris = frozenset(tool.name for tool in tools if tool.resource)
+        if catalog.uris() != uris:  # SPEC §11.20: the resources come with the same listing
+            return (
+                f"{out.source} installed resources {sorted(catalog.uris())}, listed {sorted(uris)}"
+            )
     return None
 
 

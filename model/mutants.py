@@ -604,6 +604,48 @@ class SendToRemovedServer(Mutant):
         return Transition(state, (Sent(binding.server, "tools/call", binding.remote_name),))
 
 
+class ReadThroughLiveResources(Mutant):
+    name = "read_through_live_resources"
+    target = "INV-2"
+    description = "routes a resource read by the live catalog's resources, not its step's"
+    part = "resources"
+
+    def resolve(self, state: State, step: int, name: str) -> Binding | None:
+        captured = super().resolve(state, step, name)
+        if captured is None or not captured.resource:
+            return captured
+        return state.registry.lookup(name)
+
+
+class PublishResourcesApart(Mutant):
+    name = "publish_resources_apart"
+    target = "INV-1"
+    description = (
+        "publishes a refresh's tools, then its changed resources in a generation of their own"
+    )
+    part = "resources"
+
+    def publish(
+        self,
+        state: State,
+        catalog: SourceCatalog,
+        outputs: list[Output],
+        excluded: tuple[Exclusion, ...] = (),
+    ) -> State:
+        old = state.registry.catalog(catalog.source)
+        if old.resources == catalog.resources or not catalog.resources:
+            return super().publish(state, catalog, outputs, excluded)
+        tools_only = attrs.evolve(catalog, resources=old.resources)
+        state = super().publish(state, tools_only, outputs, excluded)
+        registry = state.registry
+        generation = registry.generation + 1
+        catalogs = tuple(catalog if c.source == catalog.source else c for c in registry.catalogs)
+        outputs.append(
+            Published(generation, catalog.source, tuple(b.name for b in catalog.bindings))
+        )
+        return _evolve(state, registry=Registry(generation, catalogs, registry.remembered))
+
+
 MUTANTS: tuple[Mutant, ...] = (
     BumpGenerationWhenUnchanged(),
     ResolveThroughLiveRegistry(),
@@ -649,6 +691,8 @@ MUTANTS: tuple[Mutant, ...] = (
     EmptyChangedCatalogAtOnce(),
     KeepOldCatalogOnFailedReplacement(),
     SendToRemovedServer(),
+    ReadThroughLiveResources(),
+    PublishResourcesApart(),
 )
 
 

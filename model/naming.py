@@ -35,6 +35,8 @@ __all__ = [
     "HASH_LENGTH",
     "MCP_PREFIX",
     "MIN_MAX_NAME_LENGTH",
+    "READ_RESOURCE",
+    "RESOURCE_TOOLS",
     "NameCollision",
     "NamePartition",
     "assign_names",
@@ -46,6 +48,7 @@ __all__ = [
     "name_listing",
     "natural_name",
     "partition_names",
+    "resource_name",
     "sanitize",
     "source_owner",
 ]
@@ -64,6 +67,18 @@ def mcp_source(server: str) -> str:
 def ext_source(contributor: str) -> str:
     """The source of one tool contributor's tools: ``ext:<id>`` (SPEC §11.11)."""
     return EXT_PREFIX + contributor
+
+
+READ_RESOURCE = "read_mcp_resource"
+"""The builtin tool that reads one resource of a server (SPEC §11.20)."""
+RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", READ_RESOURCE)
+"""The resource tools' names (SPEC §11.20), Codex's."""
+
+
+def resource_name(server: str, uri: str) -> str:
+    """What a read of ``uri`` of ``server`` is called by in a step's router: the builtin
+    ``read_mcp_resource`` with its ``server`` and ``uri`` arguments (SPEC §11.20)."""
+    return f"{READ_RESOURCE}({server}, {uri})"
 
 
 def is_mcp_source(source: str) -> bool:

@@ -39,7 +39,7 @@ from typing import Any
 
 import attrs
 
-from .naming import BUILTIN, mcp_source
+from .naming import BUILTIN, READ_RESOURCE, RESOURCE_TOOLS, mcp_source
 from .rules import ABSENT, STANDARD, EventNotEnabled, Rules, _guard_key, call_id_for, listings
 from .trace import TraceError, TraceRecord, TraceViolation, listed_tool
 from .values import (
@@ -773,6 +773,7 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
         if record.kind in _CAUSE_IDS:
             refiner.causes[refiner.inputs] = record.kind
         if record.kind == "call":
+            _resource_call_covered(candidates[0].state, record)
             refiner.offered(record.get("call_id"), closed=candidates[0].state.closed)
         if record.kind == "reconfigure":
             refiner.reconfiguring(record)
@@ -787,6 +788,23 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
         most = max(most, len(candidates))
     first = candidates[0]
     return Refinement(None, first.events(), _replay_bound(refiner, first), most)
+
+
+def _resource_call_covered(state: State, record: TraceRecord) -> None:
+    """SPEC §11.20: the model covers a read of a resource its step lists (the runtime
+    writes its call as ``read_mcp_resource(<server>, <uri>)``); the two list tools and a
+    read of a URI the step never listed are host tools the model has no rule for."""
+    name, step = record.get("name"), record.get("step")
+    if not isinstance(name, str):
+        return
+    covered = name not in RESOURCE_TOOLS
+    if covered and name.startswith(READ_RESOURCE + "(") and isinstance(step, int):
+        snapshot = state.steps[step] if 0 <= step < len(state.steps) else None
+        covered = snapshot is not None and snapshot.lookup(name) is not None
+    if not covered:
+        raise NotRefinable(
+            record.line, f"a call of {name}, a resource tool refinement does not cover (§11.20)"
+        )
 
 
 def _listed(record: TraceRecord, field: str) -> list[str]:

@@ -82,6 +82,7 @@ from .naming import (
     ext_source,
     name_listing,
     partition_names,
+    resource_name,
     source_owner,
 )
 from .values import (
@@ -590,11 +591,37 @@ class Rules:
                 key=lambda b: b.name,
             )
         )
-        if self.unchanged(old, bindings):
+        resources = self.resources(spec, tools, new_generation)
+        if self.unchanged(old, bindings) and self.same_resources(old, resources):
             outputs.append(RefreshOutcome(server, "unchanged", generation, excluded=excluded))
             return state
-        catalog = SourceCatalog(spec.source, new_generation, bindings)
+        catalog = SourceCatalog(spec.source, new_generation, bindings, resources)
         return self.publish(state, catalog, outputs, excluded)
+
+    def resources(
+        self, spec: ServerSpec, tools: tuple[ToolDef, ...], generation: int
+    ) -> tuple[Binding, ...]:
+        """SPEC §11.20: the listing's resources, part of the catalog it installs; each is
+        read by the name :func:`~.naming.resource_name` gives it, sorted by URI."""
+        return tuple(
+            Binding(
+                resource_name(spec.name, t.name),
+                spec.source,
+                spec.name,
+                t.name,
+                True,
+                generation,
+                t.spec,
+                resource=True,
+            )
+            for t in sorted((t for t in tools if t.resource), key=lambda t: t.name)
+        )
+
+    def same_resources(self, old: SourceCatalog, resources: tuple[Binding, ...]) -> bool:
+        """INV-1: a refresh whose resources changed is a change, as one whose tools did."""
+        return [(b.remote_name, b.spec) for b in old.resources] == [
+            (b.remote_name, b.spec) for b in resources
+        ]
 
     def rejects(self, tool: ToolDef) -> bool:
         """An invalid tool rejects its whole listing (SPEC §5.3, INV-3)."""
@@ -611,7 +638,8 @@ class Rules:
         return tuple(
             t
             for t in tools
-            if (spec.enabled_tools is None or t.name in spec.enabled_tools)
+            if not t.resource
+            and (spec.enabled_tools is None or t.name in spec.enabled_tools)
             and t.name not in spec.disabled_tools
             and t.visible
         )
@@ -711,14 +739,10 @@ class Rules:
         binding = record.binding
         assert binding is not None
         assert binding.server is not None
-        live = state.registry.catalog(binding.source)
-        if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
-            text = texts.UNAVAILABLE.format(
-                name=record.name, server=binding.server, tool=binding.remote_name
-            )
-            return self.end_call(state, record, "unavailable", text)
+        if state.bound.policy == "revalidate" and not self.still_listed(state, binding):
+            return self.end_call(state, record, "unavailable", _unavailable(record, binding))
         state = _replace_call(state, evolve(record, phase="sent", expired=False))
-        return Transition(state, (Sent(binding.server, "tools/call", binding.remote_name),))
+        return Transition(state, (Sent(binding.server, binding.method, binding.remote_name),))
 
     def settle_start(self, state: State, server: str, outputs: list[Output]) -> State:
         """INV-11: the first refresh of a lazy start ended (installed, unchanged or
@@ -1043,12 +1067,8 @@ class Rules:
         i = state.bound.index(server)
         if not state.servers[i].present:
             return self.to_absent(state, record)
-        live = state.registry.catalog(binding.source)
-        if state.bound.policy == "revalidate" and binding.remote_name not in live.remote_names():
-            text = texts.UNAVAILABLE.format(
-                name=record.name, server=server, tool=binding.remote_name
-            )
-            return self.finish_new(state, record, "unavailable", text)
+        if state.bound.policy == "revalidate" and not self.still_listed(state, binding):
+            return self.finish_new(state, record, "unavailable", _unavailable(record, binding))
         if self.waits_for_start(state, i):
             state = _replace_call(state, evolve(record, phase="starting"))
             if state.servers[i].start == "dormant":
@@ -1064,8 +1084,14 @@ class Rules:
             return Transition(_replace_call(state, record))
         record = evolve(record, phase="sent")
         return Transition(
-            _replace_call(state, record), (Sent(server, "tools/call", binding.remote_name),)
+            _replace_call(state, record), (Sent(server, binding.method, binding.remote_name),)
         )
+
+    def still_listed(self, state: State, binding: Binding) -> bool:
+        """SPEC §7.3: under ``revalidate`` the live catalog still lists the tool (or the
+        resource, SPEC §11.20) the step bound."""
+        live = state.registry.catalog(binding.source)
+        return binding.remote_name in (live.uris() if binding.resource else live.remote_names())
 
     def to_absent(self, state: State, record: CallRecord) -> Transition:
         """SPEC §3.7 (INV-16): a call whose server a reconfiguration removed ends
@@ -1349,11 +1375,10 @@ class Rules:
             return state
         for record in state.calls:
             if record.step == step and record.phase == "queued":
-                assert record.binding is not None
-                assert record.binding.server is not None
-                outputs.append(
-                    Sent(record.binding.server, "tools/call", record.binding.remote_name)
-                )
+                binding = record.binding
+                assert binding is not None
+                assert binding.server is not None
+                outputs.append(Sent(binding.server, binding.method, binding.remote_name))
                 return _replace_call(state, evolve(record, phase="sent"))
         return state
 
@@ -1533,9 +1558,17 @@ def _replace_call(state: State, record: CallRecord) -> State:
 
 
 def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
-    return tuple(
-        sorted(b.name for c in snapshot.catalogs for b in c.bindings if b.server is not None)
-    )
+    """What a step's calls may name: its MCP tools, then reads of its resources."""
+    tools = sorted(b.name for c in snapshot.catalogs for b in c.bindings if b.server is not None)
+    return (*tools, *sorted(b.name for c in snapshot.catalogs for b in c.resources))
+
+
+def _unavailable(record: CallRecord, binding: Binding) -> str:
+    """The text of a call ``revalidate`` ends: its tool, or resource, is no longer listed."""
+    if binding.resource:
+        return texts.RESOURCE_UNAVAILABLE.format(uri=binding.remote_name, server=binding.server)
+    server, tool = binding.server, binding.remote_name
+    return texts.UNAVAILABLE.format(name=record.name, server=server, tool=tool)
 
 
 STANDARD = Rules()

@@ -71,6 +71,11 @@ UNAVAILABLE: Final = (
     "tool {name} is no longer available: server {server!r} no longer lists {tool!r}; "
     "nothing was sent; sample a new step to see the current tools"
 )
+RESOURCE_UNAVAILABLE: Final = (
+    "resource {uri!r} is no longer available: server {server!r} no longer lists it; "
+    "nothing was sent; call list_mcp_resources to see the current resources"
+)
+"""``revalidate`` (SPEC §7.3, §11.20): a read of a URI the live catalog no longer lists."""
 NOT_CONNECTED: Final = (
     "server {server!r} is not connected; the call was not sent; retry after it reconnects"
 )
@@ -364,4 +369,31 @@ while the host was idle (§11.18)."""
 UNHEARD: Final = (
     "the server delivers no list_changed on this session (it left it out of its "
     "subscriptions/listen answer, or serves none): its catalog is read again only on a refresh"
+)
+
+# --- resources the model can use (SPEC §11.20) ---------------------------------------
+
+LIST_RESOURCES_DESCRIPTION: Final = (
+    "Lists the resources MCP servers publish (files, documents, database schemas and other "
+    "context), as this step sees them: each with its server, uri, name and description. "
+    "Give a server to list only its resources. Read one with read_mcp_resource."
+)
+LIST_TEMPLATES_DESCRIPTION: Final = (
+    "Lists the resource templates MCP servers publish: URI templates that take parameters "
+    "(RFC 6570). Fill one in and read the URI with read_mcp_resource."
+)
+READ_RESOURCE_DESCRIPTION: Final = (
+    "Reads one resource of an MCP server: its text, or a note for binary content. Give the "
+    "server and the uri as list_mcp_resources returned them, a URI made from a resource "
+    "template, or the URI of a resource link in a tool result."
+)
+RESOURCE_SERVER_ARGUMENT: Final = (
+    "The MCP server's name exactly as configured: the 'server' field list_mcp_resources returns."
+)
+RESOURCE_CURSOR_ARGUMENT: Final = "The nextCursor of the previous answer, to read the next page."
+RESOURCE_URI_ARGUMENT: Final = "The URI of the resource to read."
+RESOURCE_BAD_ARGUMENTS: Final = "invalid arguments for {name}: {problem}"
+RESOURCE_NO_SERVER: Final = (
+    "no server {server!r} publishes resources in this step; nothing was sent; call "
+    "list_mcp_resources to see the servers that do"
 )

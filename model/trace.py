@@ -289,6 +289,7 @@ def listed_tool(entry: Any) -> ToolDef | None:
         excluded=excluded,
         spec=str(entry.get("spec", "")),
         over_cap=bool(entry.get("over_cap", False)),
+        resource=bool(entry.get("resource", False)),
     )
 
 

@@ -127,6 +127,10 @@ class ToolDef:
     over_cap: bool = False
     """With ``valid`` False: the listing broke a cap of SPEC §5.2 (``problem`` names it),
     so the refresh is rejected ``cap``, not ``invalid``."""
+    resource: bool = False
+    """Not a tool: a resource the server lists (``resources/list``, SPEC §11.20), ``name``
+    its URI. It is part of the server's catalog, read by the same refresh, installed by
+    the same publication; a read of it is a call (``resources/read``)."""
 
 
 Page = tuple[ToolDef, ...]
@@ -226,6 +230,15 @@ class Binding:
     source_generation: int
     spec: str = ""
     """The tool's :attr:`ToolDef.spec`: compared by a refresh that may be unchanged."""
+    resource: bool = False
+    """A resource of the server (SPEC §11.20): ``name`` is what a read of it is called
+    (:func:`~.naming.resource_name`), ``remote_name`` its URI, sent with
+    ``resources/read``."""
+
+    @property
+    def method(self) -> Method:
+        """What a call through this binding sends: ``tools/call``, or ``resources/read``."""
+        return "resources/read" if self.resource else "tools/call"
 
     def server_only(self) -> Binding:
         """Just the server, for a finished call that may still get a late answer."""
@@ -239,9 +252,15 @@ class SourceCatalog:
     source: str
     generation: int
     bindings: tuple[Binding, ...]
+    resources: tuple[Binding, ...] = ()
+    """The server's resources (SPEC §11.20), sorted by URI: installed with its tools, by
+    the same publication, under the same source generation."""
 
     def remote_names(self) -> frozenset[str]:
         return frozenset(b.remote_name for b in self.bindings)
+
+    def uris(self) -> frozenset[str]:
+        return frozenset(b.remote_name for b in self.resources)
 
 
 @attrs.frozen(cache_hash=True)
@@ -262,6 +281,9 @@ class Registry:
     def lookup(self, name: str) -> Binding | None:
         for catalog in self.catalogs:
             for binding in catalog.bindings:
+                if binding.name == name:
+                    return binding
+            for binding in catalog.resources:
                 if binding.name == name:
                     return binding
         return None
@@ -707,8 +729,11 @@ class Result:
     text: str | None = None
 
 
-Method = Literal["tools/list", "tools/call", "notifications/cancelled", "tasks/cancel", "close"]
+Method = Literal[
+    "tools/list", "tools/call", "resources/read", "notifications/cancelled", "tasks/cancel", "close"
+]
 """``close``: the host ended the server's session (stdin closed, or an HTTP ``DELETE``).
+``resources/read``: a call of ``read_mcp_resource`` (SPEC §11.20), detail the URI.
 ``tasks/cancel``: the cancellation of a call that runs as a task (SPEC §8.12, INV-7)."""
 
 

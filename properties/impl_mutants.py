@@ -24,7 +24,14 @@ from mcpbind.impl.calls.table import CallTable, PendingCall
 from mcpbind.impl.catalog.exposure import Exposure
 from mcpbind.impl.catalog.listing import BuildBindings, Decision, build_bindings, read_listing
 from mcpbind.impl.catalog.planner import Planner, StepSnapshot
-from mcpbind.impl.catalog.registry import Binding, RegistryState, SourceCatalog, ToolRegistry
+from mcpbind.impl.catalog.registry import (
+    NO_RESOURCES,
+    Binding,
+    RegistryState,
+    Resources,
+    SourceCatalog,
+    ToolRegistry,
+)
 from mcpbind.impl.config.hooks import ApprovalRequest
 from mcpbind.impl.config.server import ServerConfig
 from mcpbind.impl.errors import CatalogRejected
@@ -40,7 +47,7 @@ from mcpbind.model.naming import hashed_name, is_mcp_source, mcp_source
 
 from .variants import PLAIN, LockstepVariant
 
-__all__ = ["IMPL_MUTANTS", "RECONFIGURE_MUTANTS", "ImplMutant", "impl_mutant"]
+__all__ = ["IMPL_MUTANTS", "RECONFIGURE_MUTANTS", "RESOURCE_MUTANTS", "ImplMutant", "impl_mutant"]
 
 
 @attrs.frozen
@@ -683,6 +690,45 @@ RECONFIGURE_MUTANTS: tuple[ImplMutant, ...] = tuple(
 """The runtime mutants of a reconfiguration (SPEC §11.17): the lockstep machine's
 ``reconfigure`` variant kills each, and so does its real-server scenario in
 ``tests/test_reconfigure.py``."""
+
+
+# --- resources (SPEC §11.20) --------------------------------------------------------
+
+
+class _LiveResourcesRouter(Router):
+    @override
+    def resources_seen(self, step: StepSnapshot) -> RegistryState:
+        return self.registry.state  # the resource tools answer from the live registry
+
+
+class _ResourcesApartRegistry(ToolRegistry):
+    @override
+    def replace_source(
+        self, source: str, bindings: Iterable[Binding], resources: Resources = NO_RESOURCES
+    ) -> RegistryState | None:
+        new = tuple(bindings)
+        if self.state.catalog(source).resources == resources:
+            return super().replace_source(source, new, resources)
+        first = super().replace_source(source, new)  # the tools alone, then the resources
+        return super().replace_source(source, new, resources) or first
+
+
+RESOURCE_MUTANTS: tuple[ImplMutant, ...] = (
+    ImplMutant(
+        "resources_from_the_live_registry",
+        "INV-2",
+        "the resource tools list and read by the live registry, not the step's",
+        _with(router=_LiveResourcesRouter),
+    ),
+    ImplMutant(
+        "publish_resources_apart",
+        "INV-1",
+        "a refresh that changes a server's resources publishes its tools, then its resources",
+        _with(registry=_ResourcesApartRegistry),
+    ),
+)
+"""The runtime mutants of SPEC §11.20: the scripted servers of the lockstep machine list
+no resources, so ``tests/test_resources.py`` kills each over a real server."""
 
 
 def impl_mutant(name: str) -> ImplMutant:

@@ -283,6 +283,19 @@ class _Connection:
     def runs_tasks(self) -> bool:
         return self._server.spec.tasks
 
+    def declares_resources(self) -> bool:
+        """The scripted servers list tools only: the resources of SPEC §11.20 are the
+        abstract model's ``resources`` part and the real servers' tests."""
+        return False
+
+    async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
+        raise RequestFailed("the scripted server declares no resources")
+
+    async def read_resource(
+        self, uri: str, *, on_sent: Callable[[], None], on_late: Callable[[], None]
+    ) -> Any:
+        raise RequestFailed("the scripted server declares no resources")
+
     async def poll_task(self, task: TaskHandle) -> TaskPoll:
         self._check()
         server = self._server

@@ -328,6 +328,14 @@ ROWS: list[tuple[str, str, str, str, Observe, Any]] = [
     ),
     (
         "mcpbind",
+        "resource_tools",
+        "mcpbind",
+        "resource_tools = false",
+        lambda c: c.resource_tools,
+        False,
+    ),
+    (
+        "mcpbind",
         "elicitation",
         "mcpbind",
         'elicitation = "never_ask"',

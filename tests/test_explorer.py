@@ -38,6 +38,8 @@ PINNED = {
     ("sessions", "revalidate"): (22173, 253725),
     ("reconfigure", "frozen"): (15641, 116131),
     ("reconfigure", "revalidate"): (14855, 109728),
+    ("resources", "frozen"): (631, 4830),
+    ("resources", "revalidate"): (611, 4636),
 }
 
 
@@ -178,6 +180,7 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
         "retry",
         "progress",
         "tasks",
+        "resources",
     ]
     assert result["states"] == sum(r["states"] for r in result["runs"]) > 1000
     # the rate of each run and of the whole, states per second of wall clock

@@ -36,7 +36,7 @@ def small_bounds() -> list[Bound]:
     return [
         attrs.evolve(catalogs, environment=None),
         attrs.evolve(parts["calls"], max_calls=2),
-        *(parts[name] for name in ("approval", "lazy", "retry", "progress", "tasks")),
+        *(parts[name] for name in ("approval", "lazy", "retry", "progress", "tasks", "resources")),
         attrs.evolve(parts["sessions"], max_calls=2),
         attrs.evolve(parts["reconfigure"], max_calls=2),
     ]

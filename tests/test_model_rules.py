@@ -50,6 +50,7 @@ from mcpbind.model import (
     texts,
 )
 from mcpbind.model.mutants import mutant
+from mcpbind.model.naming import resource_name
 from mcpbind.model.rules import STANDARD
 from mcpbind.model.values import (
     EVENT_KINDS,
@@ -917,6 +918,46 @@ def test_each_part_of_the_standard_suite_has_the_steps_and_calls_its_docstring_n
         "retry": (1, 2),
         "progress": (1, 2),
         "tasks": (1, 2),
+        "resources": (2, 2),
     }
     overridden = {(p.bound.max_steps, p.bound.max_calls) for p in standard_suite(steps=3, calls=4)}
     assert overridden == {(3, 4)}
+
+
+# --- resources (SPEC §11.20) --------------------------------------------------------------
+
+DOC_A, DOC_B = ToolDef("file:///a", resource=True), ToolDef("file:///b", resource=True)
+DOCS = ServerSpec("docs", versions=(((SEARCH, DOC_A),), ((SEARCH, DOC_B),)))
+READ_A = resource_name("docs", "file:///a")
+
+
+def test_a_resource_only_refresh_installs_in_one_generation_and_a_step_keeps_what_it_saw():
+    """INV-1: a resource refresh is a refresh (one publication, one generation); INV-2:
+    the step sampled before it still lists the resource it saw, and reads it as such."""
+    b = bound(DOCS)
+    state, outputs = run(b, ListDone("docs"), Sample(), ListChanged("docs"), ListDone("docs"))
+    assert outputs == [
+        Published(2, "mcp:docs", ("mcp__docs__search",)),
+        RefreshOutcome("docs", "installed", 2),
+    ]
+    assert state.registry.catalog("mcp:docs").uris() == {"file:///b"}
+    step0 = state.steps[0]
+    assert step0 is not None
+    assert step0.catalog("mcp:docs").uris() == {"file:///a"}
+    _, outputs = run(b, ListDone("docs"), Sample(), Call(0, "c1", READ_A))
+    assert outputs == [Sent("docs", "resources/read", "file:///a")]
+
+
+def test_a_read_of_a_dropped_resource_is_unavailable_under_revalidate_and_read_under_frozen():
+    """SPEC §11.20, §7: the binding policy decides a read of a URI the live catalog dropped;
+    the read is a call with one result (INV-4), answered like a tool's."""
+    events = [ListDone("docs"), Sample(), ListChanged("docs"), ListDone("docs")]
+    _, outputs = run(bound(DOCS), *events, Call(0, "c1", READ_A))
+    text = texts.RESOURCE_UNAVAILABLE.format(uri="file:///a", server="docs")
+    assert outputs == [Result("c1", "unavailable", text)]
+    frozen = bound(DOCS, policy="frozen")
+    _, outputs = run(frozen, *events, Call(0, "c1", READ_A))
+    assert outputs == [Sent("docs", "resources/read", "file:///a")]
+    state, outputs = run(frozen, *events, Call(0, "c1", READ_A), CallResponded("c1"))
+    assert outputs == [Result("c1", "ok", None)]
+    assert state.calls[0].results == 1

@@ -31,6 +31,7 @@ __all__ = [
     "ERROR_LINE",
     "OutputLimit",
     "OutputLimits",
+    "encode_read",
     "encode_result",
     "truncate",
     "truncate_bytes",
@@ -246,6 +247,31 @@ def _block(block: Any, items: list[ContentItem] | None) -> str:
         uri = _given(resource.get("uri")) if isinstance(resource, Mapping) else None
         return f"[resource omitted: {uri or '?'}]"
     return f"[{_given(kind) or 'unknown'} content omitted]"
+
+
+def encode_read(raw: Any) -> Any:
+    """A ``resources/read`` result as the content of a tool result (SPEC §11.20), so that
+    one set of rules encodes both (§8.8): each text content a text block, each blob an
+    image block when its type is an image (an item for an image-capable model, else a
+    note), any other blob a note of its type and size. Malformed: returned as it is, and
+    :func:`encode_result` says what is wrong with it."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("contents"), list):
+        return {"content": None} if isinstance(raw, Mapping) else raw
+    blocks: list[Any] = []
+    for entry in raw["contents"]:
+        if not isinstance(entry, Mapping):
+            blocks.append(None)  # an unreadable block, said so
+        elif isinstance(entry.get("text"), str):
+            blocks.append({"type": "text", "text": entry["text"]})
+        else:
+            mime_type = _given(entry.get("mimeType"))
+            blob = {"data": entry.get("blob"), "mimeType": mime_type}
+            if mime_type is not None and mime_type.startswith("image/"):
+                blocks.append({"type": "image", **blob})
+            else:
+                note = _note(blob, "blob").replace("]", f" of {_given(entry.get('uri')) or '?'}]")
+                blocks.append({"type": "text", "text": note})
+    return {"content": blocks}
 
 
 def truncate(text: str, limit: int | None) -> str:

@@ -11,12 +11,13 @@ from mcpbind.model import texts
 
 from ..catalog.exposure import MAX_SEARCH_LIMIT, parse_search_arguments, search_output
 from ..catalog.planner import Planner, StepSnapshot
-from ..catalog.registry import Binding
+from ..catalog.registry import Binding, RegistryState
+from ..catalog.resources import list_output
 from .encoding import wall_time_header
 from .endings import Ending
 from .table import PendingCall
 
-__all__ = ["run_local", "tool_search"]
+__all__ = ["list_resources", "run_local", "tool_search"]
 
 
 async def run_local(call: PendingCall, binding: Binding, arguments: dict[str, Any]) -> Ending:
@@ -41,3 +42,13 @@ def tool_search(planner: Planner, step: StepSnapshot, arguments: dict[str, Any])
     planner.discover(found)
     header = wall_time_header(anyio.current_time() - started)
     return Ending("ok", f"{header}\n{search_output(query, found)}")
+
+
+def list_resources(state: RegistryState, tool: str, arguments: dict[str, Any]) -> Ending:
+    """SPEC §11.20: ``list_mcp_resources`` or ``list_mcp_resource_templates``, answered from
+    ``state``, the step's own registry state (INV-2): nothing is sent."""
+    started = anyio.current_time()
+    status, body = list_output(state, tool, arguments)
+    if status == "error":
+        return Ending("error", body)
+    return Ending("ok", f"{wall_time_header(anyio.current_time() - started)}\n{body}")

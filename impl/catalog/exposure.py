@@ -36,6 +36,7 @@ from mcpbind.model.naming import BUILTIN, Identity
 
 from ..config.server import TOOL_SEARCH
 from .registry import Binding, RegistryState, ToolSpec
+from .resources import declares_resources
 from .schemas import compact_json, shorten_spec
 
 __all__ = [
@@ -141,7 +142,13 @@ class StateView:
     index: _Index | None = None
 
     @classmethod
-    def build(cls, state: RegistryState, threshold: int | None, limit: int | None) -> StateView:
+    def build(
+        cls,
+        state: RegistryState,
+        threshold: int | None,
+        limit: int | None,
+        resource_tools: tuple[Binding, ...] = (),
+    ) -> StateView:
         shortened: dict[str, Binding] = {}
         for binding in state.by_name.values():
             if binding.server is not None:
@@ -150,9 +157,12 @@ class StateView:
                     shortened[binding.name] = attrs.evolve(binding, spec=spec)
         by_name = state.by_name
         specs = state.specs
+        if resource_tools and declares_resources(state):
+            # SPEC §11.20: the resource tools, while a catalog of the state declares them
+            shortened.update((b.name, b) for b in resource_tools)
         if shortened:
             by_name = MappingProxyType({**state.by_name, **shortened})
-            specs = tuple(by_name[spec.name].spec for spec in state.specs)
+            specs = tuple(by_name[name].spec for name in sorted(by_name))
         mcp = tuple(by_name[s.name] for s in specs if by_name[s.name].server is not None)
         deferring = threshold is not None and bool(mcp) and len(by_name) > threshold
         return cls(state, by_name, specs, mcp, deferring)
@@ -188,6 +198,8 @@ class Exposer:
 
     threshold: int | None
     limit: int | None
+    resource_tools: tuple[Binding, ...] = ()
+    """The three resource tools (SPEC §11.20); empty when the host turned them off."""
     search_binding: Binding = attrs.field(factory=_search_binding)
     _discovered: frozenset[Identity] = frozenset()
     _version: int = 0
@@ -210,7 +222,9 @@ class Exposer:
             return cached
         view = self._view
         if view is None or view.state is not state:
-            view = self._view = StateView.build(state, self.threshold, self.limit)
+            view = self._view = StateView.build(
+                state, self.threshold, self.limit, self.resource_tools
+            )
         if not view.deferring:
             exposure = Exposure(view.specs, view.by_name, view, 0)
         else:

@@ -81,6 +81,10 @@ class Planner:
         self.steps += 1
         return snapshot
 
+    def is_resource_tool(self, binding: Binding) -> bool:
+        """``binding`` is one of the host's three resource tools (SPEC §11.20)."""
+        return any(binding is tool for tool in self.exposer.resource_tools)
+
     def is_search(self, binding: Binding) -> bool:
         """``binding`` is the host's ``tool_search`` (SPEC §11.9)."""
         return binding is self.exposer.search_binding

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from ..config.recorder import Recorder
-from .registry import Binding, RegistryState, ToolRegistry
+from .registry import NO_RESOURCES, Binding, RegistryState, Resources, ToolRegistry
 
 __all__ = ["Publisher"]
 
@@ -32,11 +32,14 @@ class Publisher:
         """The registry state published last."""
         return self.registry.state
 
-    def publish(self, source: str, bindings: Iterable[Binding]) -> RegistryState | None:
-        """Replace ``source`` in one publication and report it; None when unchanged.
+    def publish(
+        self, source: str, bindings: Iterable[Binding], resources: Resources = NO_RESOURCES
+    ) -> RegistryState | None:
+        """Replace ``source`` (its tools and its resources, SPEC §11.20) in one publication
+        and report it; None when unchanged.
 
         Raises as :meth:`ToolRegistry.replace_source` does, with the registry untouched."""
-        published = self.registry.replace_source(source, bindings)
+        published = self.registry.replace_source(source, bindings, resources)
         if published is not None:
             names = tuple(b.name for b in published.catalog(source).bindings)
             self.recorder.published(published.generation, source, names)
@@ -51,7 +54,8 @@ class Publisher:
         if published is not None:
             for source in changes:
                 catalog = published.catalog(source)
-                if catalog.bindings != before.catalog(source).bindings:
+                old = before.catalog(source)
+                if (catalog.bindings, catalog.resources) != (old.bindings, old.resources):
                     names = tuple(b.name for b in catalog.bindings)
                     self.recorder.published(published.generation, source, names)
         return published

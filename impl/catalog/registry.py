@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -36,9 +36,40 @@ from mcpbind.model.naming import (
 from ..errors import CatalogRejected, ContributorRejected
 from .structured import OutputSchema
 
-__all__ = ["Binding", "RegistryState", "SourceCatalog", "ToolRegistry", "ToolSpec"]
+__all__ = [
+    "NO_RESOURCES",
+    "Binding",
+    "RegistryState",
+    "Resources",
+    "SourceCatalog",
+    "ToolRegistry",
+    "ToolSpec",
+]
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@attrs.frozen
+class Resources:
+    """A server's resources and resource templates as it listed them (SPEC §11.20): part of
+    its catalog, read by the same refresh and installed by the same publication."""
+
+    declared: bool = attrs.field(default=False, eq=False)
+    """The server declares the ``resources`` capability (the three resource tools are shown
+    while a catalog of the step declares it). Not compared: a session's capabilities do
+    not change, and a catalog is a change only for what it lists (the model's view)."""
+    resources: tuple[Mapping[str, Any], ...] = ()
+    """Each ``Resource`` of ``resources/list``, as listed (plain JSON), in listing order."""
+    templates: tuple[Mapping[str, Any], ...] = ()
+    """Each ``ResourceTemplate`` of ``resources/templates/list``, as listed."""
+    uris: frozenset[str] = attrs.field(eq=False, repr=False)
+
+    @uris.default
+    def _uris(self) -> frozenset[str]:
+        return frozenset(r["uri"] for r in self.resources if isinstance(r.get("uri"), str))
+
+
+NO_RESOURCES = Resources()
 
 
 @attrs.frozen
@@ -86,6 +117,11 @@ class Binding:
     )
     """The code a non-MCP binding runs (None for MCP). Part of the binding, so a step runs
     the handler of the registry state it was sampled from (INV-2, SPEC §11.11)."""
+    resource: Literal["listed", "unlisted"] | None = None
+    """A read of one resource (SPEC §11.20): ``remote_name`` is its URI, sent with
+    ``resources/read``; made per call by ``read_mcp_resource``, never installed.
+    ``listed``: the step's catalog lists the URI (the binding policy applies to it);
+    ``unlisted``: a URI the step never listed, read as given."""
 
     @property
     def identity(self) -> Identity:
@@ -98,6 +134,8 @@ class SourceCatalog:
     generation: int
     bindings: tuple[Binding, ...]
     """Sorted by public name."""
+    resources: Resources = NO_RESOURCES
+    """An MCP server's resources (SPEC §11.20), under the same source generation."""
 
     def remote_names(self) -> frozenset[str]:
         return frozenset(b.remote_name for b in self.bindings)
@@ -183,7 +221,9 @@ class ToolRegistry:
     def state(self) -> RegistryState:
         return self._state
 
-    def replace_source(self, source: str, bindings: Iterable[Binding]) -> RegistryState | None:
+    def replace_source(
+        self, source: str, bindings: Iterable[Binding], resources: Resources = NO_RESOURCES
+    ) -> RegistryState | None:
         """Replace ``source``'s catalog in one publication; None when unchanged.
 
         Raises :class:`CatalogRejected` (``collision``; :class:`ContributorRejected` for an
@@ -194,11 +234,14 @@ class ToolRegistry:
         new = tuple(sorted(bindings, key=lambda b: b.name))
         self.check_collisions(state, source, new)
         old = state.catalog(source)
-        if self.unchanged(old.bindings, new):
-            return None
+        if self.unchanged(old.bindings, new) and old.resources == resources:
+            return None  # INV-1: a refresh whose resources changed is a change too
         generation = old.generation + 1
         catalog = SourceCatalog(
-            source, generation, tuple(attrs.evolve(b, source_generation=generation) for b in new)
+            source,
+            generation,
+            tuple(attrs.evolve(b, source_generation=generation) for b in new),
+            resources,
         )
         remembered = dict(state.remembered)
         for b in catalog.bindings:
@@ -223,8 +266,8 @@ class ToolRegistry:
             new = tuple(sorted(bindings, key=lambda b: b.name))
             self.check_collisions(view, source, new)
             old = view.catalog(source)
-            if self.unchanged(old.bindings, new):
-                continue
+            if self.unchanged(old.bindings, new) and old.resources == NO_RESOURCES:
+                continue  # a removal: its resources go with its tools
             generation = old.generation + 1
             catalog = SourceCatalog(
                 source,

@@ -25,6 +25,7 @@ from .credentials import StoreChoice, TokenStore
 from .hooks import Approver, AuthorizationHandler, ElicitationHandler, OnProgress
 from .server import (
     ELICITATION_POLICIES,
+    RESOURCE_TOOL_NAMES,
     TOOL_SEARCH,
     BindingPolicy,
     BuiltinTool,
@@ -60,6 +61,10 @@ class HostConfig:
     model's context (Codex cuts every tool output too). 0 or None: no limit."""
     image_capable: bool = False
     """The model takes images: image blocks become ``ToolResult.items`` (SPEC §8.8)."""
+    resource_tools: bool = True
+    """Show ``list_mcp_resources``, ``list_mcp_resource_templates`` and
+    ``read_mcp_resource`` while a connected server lists resources (SPEC §11.20);
+    False: never (the names are then free for builtins)."""
     elicitation: ElicitationPolicy = "decline"
     """What the host answers when a server asks the user for input (SPEC §11.10)."""
     elicitation_handler: ElicitationHandler | None = attrs.field(default=None, repr=False)
@@ -161,8 +166,9 @@ class HostConfig:
                 "elicitation_url = true needs elicitation = 'ask' and an elicitation_handler "
                 "that shows the URL to the user"
             )
-        if not isinstance(self.image_capable, bool):
-            raise ConfigError(f"image_capable must be true or false, got {self.image_capable!r}")
+        for flag in ("image_capable", "resource_tools"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
         for name, server in self.servers.items():
             if not isinstance(name, str) or not name:
                 raise ConfigError(f"server names must be non-empty strings, got {name!r}")
@@ -197,6 +203,11 @@ class HostConfig:
                 raise ConfigError(
                     f"builtin tool {TOOL_SEARCH!r} is reserved while defer_threshold is set "
                     "(SPEC §11.9): rename the builtin or set defer_threshold = None"
+                )
+            if tool.name in RESOURCE_TOOL_NAMES and self.resource_tools:
+                raise ConfigError(
+                    f"builtin tool {tool.name!r} is reserved while resource_tools is on "
+                    "(SPEC §11.20): rename the builtin or set resource_tools = False"
                 )
             if tool.name in seen:
                 raise ConfigError(f"builtin tool {tool.name!r} is defined twice")

@@ -16,12 +16,15 @@ from typing import Any, Literal
 
 import attrs
 
+from mcpbind.model.naming import RESOURCE_TOOLS
+
 from ..errors import ConfigError
 from .oauth import OAuthConfig
 
 __all__ = [
     "APPROVAL_MODES",
     "ELICITATION_POLICIES",
+    "RESOURCE_TOOL_NAMES",
     "STARTUP_POLICIES",
     "TOOL_SEARCH",
     "ApprovalMode",
@@ -38,6 +41,8 @@ __all__ = [
 
 TOOL_SEARCH = "tool_search"
 """The name of the host's search tool while deferral is on (SPEC §11.9): reserved."""
+RESOURCE_TOOL_NAMES = RESOURCE_TOOLS
+"""The resource tools' names (SPEC §11.20), Codex's: reserved while they are on."""
 
 BindingPolicy = Literal["frozen", "revalidate"]
 ElicitationPolicy = Literal["decline", "never_ask", "ask"]

@@ -323,7 +323,7 @@ class _Reader(Values):
                 settings[key] = value
             elif key in SWITCHABLE_KEYS and value is False:
                 settings[key] = None
-            elif key == "image_capable":
+            elif key in ("image_capable", "resource_tools"):
                 if not isinstance(value, bool):
                     raise self.error("mcpbind", key, "must be true or false")
                 settings[key] = value

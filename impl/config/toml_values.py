@@ -96,6 +96,7 @@ MCPBIND_KEYS = frozenset(
         "defer_threshold",
         "schema_limit_bytes",
         "image_capable",
+        "resource_tools",
         "elicitation",
         # Fast start (SPEC §11.12): mcpbind's own, so Codex's server tables stay as Codex
         # defines them; ``[mcpbind.startup]`` maps a server name to its startup policy.

@@ -19,6 +19,8 @@ from mcpbind.model import texts
 from mcpbind.model.naming import mcp_source
 
 from ..catalog.listing import trace_tools
+from ..catalog.registry import NO_RESOURCES, Resources
+from ..catalog.resources import read_resources, trace_resources
 from ..config.catalog_cache import server_identity
 from ..config.recorder import records
 from ..config.server import ServerConfig
@@ -89,6 +91,9 @@ class Installer:
                 tools = await context.read_listing(
                     self.name, connection.list_tools, self._on_list_request
                 )
+                resources = NO_RESOURCES  # SPEC §11.20: the resources, by the same refresh
+                if connection.declares_resources():
+                    resources = await read_resources(self.name, connection.list_resources)
             if deadline.cancelled_caught:
                 why = f"no complete listing within list_timeout_sec = {timeout:g}"
                 recorder.event("list_failed", {"server": self.name, "why": why})
@@ -106,7 +111,7 @@ class Installer:
             tasks = connection.runs_tasks()
             listed = True
             if records(recorder):  # the trace's view of the listing, made only for one
-                recorder.event("list_done", self._listed(tools, tasks))
+                recorder.event("list_done", self._listed(tools, tasks, resources))
             state = context.publisher.state
             decision = context.build_bindings(
                 self.name,
@@ -116,7 +121,7 @@ class Installer:
                 context.config.max_name_length,
                 tasks=tasks,
             )
-            published = context.publisher.publish(self.source, decision.bindings)
+            published = context.publisher.publish(self.source, decision.bindings, resources)
             context.cache.put(self._identity, tools)  # SPEC §11.12
             excluded = decision.excluded
             if published is None:
@@ -144,7 +149,9 @@ class Installer:
             recorder.event("list_page", {"server": self.name})
         recorder.sent(self.name, "tools/list", "" if cursor is None else "cursor")
 
-    def _listed(self, tools: list[Any], tasks: bool) -> dict[str, Any]:
-        """The ``list_done`` of a trace: each tool as the rules see it (SPEC §14.1)."""
+    def _listed(self, tools: list[Any], tasks: bool, resources: Resources) -> dict[str, Any]:
+        """The ``list_done`` of a trace: each tool as the rules see it, then each resource
+        (SPEC §14.1, §11.20)."""
         entries = trace_tools(self.name, self.config, tools, tasks=tasks)
+        entries.extend(trace_resources(resources))
         return {"server": self.name, "tools": entries, "tasks": tasks}

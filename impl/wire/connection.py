@@ -402,6 +402,28 @@ class McpConnection(Connection):
     def runs_tasks(self) -> bool:
         return runs_tasks(self._client.session.server_capabilities, self._modern())
 
+    # --- resources (SPEC §11.20) -------------------------------------------------------
+
+    def declares_resources(self) -> bool:
+        capabilities = self._client.session.server_capabilities
+        return capabilities is not None and capabilities.resources is not None
+
+    async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
+        params = types.PaginatedRequestParams(cursor=cursor)
+        if templates:
+            return await self._request(types.ListResourceTemplatesRequest(params=params))
+        return await self._request(types.ListResourcesRequest(params=params))
+
+    async def read_resource(
+        self, uri: str, *, on_sent: Callable[[], None], on_late: Callable[[], None]
+    ) -> Any:
+        # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
+        request = types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=uri))
+        if self._lost.is_set():
+            raise ConnectionLost("connection closed")
+        on_sent()  # the SDK writes the request before its first suspension point
+        return await self._request(request)
+
     async def poll_task(self, task: TaskHandle) -> TaskPoll:
         return await self._tasks.poll(task)
 
@@ -441,7 +463,10 @@ class McpConnection(Connection):
         ended = 0
         while True:
             try:
-                async with self._client.listen(tools_list_changed=True) as subscription:
+                resources = self.declares_resources()  # SPEC §11.20: its changes too
+                async with self._client.listen(
+                    tools_list_changed=True, resources_list_changed=resources
+                ) as subscription:
                     if not subscription.honored.tools_list_changed:
                         on_stream("unheard")  # acknowledged, without the notification asked
                         return

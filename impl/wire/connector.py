@@ -97,7 +97,10 @@ class McpConnector(Connector):
             return await answer_elicitation(server, on_elicit, params)
 
         async def on_message(message: Any) -> None:
-            if isinstance(message, types.ToolListChangedNotification):
+            # SPEC §11.20: a change of the resources is a change of the catalog
+            if isinstance(
+                message, types.ToolListChangedNotification | types.ResourceListChangedNotification
+            ):
                 on_list_changed()
             elif isinstance(message, Exception) and holder:
                 logger.debug("server %r transport fault: %r", server, message)

@@ -210,6 +210,20 @@ class Connection(Protocol):
         """The server runs ``tools/call`` as tasks: on 2025-11-25 it declares
         ``tasks.requests.tools.call``, on 2026-07-28 the tasks extension (SPEC §5.4)."""
 
+    def declares_resources(self) -> bool:
+        """The server declares the ``resources`` capability (SPEC §11.20)."""
+
+    async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
+        """The raw JSON of one ``resources/list`` page (``resources/templates/list`` with
+        ``templates``). Raises ConnectionLost/RequestFailed."""
+
+    async def read_resource(
+        self, uri: str, *, on_sent: Callable[[], None], on_late: Callable[[], None]
+    ) -> Any:
+        """The raw JSON of a ``resources/read`` result for ``uri`` (SPEC §11.20); the
+        callbacks as :meth:`call_tool`'s: cancelling the caller's scope after ``on_sent``
+        cancels the request at the server (INV-7). Raises ConnectionLost/RequestFailed."""
+
     async def wait_lost(self) -> None:
         """Return once the session is known to be gone (may never return)."""
 
