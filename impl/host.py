@@ -318,11 +318,15 @@ class Host(Reconfiguring, HostLifetime):
             self.recorder.event("sample", fields)
         return snapshot
 
-    async def refresh(self, server: str) -> RefreshOutcome:
-        """Refresh one server's catalog (coalesced, SPEC §5.1) and return its outcome."""
+    async def refresh(self, server: str, *, resources: bool = False) -> RefreshOutcome:
+        """Refresh one server's catalog (coalesced, SPEC §5.1) and return its outcome.
+        Its resource lists are read again when a change of them was heard, or with
+        ``resources=True`` in any case (SPEC §11.20)."""
         self._check_open()
         runtime = self._runtime(server)
         self.recorder.event("refresh_requested", {"server": server})
+        if resources:  # SPEC §11.20: asked for, change heard or not
+            runtime.forget_resources()
         run = runtime.request_refresh()
         await run.done.wait()
         assert run.outcome is not None

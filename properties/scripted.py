@@ -288,6 +288,9 @@ class _Connection:
         abstract model's ``resources`` part and the real servers' tests."""
         return False
 
+    def resource_changes(self) -> int:
+        return 1
+
     async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
         raise RequestFailed("the scripted server declares no resources")
 

@@ -138,6 +138,32 @@ async def resource_change(seams: Seams = PRODUCTION) -> None:
         assert (outcome.status, outcome.generation) == ("unchanged", after.generation)
 
 
+async def test_a_refresh_reads_the_resource_lists_again_only_when_a_change_of_them_was_heard():
+    """SPEC §11.20: a change of the tools alone keeps the resources read before (no
+    ``resources/list`` sent), and so does a refresh the host asks for; a change of the
+    resources, or ``Host.refresh(server, resources=True)``, reads them again."""
+    docs = docs_server()
+    config = HostConfig(servers={"docs": ServerConfig(target=docs.server)})
+    async with Host.open(config) as host:
+        first = host.sample()
+        assert docs.resource_lists == 1
+        await docs.add_tool("more")
+        await wait_for_generation(host, first.generation + 1)
+        tools_changed = host.sample()
+        assert tools_changed.binding("mcp__docs__more") is not None
+        assert docs.resource_lists == 1
+        listed = await host.call(tools_changed, "c1", "list_mcp_resources", {"server": "docs"})
+        assert [e["uri"] for e in body(listed.output)["resources"]] == [README, LOGO, SLOW]  # type: ignore[index]
+        docs.add("docs://news", "fresh")
+        await docs.announce()
+        await wait_for_generation(host, tools_changed.generation + 1)
+        assert docs.resource_lists == 2
+        assert (await host.refresh("docs")).status == "unchanged"
+        assert docs.resource_lists == 2
+        assert (await host.refresh("docs", resources=True)).status == "unchanged"
+        assert docs.resource_lists == 3
+
+
 @pytest.mark.parametrize("policy", ["revalidate", "frozen"])
 async def test_a_read_of_a_resource_the_server_dropped_follows_the_binding_policy(policy: str):
     """SPEC §7 for resources: ``revalidate`` answers ``unavailable`` with nothing sent;

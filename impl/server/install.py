@@ -48,6 +48,10 @@ class Installer:
         self.retired: Literal["removed", "replaced"] | None = None
         """A reconfiguration removed or replaced the server (SPEC §11.17): a listing still
         being read is dropped, never installed (INV-16)."""
+        self._resources: Resources = NO_RESOURCES
+        self._resources_read: tuple[Connection, int] | None = None
+        """SPEC §11.20: the session and its count of resource changes when
+        ``_resources`` were read; a refresh reads them again only when these moved."""
         self.closing = False
         """The host is closing (SPEC §11.14): its refresh already ended ``rejected``, so a
         listing still being read is dropped (no ``list_done``, nothing installed, no
@@ -93,7 +97,12 @@ class Installer:
                 )
                 resources = NO_RESOURCES  # SPEC §11.20: the resources, by the same refresh
                 if connection.declares_resources():
-                    resources = await read_resources(self.name, connection.list_resources)
+                    heard = (connection, connection.resource_changes())
+                    if heard == self._resources_read:  # no change of them heard since
+                        resources = self._resources
+                    else:
+                        resources = await read_resources(self.name, connection.list_resources)
+                        self._resources, self._resources_read = resources, heard
             if deadline.cancelled_caught:
                 why = f"no complete listing within list_timeout_sec = {timeout:g}"
                 recorder.event("list_failed", {"server": self.name, "why": why})
@@ -140,6 +149,10 @@ class Installer:
             recorder.event("list_failed", {"server": self.name, "why": str(failed)})
             why = texts.REJECT_LIST_FAILED.format(server=self.name, why=str(failed))
             return self.rejected("list_failed", why)
+
+    def forget_resources(self) -> None:
+        """The next refresh reads the resource lists again (an explicit refresh)."""
+        self._resources_read = None
 
     def _on_list_request(self, cursor: str | None) -> None:
         recorder = self._context.recorder

@@ -390,6 +390,11 @@ class ServerRuntime(ServerNotices, ServerMembership):
 
     # --- refresh ---------------------------------------------------------------------
 
+    def forget_resources(self) -> None:
+        """SPEC §11.20: the next refresh reads the resource lists again, change heard
+        or not (an explicit refresh)."""
+        self._installer.forget_resources()
+
     def request_refresh(self) -> RefreshRun:
         """The refresh that will answer this request (SPEC §5.1)."""
         refreshes = self._refreshes

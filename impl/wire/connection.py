@@ -31,7 +31,7 @@ from typing import Any, cast
 import anyio
 import mcp_types as types
 from mcp import Client
-from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.client.subscriptions import ListenNotSupportedError, ResourcesListChanged, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types import methods
 from pydantic import TypeAdapter, ValidationError
@@ -229,6 +229,8 @@ class McpConnection(Connection):
         self._url_elicitation = url_elicitation
         """The host's handler takes URL requests (``HostConfig(elicitation_url=True)``)."""
         self._http = http
+        self._resource_changes = 1
+        """SPEC §11.20: the session's start, then each change of its resources heard."""
         self._tasks = TaskWire(
             self._raw_request,
             self._modern(),
@@ -408,6 +410,14 @@ class McpConnection(Connection):
         capabilities = self._client.session.server_capabilities
         return capabilities is not None and capabilities.resources is not None
 
+    def resource_changes(self) -> int:
+        return self._resource_changes
+
+    def heard_resources_change(self) -> None:
+        """A ``notifications/resources/list_changed`` (or its listen-stream event) came,
+        or a stream ended and what it would have carried is lost (SPEC §11.20)."""
+        self._resource_changes += 1
+
     async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
         params = types.PaginatedRequestParams(cursor=cursor)
         if templates:
@@ -471,9 +481,12 @@ class McpConnection(Connection):
                         on_stream("unheard")  # acknowledged, without the notification asked
                         return
                     if ended:
+                        self.heard_resources_change()  # lost meanwhile, if anything
                         on_stream("relistened")
-                    async for _ in subscription:
+                    async for event in subscription:
                         ended = 0  # a stream that delivers is a healthy one
+                        if isinstance(event, ResourcesListChanged):
+                            self.heard_resources_change()
                         on_list_changed()
             except ListenNotSupportedError:
                 return  # handshake era: notifications come through the message handler

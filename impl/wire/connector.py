@@ -43,6 +43,19 @@ __all__ = ["CLIENT_INFO", "McpConnector"]
 logger = logging.getLogger("mcpbind.connection")
 
 
+_LIST_CHANGED = types.ToolListChangedNotification | types.ResourceListChangedNotification
+
+
+def _heard_list_changed(
+    message: Any, holder: list[McpConnection], on_list_changed: Callable[[], None]
+) -> None:
+    """SPEC §11.20: a change of the resources is a change of the catalog, and the next
+    refresh reads them again (before the session is made, its first refresh reads them)."""
+    if isinstance(message, types.ResourceListChangedNotification) and holder:
+        holder[0].heard_resources_change()
+    on_list_changed()
+
+
 class McpConnector(Connector):
     """Opens sessions with ``mcp.Client``; the production :class:`Connector`.
 
@@ -98,10 +111,8 @@ class McpConnector(Connector):
 
         async def on_message(message: Any) -> None:
             # SPEC §11.20: a change of the resources is a change of the catalog
-            if isinstance(
-                message, types.ToolListChangedNotification | types.ResourceListChangedNotification
-            ):
-                on_list_changed()
+            if isinstance(message, _LIST_CHANGED):
+                _heard_list_changed(message, holder, on_list_changed)
             elif isinstance(message, Exception) and holder:
                 logger.debug("server %r transport fault: %r", server, message)
 

@@ -213,6 +213,11 @@ class Connection(Protocol):
     def declares_resources(self) -> bool:
         """The server declares the ``resources`` capability (SPEC §11.20)."""
 
+    def resource_changes(self) -> int:
+        """How many changes of its resources this session has heard, counting its start
+        as one: a refresh reads the resource lists again only when this moved since it
+        last read them on this session (SPEC §11.20)."""
+
     async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
         """The raw JSON of one ``resources/list`` page (``resources/templates/list`` with
         ``templates``). Raises ConnectionLost/RequestFailed."""

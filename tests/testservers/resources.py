@@ -11,7 +11,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ResourcesListChanged
+from mcp.shared.subscriptions import ResourcesListChanged, ToolsListChanged
 
 README = "docs://readme"
 LOGO = "docs://logo"
@@ -29,6 +29,9 @@ class Docs:
     listed: dict[str, str]
     """uri -> the text it reads as (``LOGO`` reads as a PNG blob)."""
     reads: list[str] = attrs.field(factory=list)
+    resource_lists: int = 0
+    """How many ``resources/list`` requests it answered."""
+    more_tools: list[str] = attrs.field(factory=list)
     cancelled: list[str] = attrs.field(factory=list)
     release: anyio.Event = attrs.field(factory=anyio.Event)
 
@@ -37,6 +40,12 @@ class Docs:
 
     def add(self, uri: str, text: str) -> None:
         self.listed[uri] = text
+
+    async def add_tool(self, name: str) -> None:
+        """A tool more, and ``toolsListChanged`` on the open ``subscriptions/listen``
+        streams."""
+        self.more_tools.append(name)
+        await self.bus.publish(ToolsListChanged())
 
     async def announce(self) -> None:
         """``resourcesListChanged`` on the open ``subscriptions/listen`` streams."""
@@ -55,6 +64,9 @@ def docs_server() -> Docs:
             types.Tool(name="link", description="A link to a page", input_schema=schema),
             types.Tool(name="drop", description="Drop a resource, say so", input_schema=schema),
         ]
+        tools += [
+            types.Tool(name=n, description="one more", input_schema=schema) for n in docs.more_tools
+        ]
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -69,6 +81,7 @@ def docs_server() -> Docs:
     async def on_list_resources(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        docs.resource_lists += 1
         resources = [
             types.Resource(uri=uri, name=uri.rsplit("/", 1)[1], mime_type=_mime(uri))
             for uri in docs.listed
