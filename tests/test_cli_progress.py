@@ -49,11 +49,11 @@ def test_explore_on_a_terminal_draws_parts_states_and_rate_then_one_line():
     code, drawn = on_a_terminal(*SMALL)
     assert code == 0
     assert "Traceback" not in drawn
-    assert "9/9" in drawn  # the parts done, of all
+    assert "10/10" in drawn  # the parts done, of all
     assert "states (" in drawn  # the states found so far and their rate
     assert "/s)" in drawn
     last = drawn.replace("\r", "\n").strip().splitlines()[-1]
-    assert "ok   explore: 9 parts, " in last
+    assert "ok   explore: 10 parts, " in last
     assert last.rstrip().endswith(" s)")
 
 
