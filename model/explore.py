@@ -208,6 +208,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     given = None if shared is None or recording else shared
     given_rows: list[_Row | None] = [] if given is None or given.rows is None else given.rows
     given_checks: list[list[tuple[str, str]] | None] = [] if given is None else given.checks
+    kept: dict[tuple[Output, ...], tuple[Output, ...]] = {}
     if recording:
         bound = _watched(bound)
     rows: list[_Row | None] = []
@@ -259,12 +260,13 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             other = given.ids.get(state)
             known = None if other is None else given_rows[other]
         read = reads[0]
-        events = rules.enabled(state) if known is None else known[0]
+        events = rules.enabled(state)  # the first's, in its order, when known
+        assert known is None or len(known) == len(events)
         row: list[_Done | None] | None = None
         if recording and reads[0] == read:
             row = []
         for k, event in enumerate(events):
-            done = None if known is None else known[1][k]
+            done = None if known is None else known[k]
             if done is None:
                 read = reads[0]
                 t = rules.apply(state, event)
@@ -305,11 +307,13 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             if isinstance(event, DRAIN_EVENTS):
                 successors.append(target)
             if row is not None:
+                if outputs:  # one tuple for equal outputs: what is kept is mostly these
+                    outputs = kept.setdefault(outputs, outputs)
                 row.append((target, outputs, failed or _NONE) if pure else None)
         drain[index] = successors
         if recording:
             rows.extend(None for _ in range(index + 1 - len(rows)))
-            rows[index] = None if row is None else (tuple(events), tuple(row))
+            rows[index] = None if row is None else tuple(row)
     if not (stop_on is not None and stop_on in violations):
         drain.extend([-1] for _ in range(len(states) - len(drain)))
         for inv, detail, index in liveness_failures(states, drain):
@@ -334,15 +338,17 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
 
 _Done = tuple[int, tuple[Output, ...], list[tuple[str, str]]]
 """A transition of a state: the index of its target, its outputs, the checks that failed."""
-_Row = tuple[tuple[Event, ...], tuple[_Done | None, ...]]
-"""A state's events, in ``enabled`` order, and each one's transition (None: not shared)."""
+_Row = tuple[_Done | None, ...]
+"""A state's transitions, in ``enabled`` order (None: not shared); None for a state whose
+``enabled`` read the policy."""
 _NONE: list[tuple[str, str]] = []
 
 
 class Shared:
     """What the exploration of one part under one policy leaves for the same part and
-    rules under the other (SPEC §10.8): for each state, its events and each transition
-    that did not read the binding policy, and its state checks if they did not."""
+    rules under the other (SPEC §10.8): for each state whose events did not depend on the
+    binding policy, each transition that did not read it; its state checks if they did
+    not."""
 
     def __init__(self) -> None:
         self.ids: dict[State, int] = {}
