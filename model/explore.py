@@ -46,6 +46,7 @@ from .values import (
     ListFailed,
     ListPage,
     Output,
+    Policy,
     Published,
     Reconnect,
     RefreshOutcome,
@@ -162,12 +163,16 @@ def explore(
     stop_on: str | None = None,
     effects: bool = False,
     every_transition: bool = False,
+    shared: Shared | None = None,
 ) -> Report:
     """Visit every state reachable on ``bound``; stop early once ``stop_on`` is violated.
 
     With ``effects``, also tally what each event kind was seen to do (the transition
     table of SPEC §3.3). With ``every_transition``, every transition invariant is checked
-    on every transition, its ``triggers`` ignored (slower; the same verdict)."""
+    on every transition, its ``triggers`` ignored (slower; the same verdict). With
+    ``shared``, a new :class:`Shared` records what did not depend on the binding policy,
+    and one that recorded an exploration of the same part and rules under the other
+    policy gives it to this one (SPEC §10.8); the report is the same either way."""
     started = time.perf_counter()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the state graph is acyclic garbage-free data; GC passes only cost time
@@ -180,6 +185,7 @@ def explore(
             want_effects=effects,
             every=every_transition,
             started=started,
+            shared=shared,
         )
     finally:
         if gc_was_enabled:
@@ -195,8 +201,18 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     want_effects: bool,
     every: bool,
     started: float,
+    shared: Shared | None,
 ) -> Report:
     canonical = _Interner()
+    recording = shared is not None and shared.rows is None
+    given = None if shared is None or recording else shared
+    given_rows: list[_Row | None] = [] if given is None or given.rows is None else given.rows
+    given_checks: list[list[tuple[str, str]] | None] = [] if given is None else given.checks
+    kept: dict[tuple[Output, ...], tuple[Output, ...]] = {}
+    if recording:
+        bound = _watched(bound)
+    rows: list[_Row | None] = []
+    checks: list[list[tuple[str, str]] | None] = []
     first = canonical.state(rules.initial(bound).state)
     ids: dict[State, int] = {first: 0}
     states: list[State] = [first]
@@ -223,8 +239,10 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                 violations[inv] = Violation(inv, detail, trace)
 
     record(check_state(first), ())
+    checks.append(None)
     queue: deque[int] = deque([0])
     complete = True
+    reads = _POLICY_READS
     while queue:
         if stop_on is not None and stop_on in violations:
             complete = False
@@ -237,36 +255,74 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             complete = False
             drain[index] = [-1]  # unexplored: no liveness verdict for this state
             continue
-        for event in rules.enabled(state):
-            t = rules.apply(state, event)
+        known: _Row | None = None
+        if given is not None:
+            other = given.ids.get(state)
+            known = None if other is None else given_rows[other]
+        read = reads[0]
+        events = rules.enabled(state)  # the first's, in its order, when known
+        assert known is None or len(known) == len(events)
+        row: list[_Done | None] | None = None
+        if recording and reads[0] == read:
+            row = []
+        for k, event in enumerate(events):
+            done = None if known is None else known[k]
+            if done is None:
+                read = reads[0]
+                t = rules.apply(state, event)
+                after, outputs = t.state, t.outputs
+                failed = check_transition(state, event, t, every=every)
+                pure = reads[0] == read
+            else:
+                assert given is not None
+                after, outputs, failed = given.states[done[0]], done[1], done[2]
             transitions += 1
             if want_effects:
-                key = (event.kind, effect_of(t.outputs))
+                key = (event.kind, effect_of(outputs))
                 effects[key] = effects.get(key, 0) + 1
-            found = check_transition(state, event, t, every=every)
-            if found:
-                record(found, (*trace_to(index), event))
-            target = ids.get(t.state)
+            if failed:
+                record(failed, (*trace_to(index), event))
+            target = ids.get(after)
             if target is None:
                 target = len(states)
-                new = canonical.state(t.state)
+                if after.bound is not bound:
+                    after = _rebound(after, bound)
+                new = canonical.state(after)
                 ids[new] = target
                 states.append(new)
                 parent.append(index)
                 via.append(event)
                 depth.append(depth[index] + 1)
-                found = check_state(new)
+                same = None
+                if given is not None:
+                    other = given.ids.get(new) if done is None else done[0]
+                    same = None if other is None else given_checks[other]
+                read = reads[0]
+                found = check_state(new) if same is None else same
+                if recording:
+                    checks.append(found if reads[0] == read else None)
                 if found:
                     record(found, trace_to(target))
                 queue.append(target)
             if isinstance(event, DRAIN_EVENTS):
                 successors.append(target)
+            if row is not None:
+                if outputs:  # one tuple for equal outputs: what is kept is mostly these
+                    outputs = kept.setdefault(outputs, outputs)
+                row.append((target, outputs, failed or _NONE) if pure else None)
         drain[index] = successors
+        if recording:
+            rows.extend(None for _ in range(index + 1 - len(rows)))
+            rows[index] = None if row is None else tuple(row)
     if not (stop_on is not None and stop_on in violations):
         drain.extend([-1] for _ in range(len(states) - len(drain)))
         for inv, detail, index in liveness_failures(states, drain):
             if inv not in violations:
                 violations[inv] = Violation(inv, detail, trace_to(index))
+    if recording:
+        assert shared is not None
+        rows.extend(None for _ in range(len(states) - len(rows)))
+        shared.ids, shared.states, shared.rows, shared.checks = ids, states, rows, checks
     return Report(
         policy=bound.policy,
         rules=rules.name,
@@ -277,6 +333,63 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         complete=complete,
         violations=tuple(sorted(violations.values(), key=lambda v: _id_key(v.invariant))),
         effects=tuple(sorted((k, e, n) for (k, e), n in effects.items())),
+    )
+
+
+_Done = tuple[int, tuple[Output, ...], list[tuple[str, str]]]
+"""A transition of a state: the index of its target, its outputs, the checks that failed."""
+_Row = tuple[_Done | None, ...]
+"""A state's transitions, in ``enabled`` order (None: not shared); None for a state whose
+``enabled`` read the policy."""
+_NONE: list[tuple[str, str]] = []
+
+
+class Shared:
+    """What the exploration of one part under one policy leaves for the same part and
+    rules under the other (SPEC §10.8): for each state whose events did not depend on the
+    binding policy, each transition that did not read it; its state checks if they did
+    not."""
+
+    def __init__(self) -> None:
+        self.ids: dict[State, int] = {}
+        self.states: list[State] = []
+        self.rows: list[_Row | None] | None = None
+        self.checks: list[list[tuple[str, str]] | None] = []
+
+
+_POLICY_READS = [0]
+"""How many times a watched bound's ``policy`` was read (:func:`_watched`)."""
+_POLICY = Bound.__dict__["policy"]
+
+
+class _WatchedBound(Bound):
+    """A bound that counts the reads of its ``policy``: a computation that made none
+    would have gone the same way under the other policy."""
+
+    @property  # the base class's field, read through this property
+    def policy(self) -> Policy:
+        _POLICY_READS[0] += 1
+        return _POLICY.__get__(self)  # type: ignore[no-any-return]
+
+    @policy.setter
+    def policy(self, value: Policy) -> None:
+        _POLICY.__set__(self, value)
+
+
+def _watched(bound: Bound) -> Bound:
+    return _WatchedBound(**{f.name: getattr(bound, f.name) for f in attrs.fields(Bound)})
+
+
+def _rebound(state: State, bound: Bound) -> State:
+    """``state`` with another bound (not part of its equality)."""
+    return State(
+        bound,
+        state.servers,
+        state.registry,
+        state.steps,
+        state.calls,
+        state.closed,
+        state.reconfigured,
     )
 
 

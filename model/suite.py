@@ -1,8 +1,10 @@
 """The standard suite explored in parallel (SPEC §10.3): every part under every policy.
 
 Used by ``mcpbind explore``, ``mcpbind check``, the tests and ``scripts/update-spec-table``.
-Each part runs in a worker process of its own (the explorer is CPU-bound and pure); the
-results come back in the suite's order whatever order the workers finish in.
+Each part runs in a worker process of its own (the explorer is CPU-bound and pure), under
+every policy asked for, one after the other, the later ones reusing what the first
+computed without reading the policy (SPEC §10.8); the results come back in the suite's
+order whatever order the workers finish in.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from .bounds import Suite, suite
-from .explore import Report, explore
+from .explore import Report, Shared, explore
 from .rules import STANDARD, Rules
 from .values import Policy
 
@@ -27,7 +29,7 @@ __all__ = ["Run", "SuiteJob", "run_job", "run_suite", "suite_jobs"]
 @attrs.frozen
 class _Job:
     part: str
-    policy: Policy
+    policies: tuple[Policy, ...]
     servers: int
     steps: int | None
     calls: int | None
@@ -38,7 +40,7 @@ class _Job:
 
 
 SuiteJob = _Job
-"""One part of the standard suite under one policy, to explore (:func:`suite_jobs`)."""
+"""One part of the standard suite under its policies, to explore (:func:`suite_jobs`)."""
 
 
 @attrs.frozen
@@ -58,13 +60,24 @@ def _rules(mutant_name: str | None) -> Rules:
     return mutant(mutant_name)
 
 
-def _run_job(job: _Job) -> Run:
-    parts = suite(job.suite, job.policy, servers=job.servers, steps=job.steps, calls=job.calls)
-    part = next(p for p in parts if p.name == job.part)
+def _run_job(job: _Job) -> list[Run]:
     rules = _rules(job.mutant)
     stop_on = getattr(rules, "target", None) or None
-    report = explore(part.bound, rules, max_depth=job.depth, stop_on=stop_on, effects=job.effects)
-    return Run(job.part, job.policy, report)
+    shared = Shared() if len(job.policies) > 1 else None
+    runs = []
+    for policy in job.policies:
+        parts = suite(job.suite, policy, servers=job.servers, steps=job.steps, calls=job.calls)
+        part = next(p for p in parts if p.name == job.part)
+        report = explore(
+            part.bound,
+            rules,
+            max_depth=job.depth,
+            stop_on=stop_on,
+            effects=job.effects,
+            shared=shared,
+        )
+        runs.append(Run(job.part, policy, report))
+    return runs
 
 
 def suite_jobs(
@@ -78,23 +91,23 @@ def suite_jobs(
     effects: bool = False,
     bound: Suite = "standard",
 ) -> list[SuiteJob]:
-    """The suite's runs as jobs, one per policy and part, in :func:`run_suite`'s order;
+    """The suite's runs as jobs, one per part, under every policy, in the suite's order;
     :func:`run_job` runs one (in any process: a job is plain data). For a caller that
     schedules the parts with other work (``mcpbind check``). ``bound="nightly"``: the
     nightly bound's parts (SPEC §10.6)."""
     return [
-        _Job(part.name, policy, servers, steps, calls, depth, mutant, effects, bound)
-        for policy in policies
-        for part in suite(bound, policy, servers=servers, steps=steps, calls=calls)
+        _Job(part.name, policies, servers, steps, calls, depth, mutant, effects, bound)
+        for part in suite(bound, policies[0], servers=servers, steps=steps, calls=calls)
     ]
 
 
-def run_job(job: SuiteJob) -> Run:
-    """Explore one part of the suite under one policy (a job of :func:`suite_jobs`)."""
+def run_job(job: SuiteJob) -> list[Run]:
+    """Explore one part of the suite under its policies, in order (a job of
+    :func:`suite_jobs`): one :class:`Run` per policy."""
     return _run_job(job)
 
 
-def _run_indexed(indexed: tuple[int, _Job]) -> tuple[int, Run]:
+def _run_indexed(indexed: tuple[int, _Job]) -> tuple[int, list[Run]]:
     return indexed[0], _run_job(indexed[1])
 
 
@@ -130,24 +143,24 @@ def run_suite(
     )
     count = min(len(jobs), workers or os.cpu_count() or 1)
     heard = on_run or (lambda run, total: None)
+    total = len(jobs) * len(policies)
+    runs: list[list[Run]] = [[] for _ in jobs]
     if count <= 1:
-        single: list[Run] = []
-        for job in jobs:
-            single.append(_run_job(job))
-            heard(single[-1], len(jobs))
-        return single
-    # A multiprocessing pool, not concurrent.futures: leaving it terminates the workers,
-    # so Ctrl-C stops at once; the workers ignore SIGINT (one line from the parent).
-    # Largest first, one job at a time (the parts come largest first in the suite): with
-    # the default chunks of two, both big parts of one policy could share a worker.
-    names = [part.name for part in suite(bound, policies[0], servers=servers)]
-    order = sorted(range(len(jobs)), key=lambda i: (names.index(jobs[i].part), i))
-    with worker_pool(count, _ignore_sigint) as pool:
-        runs: list[Run | None] = [None] * len(jobs)
-        for i, run in pool.imap_unordered(_run_indexed, [(i, jobs[i]) for i in order]):
-            runs[i] = run
-            heard(run, len(jobs))
-    return [run for run in runs if run is not None]
+        for i, job in enumerate(jobs):
+            runs[i] = _run_job(job)
+            for run in runs[i]:
+                heard(run, total)
+    else:
+        # A multiprocessing pool, not concurrent.futures: leaving it terminates the
+        # workers, so Ctrl-C stops at once; the workers ignore SIGINT (one line from the
+        # parent). One job at a time, in the suite's order, the largest parts first.
+        with worker_pool(count, _ignore_sigint) as pool:
+            for i, part_runs in pool.imap_unordered(_run_indexed, list(enumerate(jobs))):
+                runs[i] = part_runs
+                for run in part_runs:
+                    heard(run, total)
+    # Policies outermost, parts in the suite's order.
+    return [part_runs[k] for k in range(len(policies)) for part_runs in runs]
 
 
 @contextlib.contextmanager

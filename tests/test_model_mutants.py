@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import functools
 
+import attrs
 import pytest
 
 from mcpbind.model import explore
 from mcpbind.model.bounds import standard_suite
-from mcpbind.model.explore import LIVENESS, Report, replay
+from mcpbind.model.explore import LIVENESS, Report, Shared, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 
 
@@ -80,6 +81,34 @@ def test_invariant_triggers_hide_no_violation_of_any_mutant(m: Mutant, policy: s
     """``Invariant.triggers`` only skips checks that cannot fail: checking every transition
     invariant on every transition finds the same violations, with the same traces."""
     assert verdicts(m, policy, every=False) == verdicts(m, policy, every=True)
+
+
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+def test_the_second_policy_reusing_the_first_finds_every_mutant_violation_the_same(m: Mutant):
+    """SPEC §10.8: exploring a part under frozen, then under revalidate reusing every
+    transition and check that did not read the policy, gives each policy the report it
+    gets alone: the same violations with the same traces, the same sizes and effects."""
+    limits: dict[str, object] = (
+        {"stop_on": m.target} if m.target.startswith("INV") else {"max_depth": 6}
+    )
+    shared = Shared()
+    for policy in ("frozen", "revalidate"):
+        part = next(p for p in standard_suite(policy) if p.name == m.part)
+        alone = explored(m.name, policy, **limits)  # type: ignore[arg-type]
+        reused = explore(part.bound, m, shared=shared, **limits)  # type: ignore[arg-type]
+        assert attrs.evolve(reused, seconds=0) == attrs.evolve(alone, seconds=0)
+
+
+def test_policy_reads_are_seen_so_a_policy_sensitive_transition_is_not_reused():
+    """The transitions that read the policy are computed again under the other one: the
+    progress part's sizes differ by policy (SPEC §10.3) and come out as pinned with reuse."""
+    shared = Shared()
+    sizes = []
+    for policy in ("frozen", "revalidate"):
+        part = next(p for p in standard_suite(policy) if p.name == "progress")
+        report = explore(part.bound, shared=shared)
+        sizes.append((report.states, report.transitions))
+    assert sizes == [(4201, 40075), (4101, 39009)]
 
 
 def test_a_trigger_set_that_hides_a_violation_is_caught(monkeypatch):
