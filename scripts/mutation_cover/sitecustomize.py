@@ -3,8 +3,9 @@ PYTHONPATH only for the runs that measure which tests reach which lines).
 
 With ``MCPBIND_MUTATION_COVERAGE`` set (a data file's path), every Python process started
 with this PYTHONPATH (pytest, and the processes its tests start) measures the files that
-match ``MCPBIND_MUTATION_INCLUDE`` (patterns joined by the path separator), each line
-recorded under the context ``MCPBIND_MUTATION_CONTEXT`` held when the process started;
+match ``MCPBIND_MUTATION_INCLUDE`` and not ``MCPBIND_MUTATION_OMIT`` (patterns joined by
+the path separator), each line recorded under the context ``MCPBIND_MUTATION_CONTEXT``
+held when the process started;
 ``mutation_contexts`` (the pytest plugin) switches it per test in the pytest process.
 """
 
@@ -19,6 +20,7 @@ if os.environ.get("MCPBIND_MUTATION_COVERAGE"):
         data_file=os.environ["MCPBIND_MUTATION_COVERAGE"],
         data_suffix=True,
         include=os.environ.get("MCPBIND_MUTATION_INCLUDE", "").split(os.pathsep),
+        omit=os.environ.get("MCPBIND_MUTATION_OMIT", "").split(os.pathsep),
         context=os.environ.get("MCPBIND_MUTATION_CONTEXT", ""),
         config_file=False,
     )
