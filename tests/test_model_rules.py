@@ -684,6 +684,27 @@ def test_a_call_refused_for_an_expired_session_is_sent_once_more_after_the_new_l
     assert outputs == [Result("c1", "failed", text), Sent("fs", "tools/list")]
 
 
+def test_inv_14_reports_an_expired_call_sent_again_when_another_servers_listing_ended():
+    """INV-14: a call refused for an expired session is sent again only when a listing of
+    its own server ends; the check reports one sent when server ``a``'s first listing
+    ended instead (issue 33: ``event.server == server`` made ``<=`` survived, and ``a``
+    sorts before ``fs``)."""
+    other = ServerSpec("a", versions=(((READ,),),))
+    state, _ = run(bound(EXPIRING, other), *TWO_IN_FLIGHT, SessionExpired("c1"))
+    record = state.call("c1")
+    assert record is not None
+    assert (record.phase, record.expired) == ("retrying", True)
+    event = ListDone("a")
+    t = step(state, event)
+    assert check_transition(state, event, t) == []
+    calls = tuple(attrs.evolve(c, phase="sent") if c.call_id == "c1" else c for c in t.state.calls)
+    sent = Sent("fs", "tools/call", "write")
+    forged = attrs.evolve(t, state=attrs.evolve(t.state, calls=calls), outputs=(*t.outputs, sent))
+    assert ("INV-14", "c1 was sent again by list_done before its new listing ended") in (
+        check_transition(state, event, forged)
+    )
+
+
 def test_a_call_waiting_after_an_expiry_times_out_or_closes_saying_so():
     b = bound(EXPIRING)
     _, outputs = run(b, *TWO_IN_FLIGHT, SessionExpired("c1"), Timeout("c1"))
@@ -791,6 +812,21 @@ def test_a_reconfiguration_cancels_the_calls_of_what_it_replaces_and_publishes_o
     assert state.registry.catalog("mcp:c").remote_names() == {"search"}
     assert state.servers[2].replacing
     assert not state.servers[1].present
+
+
+def test_a_call_waiting_for_approval_on_a_removed_server_ends_cancelled_unsent():
+    """INV-16: a reconfiguration ends a call of the removed server that still waits for
+    its approval, ``cancelled`` as one never sent, with no cancellation (issue 33:
+    ``record.phase == "done"`` made ``<``, which only ``approval`` passes, survived)."""
+    plain, prefix = reconfigurable()
+    b = attrs.evolve(plain, approval=True)
+    state, outputs = run(b, *prefix, Call(0, "c1", "mcp__b__search"))
+    assert outputs == []
+    assert state.call("c1").phase == "approval"
+    _, outputs = run(b, *prefix, Call(0, "c1", "mcp__b__search"), Reconfigure())
+    unsent = texts.RECONFIGURED_UNSENT.format(how="removed", server="b")
+    assert Result("c1", "cancelled", unsent) in outputs
+    assert Sent("b", "notifications/cancelled", "c1") not in outputs
 
 
 def test_a_reconfiguration_that_removes_no_tool_does_not_move_the_generation():
