@@ -639,6 +639,17 @@ def test_a_disconnect_ends_the_stream_with_the_session_and_the_reconnect_reads_t
     assert not state.servers[0].unread
 
 
+def test_inv_8_reports_a_refresh_in_flight_on_any_disconnected_server_not_only_the_first():
+    """INV-8: nothing of a disconnected server is in flight; a forged state where the
+    second server lost its connection with its first listing out is reported, past the
+    first server, connected (issue 33: the check's ``continue`` made ``break`` survived)."""
+    state = initial(bound(ServerSpec("a", versions=(((READ,),),)), WRITER)).state
+    assert [s.refresh is not None for s in state.servers] == [True, True]
+    lost = attrs.evolve(state.servers[1], connected=False)
+    forged = attrs.evolve(state, servers=(state.servers[0], lost))
+    assert ("INV-8", "refresh of disconnected fs still in flight") in check_state(forged)
+
+
 def test_a_server_that_does_not_end_its_stream_has_no_stream_event():
     state, _ = run(bound(WRITER), ListDone("fs"))
     kinds = {event.kind for event in enabled(state)}
