@@ -411,6 +411,7 @@ async def test_turn_input_fragments_come_in_contributor_order_and_failures_are_i
         Inputs("b", fail=True),
         Inputs("meddler", ["never"], meddle=True),
         Inputs("half", ["kept?", 3]),
+        Inputs("text", "one string"),  # a str is a sequence, of one-letter strs: refused
         Inputs("c", ("c1",)),
     )
     config = HostConfig(servers={"fs": ServerConfig(target=fs_server())}, contributors=contributors)
@@ -431,7 +432,9 @@ async def test_turn_input_fragments_come_in_contributor_order_and_failures_are_i
         "turn-input contributor 'b'",
         "turn-input contributor 'meddler'",
         "turn-input contributor 'half'",
+        "turn-input contributor 'text'",
     ]
+    assert "fragments() must return a sequence of str, got 'one string'" in failed[3]
     assert "FrozenInstanceError" in failed[1]
 
 

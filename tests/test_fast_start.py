@@ -132,6 +132,27 @@ def test_a_cache_with_an_impossible_bound_is_a_config_error(field, value):
         CatalogCache(**{field: value})
 
 
+def test_the_identity_is_the_same_whatever_order_the_headers_or_environment_come_in():
+    """Headers and environment are mappings: the same pairs in another order (a TOML file
+    reordered) are the same server, whose cached catalog is reused (issue 33: the secret
+    digest's ``sort_keys=True`` made ``False`` survived)."""
+    headers = {"Authorization": "Bearer t", "X-Team": "blue"}
+    env = {"K": "v", "A": "b"}
+    for one, two in (
+        (
+            ServerConfig(target="http://h.example/mcp", headers=headers),
+            ServerConfig(target="http://h.example/mcp", headers=dict(reversed(headers.items()))),
+        ),
+        (
+            ServerConfig(target=StdioServerParameters(command="srv", env=env)),
+            ServerConfig(
+                target=StdioServerParameters(command="srv", env=dict(reversed(env.items())))
+            ),
+        ),
+    ):
+        assert server_identity(one).digest == server_identity(two).digest
+
+
 def test_the_identity_follows_target_and_tool_filters_not_the_server_name():
     base = ServerConfig(target="http://h.example/mcp")
     key = server_identity(base).digest

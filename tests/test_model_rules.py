@@ -640,6 +640,17 @@ def test_a_disconnect_ends_the_stream_with_the_session_and_the_reconnect_reads_t
     assert not state.servers[0].unread
 
 
+def test_inv_8_reports_a_refresh_in_flight_on_any_disconnected_server_not_only_the_first():
+    """INV-8: nothing of a disconnected server is in flight; a forged state where the
+    second server lost its connection with its first listing out is reported, past the
+    first server, connected (issue 33: the check's ``continue`` made ``break`` survived)."""
+    state = initial(bound(ServerSpec("a", versions=(((READ,),),)), WRITER)).state
+    assert [s.refresh is not None for s in state.servers] == [True, True]
+    lost = attrs.evolve(state.servers[1], connected=False)
+    forged = attrs.evolve(state, servers=(state.servers[0], lost))
+    assert ("INV-8", "refresh of disconnected fs still in flight") in check_state(forged)
+
+
 def test_a_server_that_does_not_end_its_stream_has_no_stream_event():
     state, _ = run(bound(WRITER), ListDone("fs"))
     kinds = {event.kind for event in enabled(state)}
@@ -683,6 +694,27 @@ def test_a_call_refused_for_an_expired_session_is_sent_once_more_after_the_new_l
     _, outputs = run(b, *events, SessionExpired("c1"))
     text = texts.EXPIRED_AGAIN.format(server="fs", tool="write")
     assert outputs == [Result("c1", "failed", text), Sent("fs", "tools/list")]
+
+
+def test_inv_14_reports_an_expired_call_sent_again_when_another_servers_listing_ended():
+    """INV-14: a call refused for an expired session is sent again only when a listing of
+    its own server ends; the check reports one sent when server ``a``'s first listing
+    ended instead (issue 33: ``event.server == server`` made ``<=`` survived, and ``a``
+    sorts before ``fs``)."""
+    other = ServerSpec("a", versions=(((READ,),),))
+    state, _ = run(bound(EXPIRING, other), *TWO_IN_FLIGHT, SessionExpired("c1"))
+    record = state.call("c1")
+    assert record is not None
+    assert (record.phase, record.expired) == ("retrying", True)
+    event = ListDone("a")
+    t = step(state, event)
+    assert check_transition(state, event, t) == []
+    calls = tuple(attrs.evolve(c, phase="sent") if c.call_id == "c1" else c for c in t.state.calls)
+    sent = Sent("fs", "tools/call", "write")
+    forged = attrs.evolve(t, state=attrs.evolve(t.state, calls=calls), outputs=(*t.outputs, sent))
+    assert ("INV-14", "c1 was sent again by list_done before its new listing ended") in (
+        check_transition(state, event, forged)
+    )
 
 
 def test_a_call_waiting_after_an_expiry_times_out_or_closes_saying_so():
@@ -792,6 +824,21 @@ def test_a_reconfiguration_cancels_the_calls_of_what_it_replaces_and_publishes_o
     assert state.registry.catalog("mcp:c").remote_names() == {"search"}
     assert state.servers[2].replacing
     assert not state.servers[1].present
+
+
+def test_a_call_waiting_for_approval_on_a_removed_server_ends_cancelled_unsent():
+    """INV-16: a reconfiguration ends a call of the removed server that still waits for
+    its approval, ``cancelled`` as one never sent, with no cancellation (issue 33:
+    ``record.phase == "done"`` made ``<``, which only ``approval`` passes, survived)."""
+    plain, prefix = reconfigurable()
+    b = attrs.evolve(plain, approval=True)
+    state, outputs = run(b, *prefix, Call(0, "c1", "mcp__b__search"))
+    assert outputs == []
+    assert state.call("c1").phase == "approval"
+    _, outputs = run(b, *prefix, Call(0, "c1", "mcp__b__search"), Reconfigure())
+    unsent = texts.RECONFIGURED_UNSENT.format(how="removed", server="b")
+    assert Result("c1", "cancelled", unsent) in outputs
+    assert Sent("b", "notifications/cancelled", "c1") not in outputs
 
 
 def test_a_reconfiguration_that_removes_no_tool_does_not_move_the_generation():

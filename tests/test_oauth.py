@@ -944,3 +944,32 @@ async def test_the_test_server_refuses_proofs_that_are_wrong_so_passing_ones_mea
         "jti missing or seen before",
         "ath wrong",
     ]
+
+
+@pytest.mark.parametrize(
+    ("host", "server", "redirect"),
+    [
+        ({}, {}, "http://127.0.0.1/callback"),
+        ({"callback_port": 8765}, {}, "http://127.0.0.1:8765/callback"),
+        ({"callback_port": 8765}, {"callback_port": 9000}, "http://127.0.0.1:9000/callback"),
+        ({}, {"callback_url": "https://app.example/cb"}, "https://app.example/cb"),
+        ({"callback_url": "https://host.example/cb"}, {}, "https://host.example/cb"),
+        (
+            {"callback_url": "https://host.example/cb"},
+            {"callback_url": "https://app.example/cb"},
+            "https://app.example/cb",
+        ),
+        (
+            {"callback_port": 8765},
+            {"callback_url": "https://app.example/cb"},
+            "https://app.example/cb",
+        ),
+    ],
+)
+def test_the_redirect_uri_is_the_servers_callback_then_the_hosts_then_the_loopback(
+    host, server, redirect
+):
+    """Codex's keys: a server's ``oauth.callback_url`` wins over the host's
+    ``mcp_oauth_callback_url``, either over a callback port, a server's port over the
+    host's (issue 33: the ``or`` of the two URLs made ``and`` survived)."""
+    assert Authorizer(**host).redirect_uri_for(OAuthConfig(**server)) == redirect

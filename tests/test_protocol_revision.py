@@ -261,8 +261,11 @@ async def test_an_http_status_at_connect_is_named_and_a_refusal_says_authorizati
             "403 Forbidden Forbidden Only from the office & VPN",
         ),
         ("key sk-live-7f3e9a1c0b2d-SECRET refused\n" + "x" * 300, "text/plain", None),
+        # A page labelled plain text is still markup (issue 33: the test of the label or
+        # the leading "<" made "and" survived).
+        ("  <html><body><h1>Forbidden</h1></body></html>", "text/plain", "Forbidden"),
     ],
-    ids=["html", "secret-and-long"],
+    ids=["html", "secret-and-long", "markup-labelled-plain"],
 )
 async def test_a_403_says_the_servers_text_on_one_short_line_without_secrets(
     tmp_path, body, content_type, text

@@ -3,6 +3,7 @@ and the refused call is sent once more, never twice (SPEC §8.13, INV-14; issue 
 
 from __future__ import annotations
 
+import anyio
 import pytest
 from testservers.processes import free_port, start_http_server, stop, wait_listening
 from testservers.recorders import Inputs
@@ -52,6 +53,96 @@ async def test_a_restarted_handshake_era_server_gets_a_new_session_and_the_call_
         assert posts[-1] == "tools/call"
     finally:
         await stop(process)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # as above
+async def test_a_handshake_era_task_call_refused_for_its_session_is_sent_once_more_on_a_new_one(
+    tmp_path,
+):
+    """A 2025-11-25 tool that requires a task is called as one (``task`` in its params,
+    SPEC §8.12); a server that no longer knows the session refuses it like any call
+    (HTTP 404), so the host opens a new session, lists, and sends it once more (INV-14),
+    never losing the connection over it. This server refuses every ``tools/call``: the
+    second refusal ends the call ``failed`` with ``EXPIRED_AGAIN`` after exactly two."""
+    log = tmp_path / "http.log"
+    env = {
+        "MCPBIND_TEST_HTTP_LEGACY": "1",
+        "MCPBIND_TEST_HTTP_LOG": str(log),
+        "MCPBIND_TEST_HTTP_STATUS": "404",
+        "MCPBIND_TEST_HTTP_STATUS_METHOD": "tools/call",
+        "MCPBIND_TEST_HTTP_BODY": "Session not found",
+        "MCPBIND_TEST_EXCLUDABLE": "1",
+        "MCPBIND_TEST_TASKS_CAPABILITY": "1",
+    }
+    port = free_port()
+    process = await start_http_server(tmp_path, port, **env)
+    try:
+        await wait_listening(port)
+        inputs = Inputs()
+        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": server}), recorder=inputs) as host:
+            step = host.sample()
+            result = await host.call(step, "c1", "mcp__s__research", {"topic": "tides"})
+            status = host.server_status()[0]
+        assert status.error is None
+        assert result.status == "failed"
+        assert result.output == (
+            "server 's' refused the call of 'research' again when it was sent once more"
+            " (HTTP 404: the server did not know the session); the tool did not run"
+        )
+        assert inputs.seen.count("session_expired") == 2
+        assert "disconnect" not in inputs.seen
+    finally:
+        await stop(process)
+    posts = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("POST")]
+    calls = [n for n, method in enumerate(posts) if method == "tools/call"]
+    assert len(calls) == 2  # refused, then sent once more: never a third time
+    between = posts[calls[0] + 1 : calls[1]]
+    assert between.index("initialize") < between.index("tools/list")  # on a new session
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # as above
+async def test_a_session_refused_under_one_call_fails_the_servers_other_call_in_flight(tmp_path):
+    """INV-14: when the server no longer knows the session, every other call of that
+    server already sent ends ``failed`` with ``DISCONNECTED`` (its outcome is unknown:
+    the new session cannot answer it), while the refused call goes on to its resend.
+    Here ``slow`` is out when the server refuses ``echo`` (HTTP 404 for that tool only)."""
+    log = tmp_path / "http.log"
+    env = {
+        "MCPBIND_TEST_HTTP_LEGACY": "1",
+        "MCPBIND_TEST_HTTP_LOG": str(log),
+        "MCPBIND_TEST_HTTP_STATUS": "404",
+        "MCPBIND_TEST_HTTP_STATUS_METHOD": "tools/call",
+        "MCPBIND_TEST_HTTP_STATUS_TOOL": "echo",
+        "MCPBIND_TEST_HTTP_BODY": "Session not found",
+    }
+    port = free_port()
+    process = await start_http_server(tmp_path, port, **env)
+    results = {}
+    try:
+        await wait_listening(port)
+        inputs = Inputs()
+        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": server}), recorder=inputs) as host:
+            steps = {"c1": host.sample(), "c2": host.sample()}  # two lanes (INV-9)
+
+            async def call(call_id: str, tool: str, arguments: dict[str, object]) -> None:
+                results[call_id] = await host.call(steps[call_id], call_id, tool, arguments)
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(call, "c1", "mcp__s__slow", {"seconds": 30, "tag": "out"})
+                with anyio.fail_after(30):
+                    while "POST tools/call" not in log.read_text():
+                        await anyio.sleep(0.05)
+                calls.start_soon(call, "c2", "mcp__s__echo", {"text": "refused"})
+    finally:
+        await stop(process)
+    assert results["c1"].status == "failed"
+    assert results["c1"].output == (
+        "server 's' disconnected while the call was in flight; its outcome is unknown"
+    )
+    assert results["c2"].output.startswith("server 's' refused the call of 'echo' again")
+    assert "disconnect" not in inputs.seen
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from testservers.common import make_server
 from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
 from mcpbind.impl.config.recorder import records
 from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model.refine import refine
 from mcpbind.model.trace import (
     REQUIRED,
@@ -31,7 +32,7 @@ from mcpbind.model.trace import (
     check_trace,
     parse_trace,
 )
-from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS, EventKind
+from mcpbind.model.values import EVENT_KINDS, OUTPUT_KINDS, EventKind, Exclusion
 
 
 def schema() -> dict[str, Any]:
@@ -123,6 +124,30 @@ def test_the_spec_table_requires_what_the_checker_requires():
     assert {kind for kind, fields in found.items() if fields} == set(REQUIRED)
     for kind, fields in REQUIRED.items():
         assert found[kind] == set(fields), kind
+
+
+def test_a_refresh_outcome_record_names_the_tools_left_out_and_only_when_there_are_some():
+    """SPEC §14.1: ``excluded`` lists, in listing order, the valid tools a refresh left out
+    of the catalog, and is absent when it left none out (issue 33: the branch negated
+    survived)."""
+    out = io.StringIO()
+    recorder = TraceRecorder(out, {"kind": "header"})
+    left_out = tuple(
+        Exclusion(tool=name, kind="task_required", reason=f"{name} needs a task")
+        for name in ("research", "deploy")
+    )
+    recorder.refresh_outcome(RefreshOutcome("s", "installed", 2, excluded=left_out))
+    recorder.refresh_outcome(RefreshOutcome("s", "unchanged", 2))
+    assert records_of(out.getvalue())[1:] == [
+        {
+            "kind": "refresh_outcome",
+            "server": "s",
+            "status": "installed",
+            "generation": 2,
+            "excluded": ["research", "deploy"],
+        },
+        {"kind": "refresh_outcome", "server": "s", "status": "unchanged", "generation": 2},
+    ]
 
 
 def test_a_duplicated_result_fails_naming_inv_4(demo_trace, tmp_path):

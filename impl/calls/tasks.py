@@ -58,7 +58,7 @@ class _TaskEnded(Exception):
     """The task reached ``failed`` or ``cancelled`` at the server (SPEC §8.12)."""
 
     def __init__(self, status: Literal["failed", "cancelled"], message: str | None) -> None:
-        super().__init__(f"task {status}: {message or 'no reason given'}")
+        super().__init__(status)  # the call's end is worded by run_task (texts.TASK_*)
         self.status = status
         self.message = message
 

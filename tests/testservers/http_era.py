@@ -10,7 +10,8 @@ plain-text body, as a server behind an authorization gateway does: the body is
 content type (default ``text/plain``), the ``WWW-Authenticate`` header
 ``MCPBIND_TEST_HTTP_CHALLENGE`` (a 401 gets ``Bearer realm="mcp"`` by default), and with
 ``MCPBIND_TEST_HTTP_STATUS_METHOD`` only the POSTs of that JSON-RPC method get it (the
-server answers the others, so a session opens and one request fails).
+server answers the others, so a session opens and one request fails), and with
+``MCPBIND_TEST_HTTP_STATUS_TOOL`` too only the ``tools/call`` of that tool.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 Scope = dict[str, Any]
+
+
+def _tool(body: bytes) -> str | None:
+    """The tool a ``tools/call`` body calls, or None."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    return params.get("name") if isinstance(params, dict) else None
 
 
 def _methods(body: bytes) -> list[str]:
@@ -57,6 +68,7 @@ def wrapped(app: Any) -> Any:
     log_path = os.environ.get("MCPBIND_TEST_HTTP_LOG")
     status = int(os.environ.get("MCPBIND_TEST_HTTP_STATUS") or 0)
     status_method = os.environ.get("MCPBIND_TEST_HTTP_STATUS_METHOD")
+    status_tool = os.environ.get("MCPBIND_TEST_HTTP_STATUS_TOOL")
     refuse = _refusal(status)
 
     def log(line: str) -> None:
@@ -85,7 +97,7 @@ def wrapped(app: Any) -> Any:
         body = b"".join(chunks)
         methods = _methods(body)
         log("POST " + ",".join(methods))
-        if status and methods == [status_method]:
+        if status and methods == [status_method] and status_tool in (None, _tool(body)):
             await refuse(send)
             return
         if legacy and methods == ["server/discover"]:

@@ -10,7 +10,10 @@ a client falls back to the ``initialize`` handshake and a session id (the handsh
 Writes its pid to STATE_DIR/pid; its tools are ``common.make_server``'s (with
 ``MCPBIND_TEST_EXCLUDABLE``, its excludable ones too; ``MCPBIND_TEST_HIDDEN_HEADERS=N``
 hides the ``x-mcp-header`` annotations from its first N listings, -1 from all;
-``MCPBIND_TEST_ONLY_TOOLS=echo,slow`` lists only those tools).
+``MCPBIND_TEST_ONLY_TOOLS=echo,slow`` lists only those tools; with
+``MCPBIND_TEST_TASKS_CAPABILITY`` a handshake-era session is told the server runs
+``tools/call`` as tasks, ``tasks.requests.tools.call``, which it does not: for a test whose
+task calls the HTTP wrapper refuses before they reach it).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import time
 
 import anyio
+import mcp_types as types
 from common import make_server
 
 state = pathlib.Path(sys.argv[1])
@@ -31,6 +35,16 @@ server = make_server(
     excludable=bool(os.environ.get("MCPBIND_TEST_EXCLUDABLE")),
     hidden_headers=int(os.environ.get("MCPBIND_TEST_HIDDEN_HEADERS", "0")),
 )
+if os.environ.get("MCPBIND_TEST_TASKS_CAPABILITY"):
+    declared = server._lowlevel_server.get_capabilities
+    tasks = types.ServerTasksCapability(
+        requests=types.ServerTasksRequestsCapability(
+            tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+        )
+    )
+    server._lowlevel_server.get_capabilities = (  # type: ignore[method-assign] # a test server's claim
+        lambda *args, **kwargs: declared(*args, **kwargs).model_copy(update={"tasks": tasks})
+    )
 if os.environ.get("MCPBIND_TEST_ONLY_TOOLS"):
     kept = set(os.environ["MCPBIND_TEST_ONLY_TOOLS"].split(","))
     for listed in anyio.run(server.list_tools):
