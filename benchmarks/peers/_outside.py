@@ -110,6 +110,82 @@ class Subject(Protocol):
     async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None: ...
 
 
+class Peer:
+    """The :class:`Subject` of a harness, written once: a step records what
+    :meth:`listed` gives as the catalog; a call records its ``call``, runs :meth:`invoke`
+    and ends in one status (``unsupported`` for a name the step lacks, ``cancelled``,
+    :meth:`failure` of an exception), recorded by :meth:`Outside.settle`."""
+
+    LISTED = False
+    """The harness knows each step lists anew (``Outside.catalog``'s ``listed``)."""
+    CHECKS_NAMES = True
+    """A name the step lacks is ``unsupported`` before the layer is asked (False: the
+    layer is asked anyway; its routes may outlive its last listing)."""
+
+    def __init__(self, trace: Outside) -> None:
+        self.trace = trace
+        self.tools: dict[str, Any] = {}
+        self.steps = 0
+
+    async def listed(self) -> dict[str, Any]:
+        """The layer's tools for a step, by name."""
+        raise NotImplementedError
+
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
+        """Call ``tool`` (``found``: the step's tool of that name) and say its status."""
+        raise NotImplementedError
+
+    def failure(self, error: Exception) -> str:
+        """The status of a call the layer failed by raising ``error``."""
+        return "failed"
+
+    async def sample(self) -> None:
+        self.tools = await self.listed()
+        self.trace.catalog(sorted(self.tools), listed=self.LISTED)
+        self.trace.add("sample", step=self.steps)
+        self.steps += 1
+
+    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
+        trace = self.trace
+        trace.current = call_id
+        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
+        status = "failed"
+        try:
+            found = self.tools.get(tool)
+            if found is None and self.CHECKS_NAMES:
+                status = "unsupported"
+            else:
+                status = await self.invoke(found, call_id, tool, arguments)
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        except Exception as error:  # the layer's or its client's failure, as a status
+            status = self.failure(error)
+        finally:
+            await trace.settle(call_id, status)
+
+
+async def drive(
+    scenario: str,
+    subject: Peer,
+    close: Callable[[], Awaitable[Any]],
+    tool: Callable[[str], str] = str,
+) -> str:
+    """The whole trace of ``scenario`` (:func:`play` after the first step), the layer
+    closed by ``close`` at the end (a dead server's client may fail to close: ignored)."""
+    trace = subject.trace
+    try:
+        await subject.sample()
+        if await play(scenario, subject, trace, tool):
+            return trace.end()
+        trace.wire()
+    finally:
+        with contextlib.suppress(Exception):
+            await close()
+    trace.add("close")
+    return trace.end()
+
+
 async def play(
     scenario: str,
     subject: Subject,

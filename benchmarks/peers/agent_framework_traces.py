@@ -19,13 +19,12 @@ any other exception ``failed``, a cancelled call ``cancelled``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import pathlib
 from importlib import metadata
 from typing import Any
 
-from _outside import NAME, Outside, play, write_all
+from _outside import NAME, Outside, Peer, drive, write_all
 from agent_framework import MCPStdioTool
 from agent_framework.exceptions import ToolExecutionException
 from mcp import MCPError
@@ -33,42 +32,24 @@ from mcp import MCPError
 SUBJECT = "agent-framework"
 
 
-class Subject:
+class Subject(Peer):
     def __init__(self, tool: MCPStdioTool, trace: Outside) -> None:
+        super().__init__(trace)
         self.tool = tool
-        self.trace = trace
-        self.functions: dict[str, Any] = {}
-        self.steps = 0
 
-    async def sample(self) -> None:
+    async def listed(self) -> dict[str, Any]:
         """A step: the functions the tool holds now (as its last load left them)."""
-        self.functions = {f.name: f for f in self.tool.functions}
-        self.trace.catalog(sorted(self.functions))
-        self.trace.add("sample", step=self.steps)
-        self.steps += 1
+        return {f.name: f for f in self.tool.functions}
 
-    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        trace = self.trace
-        trace.current = call_id
-        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
-        status = "failed"
-        try:
-            function = self.functions.get(tool)
-            if function is None:
-                status = "unsupported"
-            else:
-                await function.invoke(arguments=arguments, tool_call_id=call_id)
-                status = "ok"
-        except asyncio.CancelledError:
-            status = "cancelled"
-            raise
-        except ToolExecutionException as error:  # the server's error, or a lost connection
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
+        await found.invoke(arguments=arguments, tool_call_id=call_id)
+        return "ok"
+
+    def failure(self, error: Exception) -> str:
+        if isinstance(error, ToolExecutionException):  # the server's error, or a lost link
             causes = (*error.args, error.__cause__)
-            status = "failed" if any(isinstance(c, MCPError) for c in causes) else "error"
-        except Exception:  # the tool's or its client's failure, as a status
-            status = "failed"
-        finally:
-            await trace.settle(call_id, status)
+            return "failed" if any(isinstance(c, MCPError) for c in causes) else "error"
+        return "failed"
 
 
 async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -> str:
@@ -76,17 +57,11 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
     trace = Outside(log, "agent-framework MCPStdioTool", metadata.version("agent-framework-core"))
     tool = MCPStdioTool(name=NAME, command=python, args=[server_path, str(log)])
     await tool.__aenter__()
-    subject = Subject(tool, trace)
-    try:
-        await subject.sample()
-        if await play(scenario, subject, trace):
-            return trace.end()
-        trace.wire()
-    finally:
-        with contextlib.suppress(Exception):  # a dead server's client may not close
-            await tool.__aexit__(None, None, None)
-    trace.add("close")
-    return trace.end()
+
+    async def close() -> None:
+        await tool.__aexit__(None, None, None)
+
+    return await drive(scenario, Subject(tool, trace), close)
 
 
 async def main() -> None:

@@ -17,12 +17,11 @@ a cancelled call ``cancelled``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import pathlib
 from importlib import metadata
 from typing import Any
 
-from _outside import NAME, Outside, play, write_all
+from _outside import NAME, Outside, Peer, drive, write_all
 from fastmcp import Client
 from fastmcp.client.group import ClientGroup
 from fastmcp.client.transports import StdioTransport
@@ -30,36 +29,24 @@ from fastmcp.client.transports import StdioTransport
 SUBJECT = "fastmcp-client-group"
 
 
-class Subject:
+class Subject(Peer):
+    CHECKS_NAMES = False  # the group routes by what it listed last, whatever a step showed
+
     def __init__(self, group: ClientGroup, trace: Outside) -> None:
+        super().__init__(trace)
         self.group = group
-        self.trace = trace
-        self.steps = 0
 
-    async def sample(self) -> None:
+    async def listed(self) -> dict[str, Any]:
         """A step: the group lists every member again and rebuilds its routes."""
-        tools = await self.group.list_tools()
-        self.trace.catalog(sorted(t.name for t in tools))
-        self.trace.add("sample", step=self.steps)
-        self.steps += 1
+        return {t.name: t for t in await self.group.list_tools()}
 
-    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        trace = self.trace
-        trace.current = call_id
-        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
-        status = "failed"
-        try:
-            result = await self.group.call_tool(tool, arguments, raise_on_error=False)
-            status = "error" if result.is_error else "ok"
-        except asyncio.CancelledError:
-            status = "cancelled"
-            raise
-        except KeyError:  # the group's own refusal of a name it has no route for
-            status = "unsupported"
-        except Exception:  # the group's or its client's failure, as a status
-            status = "failed"
-        finally:
-            await trace.settle(call_id, status)
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
+        result = await self.group.call_tool(tool, arguments, raise_on_error=False)
+        return "error" if result.is_error else "ok"
+
+    def failure(self, error: Exception) -> str:
+        # KeyError: the group's own refusal of a name it has no route for
+        return "unsupported" if isinstance(error, KeyError) else "failed"
 
 
 async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -> str:
@@ -68,17 +55,11 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
     client: Client[Any] = Client(StdioTransport(python, [server_path, str(log)]), timeout=30)
     group = ClientGroup({NAME: client})
     await group.__aenter__()
-    subject = Subject(group, trace)
-    try:
-        await subject.sample()
-        if await play(scenario, subject, trace, f"{NAME}_{{}}".format):
-            return trace.end()
-        trace.wire()
-    finally:
-        with contextlib.suppress(Exception):  # a dead server's client may not close
-            await group.__aexit__(None, None, None)
-    trace.add("close")
-    return trace.end()
+
+    async def close() -> None:
+        await group.__aexit__(None, None, None)
+
+    return await drive(scenario, Subject(group, trace), close, f"{NAME}_{{}}".format)
 
 
 async def main() -> None:

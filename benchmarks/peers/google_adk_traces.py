@@ -19,13 +19,12 @@ failed session, handed to the model) or an exception ``failed``, any other resul
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import pathlib
 from importlib import metadata
 from typing import Any
 
-from _outside import Outside, play, write_all
+from _outside import Outside, Peer, drive, write_all
 from google.adk.agents import LlmAgent
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.sessions import InMemorySessionService
@@ -37,46 +36,26 @@ from mcp import StdioServerParameters
 SUBJECT = "google-adk"
 
 
-class Subject:
+class Subject(Peer):
+    LISTED = True
+
     def __init__(self, toolset: McpToolset, context: InvocationContext, trace: Outside) -> None:
+        super().__init__(trace)
         self.toolset = toolset
         self.context = context
-        self.trace = trace
-        self.tools: dict[str, Any] = {}
-        self.steps = 0
 
-    async def sample(self) -> None:
+    async def listed(self) -> dict[str, Any]:
         """A step: the toolset lists the server's tools (no cache by default)."""
-        self.tools = {t.name: t for t in await self.toolset.get_tools()}
-        self.trace.catalog(sorted(self.tools), listed=True)
-        self.trace.add("sample", step=self.steps)
-        self.steps += 1
+        return {t.name: t for t in await self.toolset.get_tools()}
 
-    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        trace = self.trace
-        trace.current = call_id
-        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
-        status = "failed"
-        try:
-            found = self.tools.get(tool)
-            if found is None:
-                status = "unsupported"
-            else:
-                context = ToolContext(self.context, function_call_id=call_id)
-                result = await found.run_async(args=arguments, tool_context=context)
-                if isinstance(result, dict) and "error" in result:
-                    status = "failed"
-                elif isinstance(result, dict) and result.get("isError"):
-                    status = "error"
-                else:
-                    status = "ok"
-        except asyncio.CancelledError:
-            status = "cancelled"
-            raise
-        except Exception:  # the toolset's or its session's failure, as a status
-            status = "failed"
-        finally:
-            await trace.settle(call_id, status)
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
+        context = ToolContext(self.context, function_call_id=call_id)
+        result = await found.run_async(args=arguments, tool_context=context)
+        if isinstance(result, dict) and "error" in result:
+            return "failed"
+        if isinstance(result, dict) and result.get("isError"):
+            return "error"
+        return "ok"
 
 
 async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -> str:
@@ -90,17 +69,7 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
     context = InvocationContext(
         session_service=sessions, invocation_id="traces", agent=agent, session=session
     )
-    subject = Subject(toolset, context, trace)
-    try:
-        await subject.sample()
-        if await play(scenario, subject, trace):
-            return trace.end()
-        trace.wire()
-    finally:
-        with contextlib.suppress(Exception):  # a dead server's session may not close
-            await toolset.close()
-    trace.add("close")
-    return trace.end()
+    return await drive(scenario, Subject(toolset, context, trace), toolset.close)
 
 
 async def main() -> None:

@@ -28,7 +28,7 @@ import pathlib
 from importlib import metadata
 from typing import Any
 
-from _outside import NAME, Outside, play, write_all
+from _outside import NAME, Outside, Peer, play, write_all
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 
@@ -36,45 +36,26 @@ SUBJECTS = {"langchain-mcp-adapters": False, "langchain-mcp-adapters-session": T
 """Each subject and whether it keeps one session open."""
 
 
-class Subject:
+class Subject(Peer):
+    LISTED = True
+
     def __init__(self, client: MultiServerMCPClient, session: Any, trace: Outside) -> None:
+        super().__init__(trace)
         self.client = client
         self.session = session
-        self.trace = trace
-        self.tools: dict[str, Any] = {}
-        self.steps = 0
 
-    async def sample(self) -> None:
+    async def listed(self) -> dict[str, Any]:
         """A step: the tools listed anew (on the open session, or on a session of its own)."""
         if self.session is None:
             tools = await self.client.get_tools(server_name=NAME)
         else:
             tools = await load_mcp_tools(self.session, server_name=NAME)
-        self.tools = {t.name: t for t in tools}
-        self.trace.catalog(sorted(self.tools), listed=True)
-        self.trace.add("sample", step=self.steps)
-        self.steps += 1
+        return {t.name: t for t in tools}
 
-    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        trace = self.trace
-        trace.current = call_id
-        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
-        status = "failed"
-        try:
-            found = self.tools.get(tool)
-            if found is None:
-                status = "unsupported"
-            else:
-                call = {"type": "tool_call", "name": tool, "args": arguments, "id": call_id}
-                message = await found.ainvoke(call)
-                status = "error" if getattr(message, "status", "success") == "error" else "ok"
-        except asyncio.CancelledError:
-            status = "cancelled"
-            raise
-        except Exception:  # the adapter's session or transport failure, as a status
-            status = "failed"
-        finally:
-            await trace.settle(call_id, status)
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
+        call = {"type": "tool_call", "name": tool, "args": arguments, "id": call_id}
+        message = await found.ainvoke(call)
+        return "error" if getattr(message, "status", "success") == "error" else "ok"
 
 
 async def run(

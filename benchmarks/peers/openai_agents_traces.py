@@ -15,13 +15,12 @@ invocation ``cancelled``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import pathlib
 from importlib import metadata
 from typing import Any
 
-from _outside import NAME, Outside, play, write_all
+from _outside import NAME, Outside, Peer, drive, write_all
 from agents import Agent, RunContextWrapper, set_tracing_disabled
 from agents.mcp import MCPServerStdio, MCPUtil
 from agents.tool_context import ToolContext
@@ -29,46 +28,25 @@ from agents.tool_context import ToolContext
 FAILED = "An error occurred while running the tool"
 
 
-class Subject:
+class Subject(Peer):
     def __init__(self, server: MCPServerStdio, trace: Outside) -> None:
+        super().__init__(trace)
         self.server = server
-        self.trace = trace
         self.agent = Agent(name="traces")
         self.context = RunContextWrapper(context=None)
-        self.tools: dict[str, Any] = {}
-        self.steps = 0
 
-    async def sample(self) -> None:
+    async def listed(self) -> dict[str, Any]:
         """A step: the agent layer lists the server's tools again (cache off)."""
         tools = await MCPUtil.get_function_tools(self.server, False, self.context, self.agent)
-        self.tools = {t.name: t for t in tools}
-        self.trace.catalog(sorted(self.tools))
-        self.trace.add("sample", step=self.steps)
-        self.steps += 1
+        return {t.name: t for t in tools}
 
-    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        trace = self.trace
-        trace.current = call_id
-        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
-        status = "failed"
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
         text = json.dumps(arguments)
-        try:
-            function = self.tools.get(tool)
-            if function is None:
-                status = "unsupported"
-            else:
-                context = ToolContext(
-                    context=None, tool_name=tool, tool_call_id=call_id, tool_arguments=text
-                )
-                output = await function.on_invoke_tool(context, text)
-                status = "failed" if str(output).startswith(FAILED) else "ok"
-        except asyncio.CancelledError:
-            status = "cancelled"
-            raise
-        except Exception:  # the framework's own failure, as a status
-            status = "failed"
-        finally:
-            await trace.settle(call_id, status)
+        context = ToolContext(
+            context=None, tool_name=tool, tool_call_id=call_id, tool_arguments=text
+        )
+        output = await found.on_invoke_tool(context, text)
+        return "failed" if str(output).startswith(FAILED) else "ok"
 
 
 async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -> str:
@@ -81,17 +59,7 @@ async def run(scenario: str, python: str, server_path: str, log: pathlib.Path) -
         client_session_timeout_seconds=30,
     )
     await server.connect()
-    subject = Subject(server, trace)
-    try:
-        await subject.sample()
-        if await play(scenario, subject, trace):
-            return trace.end()
-        trace.wire()
-    finally:
-        with contextlib.suppress(Exception):  # a dead server's session may not close
-            await server.cleanup()
-    trace.add("close")
-    return trace.end()
+    return await drive(scenario, Subject(server, trace), server.cleanup)
 
 
 async def main() -> None:

@@ -22,13 +22,12 @@ the default: the run hands it to the model to retry) ``error``, any other except
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import pathlib
 from importlib import metadata
 from typing import Any
 
-from _outside import Outside, play, write_all
+from _outside import Outside, Peer, drive, write_all
 from fastmcp.client.transports import StdioTransport
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry
@@ -40,44 +39,25 @@ SUBJECTS = {"pydantic-ai": True, "pydantic-ai-uncached": False}
 """Each subject and its ``cache_tools``."""
 
 
-class Subject:
+class Subject(Peer):
     def __init__(self, toolset: MCPToolset[None], trace: Outside) -> None:
+        super().__init__(trace)
         self.toolset = toolset
-        self.trace = trace
         self.ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
-        self.tools: dict[str, Any] = {}
-        self.steps = 0
 
-    async def sample(self) -> None:
+    async def listed(self) -> dict[str, Any]:
         """A step: the toolset's tools (from its cache, if on, unless ``list_changed``
         dropped it)."""
-        self.tools = await self.toolset.get_tools(self.ctx)
-        self.trace.catalog(sorted(self.tools))
-        self.trace.add("sample", step=self.steps)
-        self.steps += 1
+        return await self.toolset.get_tools(self.ctx)
 
-    async def call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        trace = self.trace
-        trace.current = call_id
-        trace.add("call", step=self.steps - 1, call_id=call_id, name=tool)
-        status = "failed"
-        try:
-            found = self.tools.get(tool)
-            if found is None:
-                status = "unsupported"
-            else:
-                args = found.args_validator.validate_python(arguments)
-                await self.toolset.call_tool(tool, args, self.ctx, found)
-                status = "ok"
-        except asyncio.CancelledError:
-            status = "cancelled"
-            raise
-        except ModelRetry:  # the toolset's tool or protocol error, handed to the model
-            status = "error"
-        except Exception:  # the toolset's or its client's failure, as a status
-            status = "failed"
-        finally:
-            await trace.settle(call_id, status)
+    async def invoke(self, found: Any, call_id: str, tool: str, arguments: dict[str, Any]) -> str:
+        args = found.args_validator.validate_python(arguments)
+        await self.toolset.call_tool(tool, args, self.ctx, found)
+        return "ok"
+
+    def failure(self, error: Exception) -> str:
+        # ModelRetry: the toolset's tool or protocol error, handed to the model
+        return "error" if isinstance(error, ModelRetry) else "failed"
 
 
 async def run(
@@ -90,17 +70,11 @@ async def run(
         StdioTransport(python, [server_path, str(log)]), read_timeout=30, cache_tools=cache_tools
     )
     await toolset.__aenter__()
-    subject = Subject(toolset, trace)
-    try:
-        await subject.sample()
-        if await play(scenario, subject, trace):
-            return trace.end()
-        trace.wire()
-    finally:
-        with contextlib.suppress(Exception):  # a dead server's client may not close
-            await toolset.__aexit__(None, None, None)
-    trace.add("close")
-    return trace.end()
+
+    async def close() -> None:
+        await toolset.__aexit__(None, None, None)
+
+    return await drive(scenario, Subject(toolset, trace), close)
 
 
 async def main() -> None:

@@ -428,18 +428,9 @@ def logged(inner: Any, log: EventLog) -> Any:
         fields = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         replay = receive
         if scope["method"] == "POST" and path in ("/authorize", "/token"):
-            chunks = []
-            while True:
-                message = await receive()
-                chunks.append(message.get("body", b""))
-                if not message.get("more_body"):
-                    break
-            body = b"".join(chunks)
+            body = await _body(receive)
             fields.update(parse_qsl(body.decode("latin-1")))
-            pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-            async def replay() -> Any:
-                return pending.pop() if pending else await receive()
+            replay = _replaying(body, receive)
 
         status = 0
         location = ""
@@ -591,12 +582,24 @@ class Guard:
 
 
 async def _body(receive: Any) -> bytes:
+    """The whole body of an ASGI request."""
     chunks = []
     while True:
         message = await receive()
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that gives ``body`` (already read) again, then what ``receive``
+    gives: for the app behind a middleware that read the request."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Any:
+        return pending.pop() if pending else await receive()
+
+    return replay
 
 
 async def _answer(
@@ -644,11 +647,7 @@ async def _token(inner: Any, guard: Guard, scope: Scope, receive: Any, send: Any
     fields = dict(parse_qsl(body.decode("latin-1")))
     grant = fields.get("grant_type")
     log.write("token-request", grant_type=grant, resource=fields.get("resource"))
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replay() -> Any:
-        return pending.pop() if pending else await receive()
-
+    replay = _replaying(body, receive)
     proof = _header(scope, b"dpop")
     jkt = None
     if proof is not None and guard.dpop != "off":
@@ -757,17 +756,8 @@ def step_up(inner: Any, provider: NotesProvider, port: int) -> Any:
         if scope["type"] != "http" or scope.get("path") != "/mcp" or scope["method"] != "POST":
             await inner(scope, receive, send)
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
-        pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-        async def replay() -> Any:
-            return pending.pop() if pending else await receive()
+        body = await _body(receive)
+        replay = _replaying(body, receive)
 
         try:
             request = json.loads(body)
