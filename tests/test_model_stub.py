@@ -411,6 +411,14 @@ EXPECTED = {
 }
 
 
+FEATURE = "mcp_tool_list_changed"
+FLAGGED = codex_traces.subject((FEATURE,))
+#: What Codex 0.171.0 does with its feature flag ``mcp_tool_list_changed`` on (``codex exec
+#: --enable mcp_tool_list_changed``; "under development", off by default): it lists anew on
+#: ``notifications/tools/list_changed`` and its next step no longer offers the retired tool.
+EXPECTED_FLAGGED = {"list_changed_mid_step": [], "removed_tool": []}
+
+
 RESTART = "restarted_while_idle"
 #: What the scenarios that need a server over HTTP show, per host: the raw host (a
 #: handshake-era ``mcp.Client``) does not open a new session when its server no longer
@@ -643,11 +651,27 @@ def test_each_committed_codex_trace_is_flagged_as_the_table_says(scenario):
     assert verdict(text) == {**EXPECTED["codex"], **EXPECTED_HTTP["codex"]}[scenario]
 
 
+@pytest.mark.parametrize("scenario", EXPECTED_FLAGGED)
+def test_each_committed_trace_of_codex_with_its_list_changed_flag_conforms(scenario):
+    text = (codex_traces.OUT / f"{FLAGGED}-{scenario}.ndjson").read_text(encoding="utf-8")
+    peer = {"name": "codex", "version": "0.171.0", "features": [FEATURE]}
+    assert json.loads(text.splitlines()[0])["peer"] == peer
+    validator = jsonschema.Draft202012Validator(schema())
+    for line in text.splitlines():
+        validator.validate(json.loads(line))
+    # it lists again once the server says its list changed
+    assert [json.loads(line).get("method") for line in text.splitlines()].count("tools/list") == 2
+    assert verdict(text) == EXPECTED_FLAGGED[scenario]
+
+
 def test_the_docs_table_says_what_the_stub_driven_traces_show():
     page = TRACES_PAGE.read_text(encoding="utf-8")
     for host, row in EXPECTED.items():
         line = f"| {host} | " + " | ".join(cell(row[s]) for s in SCENARIOS) + " |"
         assert line in page, line
+    cells = (cell(EXPECTED_FLAGGED[s]) if s in EXPECTED_FLAGGED else "not run" for s in SCENARIOS)
+    line = f"| {FLAGGED} | " + " | ".join(cells) + " |"
+    assert line in page, line
     for host, row in EXPECTED_HTTP.items():
         assert f"| {host} | {cell(row[RESTART])} |" in page, host
 
@@ -681,3 +705,14 @@ async def test_codex_driven_by_the_stub_through_the_tap_is_judged_as_the_table_s
     sent = [c for c in offered if c[1] not in UNSENT.get(scenario, ())]
     assert sorted(on_wire) == sorted([*sent, *RESENT.get(scenario, [])])
     assert verdict(text) == {**EXPECTED["codex"], **EXPECTED_HTTP["codex"]}[scenario]
+
+
+@pytest.mark.slow
+@pytest.mark.trio
+@pytest.mark.parametrize("scenario", EXPECTED_FLAGGED)
+async def test_codex_with_its_list_changed_flag_lists_anew_and_conforms(tmp_path, codex, scenario):
+    """Real Codex with ``--enable mcp_tool_list_changed``: the verdict the committed
+    ``codex-mcp_tool_list_changed-*`` trace has (no LIVE-2)."""
+    text = await codex_traces.run_codex(codex, scenario, tmp_path, (FEATURE,))
+    assert [json.loads(line).get("method") for line in text.splitlines()].count("tools/list") == 2
+    assert verdict(text) == EXPECTED_FLAGGED[scenario]

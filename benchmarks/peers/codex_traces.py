@@ -10,7 +10,9 @@ host-side trace with the tap's wire-side one (``mcpbind trace merge``), writes t
 as ``codex-<scenario>.ndjson`` into ``benchmarks/peers/traces/`` and prints what each
 violates (``mcpbind trace check``'s monitors). The scenarios of :data:`HTTP_SCENARIOS`
 run the server over streamable HTTP on loopback instead, behind ``mcpbind tap --http``,
-given to Codex by its ``url``.
+given to Codex by its ``url``. ``--enable FEATURE`` turns a Codex feature flag on (``codex
+exec --enable``) and names the traces ``codex-FEATURE-<scenario>.ndjson``; ``--scenario``
+picks the scenarios.
 
 Codex is found as ``$MCPBIND_CODEX`` (the ``codex`` command), else installed with npm
 into ``~/.cache/mcpbind/codex-<version>`` on first use (:func:`find_codex`).
@@ -137,8 +139,11 @@ required = true
 {options}"""
 
 
-async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> str:
-    """One scenario through Codex; the merged trace (host's and tap's), as text."""
+async def run_codex(
+    codex: pathlib.Path, scenario: str, work: pathlib.Path, features: tuple[str, ...] = ()
+) -> str:
+    """One scenario through Codex (with the feature flags ``features`` on: ``codex exec
+    --enable``); the merged trace (host's and tap's), as text."""
     work.mkdir(parents=True, exist_ok=True)
     home, cwd = work / "codex-home", work / "cwd"
     home.mkdir(exist_ok=True)
@@ -163,6 +168,7 @@ async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> s
                 url += await stub.stdout.receive(1)
         env = {**os.environ, "CODEX_HOME": str(home), "MCPBIND_STUB_KEY": "stub"}
         exec_ = [str(codex), "exec", "--skip-git-repo-check", "--json", "-C", str(cwd)]
+        exec_ += [f"--enable={feature}" for feature in features]
         prompt = f"Run the scenario {scenario}."
         async with contextlib.AsyncExitStack() as stack:
             server_url = ""
@@ -183,7 +189,7 @@ async def run_codex(codex: pathlib.Path, scenario: str, work: pathlib.Path) -> s
         stub.send_signal(signal.SIGTERM)
         with anyio.fail_after(30):
             await stub.wait()
-    return merged(host, sorted(work.glob("tasks.*.wire.ndjson")))
+    return merged(host, sorted(work.glob("tasks.*.wire.ndjson")), features)
 
 
 @contextlib.asynccontextmanager
@@ -234,24 +240,35 @@ async def tapped_http_server(work: pathlib.Path) -> AsyncIterator[str]:
             await server.wait()
 
 
-def merged(host: pathlib.Path, wires: list[pathlib.Path]) -> str:
+def merged(host: pathlib.Path, wires: list[pathlib.Path], features: tuple[str, ...] = ()) -> str:
     """``mcpbind trace merge HOST WIRE...`` (a tap Codex killed leaves a prefix), with
-    the host under test named in the header."""
+    the host under test (and the feature flags it ran with) named in the header."""
     records = parse_trace(host.read_text(encoding="utf-8").splitlines())
     taps = [parse_trace(w.read_text(encoding="utf-8").splitlines(), prefix=True) for w in wires]
     out = merge_traces(records, taps)
     out[0]["peer"] = {"name": "codex", "version": CODEX_VERSION}
+    if features:
+        out[0]["peer"]["features"] = list(features)
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in out)
 
 
+def subject(features: tuple[str, ...] = ()) -> str:
+    """The subject's name: ``codex``, or ``codex-FEATURE...`` with feature flags on."""
+    return "-".join(("codex", *features))
+
+
 async def record(
-    codex: pathlib.Path, out: pathlib.Path, work: pathlib.Path
+    codex: pathlib.Path,
+    out: pathlib.Path,
+    work: pathlib.Path,
+    scenarios: tuple[str, ...] = (*SCENARIOS, *HTTP_SCENARIOS),
+    features: tuple[str, ...] = (),
 ) -> dict[str, list[str]]:
     out.mkdir(parents=True, exist_ok=True)
     table: dict[str, list[str]] = {}
-    for scenario in (*SCENARIOS, *HTTP_SCENARIOS):
-        text = await run_codex(codex, scenario, work / scenario)
-        (out / f"codex-{scenario}.ndjson").write_text(text, encoding="utf-8")
+    for scenario in scenarios:
+        text = await run_codex(codex, scenario, work / scenario, features)
+        (out / f"{subject(features)}-{scenario}.ndjson").write_text(text, encoding="utf-8")
         table[scenario] = verdict(text)
     return table
 
@@ -259,14 +276,37 @@ async def record(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=pathlib.Path, default=OUT, help="where the traces go")
+    parser.add_argument(
+        "--enable",
+        action="append",
+        default=[],
+        metavar="FEATURE",
+        help="a Codex feature flag to turn on (repeatable); the traces are then named "
+        "codex-FEATURE-<scenario>.ndjson",
+    )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        choices=(*SCENARIOS, *HTTP_SCENARIOS),
+        help="run only this scenario (repeatable; default: all)",
+    )
     args = parser.parse_args()
+    scenarios = tuple(args.scenario or (*SCENARIOS, *HTTP_SCENARIOS))
     try:
         codex = find_codex()
     except CodexUnavailable as error:
         print(f"codex_traces: {error}", file=sys.stderr)
         raise SystemExit(2) from error
     with tempfile.TemporaryDirectory() as work:
-        table = anyio.run(record, codex, args.out, pathlib.Path(work), backend="trio")
+        table = anyio.run(
+            record,
+            codex,
+            args.out,
+            pathlib.Path(work),
+            scenarios,
+            tuple(args.enable),
+            backend="trio",
+        )
     print(json.dumps(table, indent=2))
 
 
