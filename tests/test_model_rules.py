@@ -61,6 +61,8 @@ from mcpbind.model.values import (
     Event,
     Exclusion,
     Output,
+    TaskCreated,
+    TaskStatus,
 )
 
 SEARCH = ToolDef("search")
@@ -329,6 +331,24 @@ def test_cancel_of_an_in_flight_call_sends_one_cancellation_and_drops_the_late_a
     assert outputs == [LateDropped("c1")]
     assert state.call("c1") is not None
     assert CallResponded("c1") not in enabled(state)
+
+
+def test_cancel_of_a_call_running_as_a_task_sends_tasks_cancel_and_drops_the_late_status():
+    """SPEC §8.12, INV-7: once the server made the call a task, its cancellation is
+    ``tasks/cancel``, not ``notifications/cancelled`` (issue 33: ``task=True`` at
+    ``task_created`` made ``False`` survived)."""
+    tasks = attrs.evolve(ONE, tasks=True)
+    b = bound(tasks)
+    prefix = [ListPage("fs"), ListDone("fs"), Sample(), Call(0, "c1", "mcp__fs__search")]
+    _, outputs = run(b, *prefix, TaskCreated("c1"), Cancel("c1"))
+    assert outputs == [
+        Result("c1", "cancelled", texts.CANCELLED),
+        Sent("fs", "tasks/cancel", "c1"),
+    ]
+    _, outputs = run(b, *prefix, TaskCreated("c1"), Cancel("c1"), TaskStatus("c1"))
+    assert outputs == [LateDropped("c1")]
+    _, outputs = run(b, *prefix, Cancel("c1"))  # not yet a task: the plain cancellation
+    assert outputs[1:] == [Sent("fs", "notifications/cancelled", "c1")]
 
 
 def test_close_ends_every_pending_call_once_and_closes_the_sessions_after_their_cancellations():

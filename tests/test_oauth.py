@@ -49,7 +49,7 @@ from mcpbind.impl import (
 )
 from mcpbind.impl.config.credentials import Credentials, store_key
 from mcpbind.impl.config.host import parse_toml
-from mcpbind.impl.config.oauth import AssertionFile, AssertionValue
+from mcpbind.impl.config.oauth import AssertionFile, AssertionValue, TokenAuthMethod
 from mcpbind.impl.wire.oauth import Authorizer
 from mcpbind.model import texts
 
@@ -873,6 +873,51 @@ async def test_a_rotated_refresh_token_is_stored_and_every_token_request_names_t
         "refresh_token",
     ]
     assert all(e["resource"] == short_lived.url for e in requests), requests
+
+
+CALLBACK = "http://127.0.0.1:9/callback"  # never reached: approve() reads the redirect
+
+
+async def registered(served: Served, method: str) -> tuple[str, str]:
+    """A client registered beforehand (as an operator would) for ``method``: its id and
+    secret, for ``oauth.client_id`` and ``oauth.client_secret``."""
+    metadata = {
+        "redirect_uris": [CALLBACK],
+        "token_endpoint_auth_method": method,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "scope": "notes:read",
+    }
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(f"http://127.0.0.1:{served.port}/register", json=metadata)
+    assert answer.status_code == 201, answer.text
+    client = answer.json()
+    return client["client_id"], client["client_secret"]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("method", "carried"), [("client_secret_post", "post"), ("client_secret_basic", "basic")]
+)
+async def test_a_preset_clients_secret_goes_where_its_token_endpoint_auth_method_says(
+    served: Served, method: TokenAuthMethod, carried: str
+) -> None:
+    """Issue 33: the configured method of a client with an id and a secret was replaced
+    by the default (``client_secret_basic``) when the ``or`` choosing it became ``and``;
+    the server, which knows the client's method, then refused its secret."""
+    client_id, secret = await registered(served, method)
+    oauth = OAuthConfig(
+        client_id=client_id,
+        client_secret=secret,
+        token_endpoint_auth_method=method,
+        callback_url=CALLBACK,
+    )
+    output = await whoami(host_config(served, MemoryTokenStore(), approve, oauth=oauth))
+    assert client_id in output
+    assert [(e["grant_type"], e["client_auth"]) for e in token_requests(served)] == [
+        ("authorization_code", carried)
+    ]
+    assert [e["event"] for e in served.events()].count("register") == 1  # ours, not the host's
 
 
 @pytest.mark.trio

@@ -18,6 +18,7 @@ from mcpbind.model.refine import NotRefinable, refine
 from mcpbind.model.texts import (
     DISCONNECTED,
     DUPLICATE_CALL_ID,
+    HOST_CLOSED,
     RECONFIGURED_SENT,
     REMOVED,
 )
@@ -391,3 +392,26 @@ def test_a_second_reconfiguration_is_not_refined():
     records = [*RECONFIGURED[:-5], again, *RECONFIGURED[-5:]]
     with pytest.raises(NotRefinable, match="a second reconfigure"):
         refine(parse_trace(lines(records)))
+
+
+REFUSED_AFTER_CLOSE = {"kind": "refused", "call_id": "b", "text": HOST_CLOSED}
+
+
+@pytest.mark.parametrize("step", [0, 1, 7, -1])
+def test_a_call_after_close_is_refused_whatever_step_it_names(step):
+    """SPEC §3.1, INV-12: after close the model refuses every call, so the step a call
+    names does not matter, even one no sample made (issue 33: the refiner dropped a
+    call naming a step out of range after a close when ``not state.closed`` lost its
+    ``not``)."""
+    call = {**CALL, "call_id": "b", "step": step}
+    records = [*ANSWERED[:-1], call, REFUSED_AFTER_CLOSE, END]
+    assert refined(records) is None
+
+
+@pytest.mark.parametrize("step", [1, 7, -1])
+def test_a_call_naming_a_step_no_sample_made_is_flagged_before_close(step):
+    """A call of the one step 0 that names step 1 (the next, not yet sampled), a later
+    one or a negative one is no call of the model: flagged at the call, and the checker
+    neither crashes nor takes it as a call of another step."""
+    records = edit(ANSWERED, index(ANSWERED, CALL), step=step)
+    assert refined(records) == ("REFINE", index(ANSWERED, CALL) + 1)

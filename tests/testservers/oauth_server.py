@@ -114,7 +114,9 @@ class EventLog:
     each ``null`` where it does not apply or is unknown, and ``time`` (Unix seconds).
     ``mcp`` adds ``http_method`` and ``status``; ``register`` adds ``auth_method``;
     ``revoke-refresh`` adds ``count``. ``token-request`` (every ``POST /token``, before
-    it is answered) has the ``grant_type`` and ``resource`` the request sent; ``dpop``
+    it is answered) has the ``grant_type`` and ``resource`` the request sent and
+    ``client_auth``, where its client's secret was (``basic``: the ``Authorization``
+    header; ``post``: the form; ``none``: nowhere); ``dpop``
     (every proof checked) has ``where`` (``token`` or ``mcp``), ``outcome`` (``ok``,
     ``use_dpop_nonce``, or what was wrong with it) and ``nonce`` (the proof had one).
     """
@@ -646,7 +648,14 @@ async def _token(inner: Any, guard: Guard, scope: Scope, receive: Any, send: Any
     body = await _body(receive)
     fields = dict(parse_qsl(body.decode("latin-1")))
     grant = fields.get("grant_type")
-    log.write("token-request", grant_type=grant, resource=fields.get("resource"))
+    scheme = (_header(scope, b"authorization") or "").partition(" ")[0].lower()
+    client_auth = "basic" if scheme == "basic" else "post" if "client_secret" in fields else "none"
+    log.write(
+        "token-request",
+        grant_type=grant,
+        resource=fields.get("resource"),
+        client_auth=client_auth,
+    )
     replay = _replaying(body, receive)
     proof = _header(scope, b"dpop")
     jkt = None
