@@ -1018,3 +1018,30 @@ def test_the_redirect_uri_is_the_servers_callback_then_the_hosts_then_the_loopba
     ``mcp_oauth_callback_url``, either over a callback port, a server's port over the
     host's (issue 33: the ``or`` of the two URLs made ``and`` survived)."""
     assert Authorizer(**host).redirect_uri_for(OAuthConfig(**server)) == redirect
+
+
+@pytest.mark.trio
+async def test_a_step_up_the_authorization_server_refuses_fails_that_call_alone(
+    served: Served,
+) -> None:
+    """SPEC §11.15: with a person to ask, a step-up is tried; when the authorization
+    server refuses the wider scope (the client was registered for ``notes:read`` only),
+    that call fails with the refusal, never runs, and the session and its tokens live on."""
+    store = MemoryTokenStore()
+    async with Host.open(host_config(served, store, approve)) as host:
+        step = host.sample()
+        refused = await host.call(step, "c1", "mcp__notes__publish", {"text": "x"})
+        added = await host.call(step, "c2", "mcp__notes__add", {"text": "y"})
+        [status] = host.server_status()
+    why = (
+        "the authorization server answered invalid_scope: "
+        "Client was not registered with scope notes:write"
+    )
+    assert (refused.status, refused.output) == ("failed", str(AuthorizationFailed("notes", why)))
+    assert added.status == "ok"
+    assert "added: y" in added.output
+    assert status.connected
+    assert kinds(served) == ["register", "authorize", "token", "authorize"]  # one step-up tried
+    outcomes = [e["outcome"] for e in served.events() if e["event"] == "mcp"]
+    assert outcomes.count("insufficient_scope") == 2  # refused, then sent once more as it was
+    assert (await store.load(store_key("notes", served.url))).tokens is not None

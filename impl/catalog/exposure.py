@@ -36,7 +36,7 @@ from mcpbind.model.naming import BUILTIN, Identity
 
 from ..config.server import TOOL_SEARCH
 from .registry import Binding, RegistryState, ToolSpec
-from .resources import declares_resources
+from .resources import lists_resources
 from .schemas import compact_json, shorten_spec
 
 __all__ = [
@@ -157,7 +157,7 @@ class StateView:
                     shortened[binding.name] = attrs.evolve(binding, spec=spec)
         by_name = state.by_name
         specs = state.specs
-        if resource_tools and declares_resources(state):
+        if resource_tools and lists_resources(state):
             # SPEC §11.20: the resource tools, while a catalog of the state declares them
             shortened.update((b.name, b) for b in resource_tools)
         if shortened:

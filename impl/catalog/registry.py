@@ -55,9 +55,12 @@ class Resources:
     its catalog, read by the same refresh and installed by the same publication."""
 
     declared: bool = attrs.field(default=False, eq=False)
-    """The server declares the ``resources`` capability (the three resource tools are shown
-    while a catalog of the step declares it). Not compared: a session's capabilities do
-    not change, and a catalog is a change only for what it lists (the model's view)."""
+    """The server declares the ``resources`` capability: the two list tools answer for it
+    (for any other server they answer ``RESOURCE_NO_SERVER``). The three resource tools
+    themselves are shown only while a catalog of the step *lists* a resource or a
+    template (:func:`~.resources.lists_resources`), since ``MCPServer`` declares the
+    capability whether it has resources or not. Not compared: a session's capabilities
+    do not change, and a catalog is a change only for what it lists (the model's view)."""
     resources: tuple[Mapping[str, Any], ...] = ()
     """Each ``Resource`` of ``resources/list``, as listed (plain JSON), in listing order."""
     templates: tuple[Mapping[str, Any], ...] = ()

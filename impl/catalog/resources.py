@@ -42,8 +42,8 @@ __all__ = [
     "PAGE_SIZE",
     "READ_RESOURCE",
     "RESOURCE_TOOLS",
-    "declares_resources",
     "list_output",
+    "lists_resources",
     "read_binding",
     "read_resources",
     "resource_tool_bindings",
@@ -93,7 +93,7 @@ def resource_tool_bindings() -> tuple[Binding, ...]:
     )
 
 
-def declares_resources(state: RegistryState) -> bool:
+def lists_resources(state: RegistryState) -> bool:
     """A catalog of ``state`` lists a resource or a resource template (SPEC §11.20): a
     server that declares the capability and lists nothing (``MCPServer`` always declares
     it) does not bring the tools."""

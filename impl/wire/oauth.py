@@ -118,11 +118,12 @@ class LazyAuth(httpx2.Auth):
         self._configured = configured
         self._step_up = step_up
         """The SDK may answer a step-up here: someone can be asked, or no one is needed."""
-        self._wanted: ScopeRequired | None = None
+        self._wanted: AuthorizationError | None = None
 
-    def wanted(self) -> ScopeRequired | None:
+    def wanted(self) -> AuthorizationError | None:
         """The step-up the last refusal asked for that this host could not give (SPEC
-        §11.15), or None."""
+        §11.15): :class:`ScopeRequired` when no one can be asked, the authorization's
+        failure when it was tried and failed; or None."""
         return self._wanted
 
     async def _scope_required(self, response: Any) -> ScopeRequired | None:
@@ -204,6 +205,8 @@ class LazyAuth(httpx2.Auth):
             flow = self._provider.async_auth_flow(request)
         except Exception as error:
             raise _failed(self.server, error) from error
+        stepping = False
+        """The SDK's flow is answering a step-up of ``request``."""
         try:
             sent = await flow.__anext__()
             if first is not None and sent is request:  # its answer is in: no second send
@@ -214,7 +217,25 @@ class LazyAuth(httpx2.Auth):
                 if self._wanted is not None:
                     return  # the 403 is the request's answer, no authorization (docstring)
                 self._count(response)
-                sent = await flow.asend(response)
+                stepping = stepping or self._is_step_up(response)
+                try:
+                    sent = await flow.asend(response)
+                except StopAsyncIteration:
+                    raise
+                except Exception as error:
+                    if not stepping:
+                        raise
+                    # SPEC §11.15: a step-up that fails fails its request alone. The request
+                    # never ran (it was refused); sent once more as it was, its refusal is
+                    # its answer, said as this failure (:meth:`wanted`).
+                    failure = error if isinstance(error, AuthorizationError) else None
+                    self._wanted = failure or self._failure(error)
+                    again = yield request
+                    if not self._refused(again):
+                        self._wanted = None
+                    return
+                if sent is request:
+                    stepping = False  # authorized: the request goes again with its new token
         except StopAsyncIteration:
             return
         except AuthorizationError:
@@ -223,6 +244,14 @@ class LazyAuth(httpx2.Auth):
             raise self._failure(error) from error
         finally:
             await flow.aclose()
+
+    def _is_step_up(self, response: Any) -> bool:
+        """A 403 ``insufficient_scope`` of the server to a request that carried a token."""
+        return (
+            step_up_scope(response) is not None
+            and self._is_mcp(response)
+            and "authorization" in response.request.headers
+        )
 
     def sync_auth_flow(self, request: Any) -> Any:  # pragma: no cover - async only
         raise RuntimeError("mcpbind's OAuth runs on an async client only")
