@@ -19,6 +19,7 @@ from .suite import (
     SIZES,
     catalog_ratio,
     explorer_rate,
+    odometer_rate,
     property_hypothesis_rate,
     property_rate,
     refine_scaling,
@@ -73,6 +74,12 @@ def table(figures: dict[str, Any]) -> str:
         f"lockstep machine: {p['steps_per_s']} steps/s ({p['steps']} steps; "
         f"{p['steps_per_cpu_s']} per CPU second, goal at least {p['goal_steps_per_cpu_s']})"
     )
+    o = figures["odometer_runs_per_s"]
+    lines.append(
+        f"odometer ({o['policy']}, depth {o['depth']}): {o['runs_per_s']} runs/s "
+        f"({o['runs']} runs, {o['steps']} steps; {o['runs_per_cpu_s']} per CPU second, "
+        f"goal at least {o['goal_runs_per_cpu_s']})"
+    )
     m = figures.get("machine")
     if m is not None:
         lines.append(
@@ -108,6 +115,8 @@ def main() -> int:
     figures["property_hypothesis_steps_per_s"] = property_hypothesis_rate(
         {"smoke": 3, "quick": 20, "full": 200}[size]
     )
+    odometer = {"smoke": ("frozen", 1), "quick": ("frozen", 2), "full": ("revalidate", 3)}
+    figures["odometer_runs_per_s"] = odometer_rate(*odometer[size])
     # The machine's load average (1, 5, 15 min) at the start and the end: every figure is a
     # ratio within this run, and the load tells a busy run from a slow one.
     figures["machine"] = {

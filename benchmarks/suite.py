@@ -340,6 +340,48 @@ def property_rate(steps: int, seed: int = 29) -> dict[str, Any]:
     }
 
 
+ODOMETER_GOAL_RUNS_PER_CPU_S = 200
+"""The goal of ``odometer_runs_per_s``, per CPU second: the ``ci`` odometer of ``mcpbind
+check`` (13,703 runs: every sequence of 4 events under ``revalidate``, of 3 under
+``frozen``) in at most 69 s of CPU, its share of the 180 CPU seconds that 90 s of wall
+time give on 2 cores. A run costs its setup (the host opened over the scripted servers,
+their first listings) and its teardown (every call answered, the run's trace checked)
+more than its steps: the figure is per run."""
+
+
+def odometer_rate(policy: str, depth: int) -> dict[str, Any]:
+    """The odometer (``properties.machines.run_odometer``): every sequence of ``depth``
+    events under ``policy``, each run from the start in lockstep, after a warm-up of
+    depth 1; runs and steps per second of wall time and of CPU time (this process's and
+    its children's)."""
+    import resource  # noqa: PLC0415
+
+    from mcpbind.properties.machines import run_odometer  # noqa: PLC0415
+
+    def cpu() -> float:
+        own, children = (
+            resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    run_odometer("frozen", 1)  # imports, first-use caches
+    started, cpu_started = time.perf_counter(), cpu()
+    report = run_odometer(policy, depth)  # type: ignore[arg-type]
+    seconds, cpu_seconds = time.perf_counter() - started, cpu() - cpu_started
+    return {
+        "policy": policy,
+        "depth": depth,
+        "runs": report.runs,
+        "steps": report.steps,
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu_seconds, 2),
+        "runs_per_s": round(report.runs / seconds),
+        "runs_per_cpu_s": round(report.runs / cpu_seconds),
+        "steps_per_cpu_s": round(report.steps / cpu_seconds),
+        "goal_runs_per_cpu_s": ODOMETER_GOAL_RUNS_PER_CPU_S,
+    }
+
+
 def property_hypothesis_rate(examples: int) -> dict[str, Any]:
     """The lockstep machine as ``mcpbind check`` runs it: Hypothesis draws the choices
     (``ci`` profile, ``examples`` runs of at most 30 steps); steps per second, the

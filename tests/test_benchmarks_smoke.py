@@ -18,6 +18,7 @@ KEYS = {
     "explorer_states_per_s",
     "property_steps_per_s",
     "property_hypothesis_steps_per_s",
+    "odometer_runs_per_s",
     "asyncio",
     "catalog_ratio",
     "machine",
@@ -52,6 +53,12 @@ def test_benchmark_command_runs_and_writes_every_figure(tmp_path):
     machine = figures["property_steps_per_s"]
     assert machine["steps"] == 60
     assert {"steps_per_s", "steps_per_cpu_s", "goal_steps_per_cpu_s", "seed"} <= set(machine)
+    # the odometer runs every sequence of its depth, its goal per run stated beside it
+    odometer = figures["odometer_runs_per_s"]
+    assert (odometer["runs"], odometer["depth"]) == (12, 1)
+    assert {"runs_per_s", "runs_per_cpu_s", "steps_per_cpu_s", "goal_runs_per_cpu_s"} <= set(
+        odometer
+    )
     # The big server is above defer_threshold, as in the quick and full runs: a step then
     # shows tool_search, not the tools, and the refresh figure must still count them all.
     threshold = HostConfig().defer_threshold
