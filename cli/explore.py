@@ -52,6 +52,7 @@ def summary(runs: list[Run], args: argparse.Namespace, seconds: float) -> dict[s
                 "depth": r.report.depth,
                 "seconds": round(r.report.seconds, 3),
                 "states_per_s": _rate(r.report.states, r.report.seconds),
+                "cpu_seconds": round(r.report.cpu_seconds, 3),
                 "complete": r.report.complete,
             }
             for r in runs

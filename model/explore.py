@@ -91,6 +91,10 @@ DRAIN_EVENTS: tuple[type, ...] = (
 )
 
 
+_DRAIN_TYPES = frozenset(DRAIN_EVENTS)
+"""The drain event types, for a lookup by exact type (events are final classes)."""
+
+
 @attrs.frozen
 class Violation:
     invariant: str
@@ -118,6 +122,8 @@ class Report:
     violations: tuple[Violation, ...]
     effects: tuple[tuple[str, str, int], ...]
     """``(event kind, effect, transitions)``: what each event kind was seen to do."""
+    cpu_seconds: float = 0.0
+    """The CPU time of this process the search took (``seconds`` is wall clock)."""
 
 
 #: Fields added to an event after replay files used it: shown only when not at their
@@ -174,10 +180,11 @@ def explore(
     and one that recorded an exploration of the same part and rules under the other
     policy gives it to this one (SPEC §10.8); the report is the same either way."""
     started = time.perf_counter()
+    cpu_started = time.process_time()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the state graph is acyclic garbage-free data; GC passes only cost time
     try:
-        return _explore(
+        report = _explore(
             bound=bound,
             rules=rules,
             max_depth=max_depth,
@@ -187,6 +194,7 @@ def explore(
             started=started,
             shared=shared,
         )
+        return attrs.evolve(report, cpu_seconds=time.process_time() - cpu_started)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -208,10 +216,12 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     given = None if shared is None or recording else shared
     given_rows: list[_Row | None] = [] if given is None or given.rows is None else given.rows
     given_checks: list[list[tuple[str, str]] | None] = [] if given is None else given.checks
+    given_events: list[tuple[Event, ...] | None] = [] if given is None else given.events
     kept: dict[tuple[Output, ...], tuple[Output, ...]] = {}
     if recording:
         bound = _watched(bound)
     rows: list[_Row | None] = []
+    kept_events: list[tuple[Event, ...] | None] = []
     checks: list[list[tuple[str, str]] | None] = []
     first = canonical.state(rules.initial(bound).state)
     ids: dict[State, int] = {first: 0}
@@ -243,6 +253,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     queue: deque[int] = deque([0])
     complete = True
     reads = _POLICY_READS
+    drain_types = _DRAIN_TYPES
     while queue:
         if stop_on is not None and stop_on in violations:
             complete = False
@@ -256,11 +267,15 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             drain[index] = [-1]  # unexplored: no liveness verdict for this state
             continue
         known: _Row | None = None
+        listed: tuple[Event, ...] | list[Event] | None = None
         if given is not None:
             other = given.ids.get(state)
-            known = None if other is None else given_rows[other]
+            if other is not None:
+                known = given_rows[other]
+                listed = given_events[other]
         read = reads[0]
-        events = rules.enabled(state)  # the first's, in its order, when known
+        # The first's events, in its order, when known: its ``enabled`` read no policy.
+        events = rules.enabled(state) if listed is None else listed
         assert known is None or len(known) == len(events)
         row: list[_Done | None] | None = None
         if recording and reads[0] == read:
@@ -304,7 +319,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                 if found:
                     record(found, trace_to(target))
                 queue.append(target)
-            if isinstance(event, DRAIN_EVENTS):
+            if type(event) in drain_types:
                 successors.append(target)
             if row is not None:
                 if outputs:  # one tuple for equal outputs: what is kept is mostly these
@@ -314,6 +329,8 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         if recording:
             rows.extend(None for _ in range(index + 1 - len(rows)))
             rows[index] = None if row is None else tuple(row)
+            kept_events.extend(None for _ in range(index + 1 - len(kept_events)))
+            kept_events[index] = None if row is None else tuple(events)
     if not (stop_on is not None and stop_on in violations):
         drain.extend([-1] for _ in range(len(states) - len(drain)))
         for inv, detail, index in liveness_failures(states, drain):
@@ -322,7 +339,9 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     if recording:
         assert shared is not None
         rows.extend(None for _ in range(len(states) - len(rows)))
+        kept_events.extend(None for _ in range(len(states) - len(kept_events)))
         shared.ids, shared.states, shared.rows, shared.checks = ids, states, rows, checks
+        shared.events = kept_events
     return Report(
         policy=bound.policy,
         rules=rules.name,
@@ -355,6 +374,8 @@ class Shared:
         self.states: list[State] = []
         self.rows: list[_Row | None] | None = None
         self.checks: list[list[tuple[str, str]] | None] = []
+        self.events: list[tuple[Event, ...] | None] = []
+        """Each state's ``enabled``, kept with its row (None where the row is)."""
 
 
 _POLICY_READS = [0]

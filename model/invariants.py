@@ -371,8 +371,16 @@ def inv_7_transition(before: State, event: Event, t: Transition) -> str | None:
     ``notifications/cancelled`` otherwise."""
     if not t.outputs:
         return None
-    wanted: dict[str, list[str]] = {}
     given_up = isinstance(event, CallFailed)  # a failed poll gives a task up (SPEC §8.12)
+    for out in t.outputs:
+        if isinstance(out, Sent):
+            if out.method in CANCEL_SIGNALS:
+                break
+        elif isinstance(out, Result) and (given_up or out.status in ("cancelled", "timed_out")):
+            break
+    else:
+        return None  # no call owed a cancellation and none was sent
+    wanted: dict[str, list[str]] = {}
     for out in t.outputs:
         if not isinstance(out, Result):
             continue
@@ -472,15 +480,20 @@ def inv_10_transition(before: State, event: Event, t: Transition) -> str | None:
             continue
         if gated and record.call_id != approving:
             return f"{record.call_id} became {record.phase} without an approval ({event.kind})"
+    approved = isinstance(event, Approve)
     for out in t.outputs:
         if not isinstance(out, Result):
             continue
-        old = before.call(out.call_id)
-        waiting = old is not None and old.phase == "approval"
-        if out.status == "denied" and not (waiting and isinstance(event, Deny)):
-            return f"{out.call_id} ended denied without waiting for approval and a deny"
-        if waiting and out.status not in ("denied", "cancelled") and not isinstance(event, Approve):
-            return f"{out.call_id} ended {out.status} while it waited for approval"
+        status = out.status
+        if status == "denied":
+            old = before.call(out.call_id)
+            waiting = old is not None and old.phase == "approval"
+            if not (waiting and isinstance(event, Deny)):
+                return f"{out.call_id} ended denied without waiting for approval and a deny"
+        elif status != "cancelled" and not approved:
+            old = before.call(out.call_id)
+            if old is not None and old.phase == "approval":
+                return f"{out.call_id} ended {status} while it waited for approval"
     if isinstance(event, Deny) and any(
         isinstance(out, Sent) and out.method == "tools/call" for out in t.outputs
     ):
@@ -527,10 +540,15 @@ def inv_11_transition(before: State, event: Event, t: Transition) -> str | None:
     under way as INV-12 says."""
     if isinstance(event, Close):
         return None
-    if all(s.start is None for s in before.servers) and all(
-        c.phase != "starting" for c in before.calls
-    ):
-        return None  # no start under way and none settled: nothing below can fail
+    for old_server in before.servers:
+        if old_server.start is not None:
+            break
+    else:
+        for call in before.calls:
+            if call.phase == "starting":
+                break
+        else:
+            return None  # no start under way and none settled: nothing below can fail
     bound = before.bound
     for i, (spec, old) in enumerate(zip(bound.servers, before.servers, strict=True)):
         if old.start is None:
@@ -604,7 +622,7 @@ def inv_12_transition(before: State, event: Event, t: Transition) -> str | None:
     is published; every connected server's session is closed once. After close a call is
     refused and changes nothing."""
     if before.closed:
-        if t.state != before:
+        if t.state is not before and t.state != before:
             return f"{event.kind} after close changed the state"
         if any(not isinstance(o, Refused) for o in t.outputs):
             return f"{event.kind} after close produced {[OUTPUT_KIND[type(o)] for o in t.outputs]}"
@@ -1167,11 +1185,12 @@ def check_transition(
         plan: _Plan = tuple((inv_id, predicate) for inv_id, predicate, _ in _TRANSITION_CHECKS)
     else:
         after = t.state
+        outputs = t.outputs
         shape = (
             type(event),
             after.registry is not before.registry,
             after.steps is not before.steps,
-            *map(type, t.outputs),
+            *[type(out) for out in outputs],
         )
         if _PLANNED_FROM[0] is not _TRANSITION_CHECKS:
             _PLANS.clear()
@@ -1184,6 +1203,8 @@ def check_transition(
                 for inv_id, predicate, triggers in _TRANSITION_CHECKS
                 if not triggers.isdisjoint(found)
             )
+        if not found_plan:
+            return []
         plan = found_plan
     failures = []
     for inv_id, predicate in plan:

@@ -885,7 +885,7 @@ class Rules:
                 kept.append(record)
                 continue
             if record.phase == "done":
-                kept.append(retired(evolve(record, late=False)) if record.late else record)
+                kept.append(retire(record, late=False) if record.late else record)
                 continue
             sent = record.phase in ("sent", "task")
             if sent:
@@ -899,7 +899,7 @@ class Rules:
             )
             if sent:
                 outputs.extend(self.reconfigure_cancellations(server, record))
-            kept.append(retired(evolve(record, phase="done", results=record.results + 1)))
+            kept.append(retire(record, results=record.results + 1))
             steps.add(record.step)
         return tuple(kept)
 
@@ -976,7 +976,7 @@ class Rules:
         calls: list[CallRecord] = []
         for record in state.calls:
             if record.phase == "done" or not self.ends_at_close(record):
-                calls.append(retired(evolve(record, late=False)) if record.late else record)
+                calls.append(retire(record, late=False) if record.late else record)
                 continue
             calls.append(self.end_at_close(record, outputs))
         for spec, server in zip(bound.servers, state.servers, strict=True):
@@ -1006,7 +1006,7 @@ class Rules:
             assert record.binding is not None
             assert record.binding.server is not None
             outputs.extend(self.close_cancellations(record.binding.server, record))
-        return retired(evolve(record, phase="done", results=record.results + 1, late=False))
+        return retire(record, results=record.results + 1, late=False)
 
     def close_cancellations(self, server: str, record: CallRecord) -> tuple[Output, ...]:
         """INV-12 (and INV-7): a call in flight at close owes its server one cancellation,
@@ -1234,13 +1234,13 @@ class Rules:
             if binding is None or binding.server != server or record.call_id == refused:
                 calls.append(record)
             elif record.phase == "done":
-                calls.append(retired(evolve(record, late=False)) if record.late else record)
+                calls.append(retire(record, late=False) if record.late else record)
             elif record.phase == "retrying":
                 calls.append(evolve(record, behind=False) if record.behind else record)
             elif record.phase in ("sent", "task"):
                 text = texts.DISCONNECTED.format(server=server)
                 outputs.append(Result(record.call_id, "failed", text))
-                calls.append(retired(evolve(record, results=record.results + 1)))
+                calls.append(retire(record, results=record.results + 1))
                 steps.add(record.step)
             else:
                 calls.append(record)
@@ -1262,7 +1262,7 @@ class Rules:
 
     def late_answer(self, state: State, record: CallRecord) -> Transition:
         """INV-4: an answer after the terminal result is dropped and counted."""
-        state = _replace_call(state, retired(evolve(record, late=False)))
+        state = _replace_call(state, retire(record, late=False))
         return Transition(state, (LateDropped(record.call_id),))
 
     def _on_call_failed(self, state: State, event: Event) -> Transition:
@@ -1331,16 +1331,7 @@ class Rules:
         Ended early (cancelled, timed out, or a task ``given_up``), an in-flight call owes
         its server one cancellation signal (INV-7)."""
         outputs: list[Output] = [Result(record.call_id, status, text)]
-        ended = evolve(
-            record,
-            phase="done",
-            status=status,
-            results=record.results + 1,
-            retried=False,
-            behind=False,
-            progressed=0,
-            expired=False,
-        )
+        late = record.late
         in_flight = record.phase in {"sent", "task"}
         if in_flight and (given_up or status in ("cancelled", "timed_out")):
             assert record.binding is not None
@@ -1348,7 +1339,22 @@ class Rules:
             outputs.extend(self.cancel_messages(record.binding.server, record))
             allowed = state.bound.environment
             if allowed is None or "late_answer" in allowed:
-                ended = evolve(ended, late=True)  # the server may still answer
+                late = True  # the server may still answer
+        if record.step >= 0:
+            # What ``_replace_call`` would retire the ended record to, built at once.
+            ended = retire(record, results=record.results + 1, late=late)
+        else:
+            ended = evolve(
+                record,
+                phase="done",
+                status=status,
+                results=record.results + 1,
+                retried=False,
+                behind=False,
+                progressed=0,
+                expired=False,
+                late=late,
+            )
         state = _replace_call(state, ended)
         if self.releases_lane(record, status):
             state = self.hand_off(state, record.step, outputs)
@@ -1371,9 +1377,11 @@ class Rules:
 
     def hand_off(self, state: State, step: int, outputs: list[Output]) -> State:
         """Start the oldest queued exclusive call of the step once no exclusive call is out."""
-        if any(c.step == step and c.exclusive and self.holds_lane(c) for c in state.calls):
-            return state
-        for record in state.calls:
+        calls = state.calls
+        for c in calls:
+            if c.step == step and c.exclusive and self.holds_lane(c):
+                return state
+        for record in calls:
             if record.step == step and record.phase == "queued":
                 binding = record.binding
                 assert binding is not None
@@ -1420,7 +1428,7 @@ class Rules:
                 calls.append(record)
                 continue
             if record.phase == "done":
-                calls.append(retired(evolve(record, late=False)) if record.late else record)
+                calls.append(retire(record, late=False) if record.late else record)
                 continue
             if record.phase == "approval":
                 calls.append(record)  # nothing sent yet: checked again once approved
@@ -1431,7 +1439,7 @@ class Rules:
             in_flight = record.phase in {"sent", "task"}
             template = texts.DISCONNECTED if in_flight else texts.NOT_CONNECTED
             outputs.append(Result(record.call_id, "failed", template.format(server=server)))
-            calls.append(retired(evolve(record, results=record.results + 1)))
+            calls.append(retire(record, results=record.results + 1))
             steps.add(record.step)
         state = _evolve(state, calls=tuple(calls))
         for index in sorted(steps):
@@ -1517,9 +1525,18 @@ def collect_steps(state: State) -> tuple[Registry | None, ...]:
         return steps
     last = len(steps) - 1
     keep_last = not state.closed and len(state.calls) < state.bound.max_calls
-    used = {c.step for c in state.calls if c.step >= 0}
-    if all(s is None or i in used or (i == last and keep_last) for i, s in enumerate(steps)):
+    calls = state.calls
+    for i, snapshot in enumerate(steps):
+        if snapshot is None or (i == last and keep_last):
+            continue
+        for record in calls:
+            if record.step == i:
+                break
+        else:
+            break  # a snapshot no call uses: rebuild below
+    else:
         return steps
+    used = {c.step for c in calls if c.step >= 0}
     return tuple(s if i in used or (i == last and keep_last) else None for i, s in enumerate(steps))
 
 
@@ -1530,21 +1547,44 @@ def retired(record: CallRecord) -> CallRecord:
     invariants about them are checked on the transition that ended it), so finished
     calls that differ only in those are one state: a bisimulation reduction.
     """
-    if record.late:
+    return retire(record)
+
+
+_RETIRED: dict[tuple[object, ...], CallRecord] = {}
+"""One object per retired record (the explorer's hot path): equal ones are identical,
+so states holding them compare and hash at the cost of an identity check."""
+
+
+def retire(
+    record: CallRecord, *, results: int | None = None, late: bool | None = None
+) -> CallRecord:
+    """``retired(evolve(record, results=results, late=late))`` without building the
+    evolved record: :func:`retired` reads only the call id, the results, ``late``, the
+    server and ``task``."""
+    count = record.results if results is None else results
+    if record.late if late is None else late:
         assert record.binding is not None
-        return CallRecord(
-            record.call_id,
-            -1,
-            "",
-            record.binding.server_only(),
-            False,
-            "done",
-            None,
-            record.results,
-            late=True,
-            task=record.task,
-        )
-    return CallRecord(record.call_id, -1, "", None, False, "done", None, record.results)
+        key: tuple[object, ...] = (record.call_id, count, record.binding.server, record.task)
+        found = _RETIRED.get(key)
+        if found is None:
+            found = _RETIRED[key] = CallRecord(
+                record.call_id,
+                -1,
+                "",
+                record.binding.server_only(),
+                False,
+                "done",
+                None,
+                count,
+                late=True,
+                task=record.task,
+            )
+        return found
+    key = (record.call_id, count)
+    found = _RETIRED.get(key)
+    if found is None:
+        found = _RETIRED[key] = CallRecord(record.call_id, -1, "", None, False, "done", None, count)
+    return found
 
 
 def _replace_call(state: State, record: CallRecord) -> State:
@@ -1557,8 +1597,10 @@ def _replace_call(state: State, record: CallRecord) -> State:
     return _evolve(state, calls=(*calls, record))
 
 
+@functools.lru_cache(maxsize=4096)
 def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
-    """What a step's calls may name: its MCP tools, then reads of its resources."""
+    """What a step's calls may name: its MCP tools, then reads of its resources (a
+    registry's hash is cached, and the snapshots of a search are few)."""
     tools = sorted(b.name for c in snapshot.catalogs for b in c.bindings if b.server is not None)
     return (*tools, *sorted(b.name for c in snapshot.catalogs for b in c.resources))
 

@@ -189,6 +189,8 @@ def test_cli_explore_json_reports_the_bound_counts_and_no_violation():
         rate, seconds = entry["states_per_s"], entry["seconds"]
         assert rate > 0
         assert abs(rate * seconds - entry["states"]) <= rate * 0.0005 + seconds + 1
+    # and the CPU time each run took in its worker
+    assert all(run["cpu_seconds"] > 0 for run in result["runs"])
 
 
 def test_nightly_bound_is_the_standard_suite_deeper_by_its_table():
