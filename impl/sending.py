@@ -203,7 +203,8 @@ class Sending:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
         else:
-            await feed.settle()
+            if feed.on_progress is not None:  # else nothing to settle: skip the coroutine
+                await feed.settle()
             return raw
         finally:
             feed.close()  # SPEC §8.10: progress after the answer is late
