@@ -64,6 +64,7 @@ __all__ = ["META_CALL_ID", "META_SESSION_ID", "META_STEP", "Router", "RouterStat
 
 
 logger = logging.getLogger("mcpbind.router")
+_NOTHING: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -282,7 +283,7 @@ class Router(Sending):
                 return None
             text = texts.RESOURCE_UNAVAILABLE.format(uri=binding.remote_name, server=binding.server)
             return Ending("unavailable", text)
-        if binding.remote_name in state.live_remotes.get(binding.source, frozenset()):
+        if binding.remote_name in state.live_remotes.get(binding.source, _NOTHING):
             return None
         text = texts.UNAVAILABLE.format(name=name, server=binding.server, tool=binding.remote_name)
         return Ending("unavailable", text)

@@ -167,19 +167,22 @@ class Sending:
         connection: Connection,
     ) -> Any:
         """``tools/call`` with the raw name over ``connection``; the raw result."""
-        server, tool, call_id = runtime.name, binding.remote_name, call.call_id
-        recording = self.recording
-
-        def on_sent() -> None:
-            call.mark_sent()
-            if recording:
-                self.recorder.sent(server, "tools/call", tool, call_id)
-
-        idle = runtime.config.tool_timeout_sec if runtime.config.idle_timeout else 0.0
-        rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
-        feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress, rearm)
         if binding.resource is not None:  # SPEC §11.20: a read is a call, resources/read
             return await self._read_once(call, binding, runtime=runtime, connection=connection)
+        server, tool, call_id = runtime.name, binding.remote_name, call.call_id
+        recording = self.recording
+        on_sent: Callable[[], None] = call.mark_sent
+        if recording:
+
+            def sent_and_recorded() -> None:
+                call.mark_sent()
+                self.recorder.sent(server, "tools/call", tool, call_id)
+
+            on_sent = sent_and_recorded
+        settings = runtime.config
+        idle = settings.tool_timeout_sec if settings.idle_timeout else 0.0
+        rearm = (lambda: self.calls.rearm(call, idle)) if idle else None
+        feed = ProgressFeed(call_id, server, self.config.on_progress, self._progress, rearm)
         try:
             raw = await connection.call_tool(
                 tool,
@@ -200,7 +203,8 @@ class Sending:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
         else:
-            await feed.settle()
+            if feed.on_progress is not None:  # else nothing to settle: skip the coroutine
+                await feed.settle()
             return raw
         finally:
             feed.close()  # SPEC §8.10: progress after the answer is late

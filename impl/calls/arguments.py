@@ -12,11 +12,18 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 class _NotJson(Exception):
-    def __init__(self, what: str, where: str) -> None:
-        super().__init__(f"{what} at {where}, which JSON cannot carry")
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path: list[str] = []
+        """Where, innermost first: each enclosing key or index adds its step on the way
+        out, so that a value that is plain JSON (every call's) builds no path."""
+
+    def at(self, where: str) -> str:
+        return f"{self.what} at {where}{''.join(reversed(self.path))}, which JSON cannot carry"
 
 
-def _plain(value: Any, where: str) -> Any:
+def _plain(value: Any) -> Any:
     """``value`` as plain JSON values: any mapping with string keys becomes a dict, a list
     or tuple a list (what mcpbind hands out, e.g. a frozen schema, may go back in);
     anything else that JSON cannot carry raises :class:`_NotJson`."""
@@ -26,12 +33,23 @@ def _plain(value: Any, where: str) -> Any:
         out = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise _NotJson(f"{type(key).__name__} key {key!r}", where)
-            out[key] = _plain(item, f"{where}.{key}")
+                raise _NotJson(f"{type(key).__name__} key {key!r}")
+            try:
+                out[key] = _plain(item)
+            except _NotJson as error:
+                error.path.append(f".{key}")
+                raise
         return out
     if isinstance(value, list | tuple):
-        return [_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    raise _NotJson(type(value).__name__, where)
+        items = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_plain(item))
+            except _NotJson as error:
+                error.path.append(f"[{index}]")
+                raise
+        return items
+    raise _NotJson(type(value).__name__)
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any] | str:
@@ -39,9 +57,9 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | str:
     (SPEC §8.1)."""
     if isinstance(arguments, Mapping):
         try:
-            plain: dict[str, Any] = _plain(arguments, "arguments")
+            plain: dict[str, Any] = _plain(arguments)
         except _NotJson as error:
-            return str(error)
+            return error.at("arguments")
         return plain
     if isinstance(arguments, str | bytes):
         text = arguments.decode() if isinstance(arguments, bytes) else arguments

@@ -31,6 +31,8 @@ class Lanes:
 
     def release(self, step: int, lane: anyio.Lock) -> None:
         lane.release()  # hands the lane to the oldest waiter, if any
-        if not lane.locked() and lane.statistics().tasks_waiting == 0:
+        # An anyio Lock passes itself on to its oldest waiter on release (trio's and
+        # asyncio's both): a lane released and not locked has nobody waiting for it.
+        if not lane.locked():
             self._locks.pop(step, None)
             self._spare = lane

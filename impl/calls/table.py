@@ -246,6 +246,10 @@ class CallTable:
     _by_server: dict[str, set[PendingCall]] = attrs.field(factory=dict)
     _emptied: anyio.Event | None = None
     _watches: list[tuple[set[PendingCall], anyio.Event]] = attrs.field(factory=list)
+    _scope_kind: type[anyio.CancelScope] | None = None
+    """The running backend's own cancel scope class, learnt from the first scope made:
+    ``anyio.CancelScope()`` looks the backend up again for every scope, and every call
+    makes one. A table lives in one host, on one event loop."""
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -262,7 +266,13 @@ class CallTable:
         if call_id in self._used:
             raise DuplicateCallId(call_id)
         self._used.add(call_id)
-        call = PendingCall(call_id, len(self._used), anyio.current_time())
+        kind = self._scope_kind
+        if kind is None:
+            scope = anyio.CancelScope()
+            self._scope_kind = type(scope)
+        else:
+            scope = kind()
+        call = PendingCall(call_id, len(self._used), anyio.current_time(), scope)
         self._pending[call_id] = call
         return call
 
@@ -281,7 +291,10 @@ class CallTable:
         """The call reached ``server`` (:meth:`PendingCall.attach`); a disconnect of
         ``server`` ends it from now on (INV-8)."""
         call.attach(server, timeout, cap)
-        self._by_server.setdefault(server, set()).add(call)
+        attached = self._by_server.get(server)
+        if attached is None:
+            attached = self._by_server[server] = set()
+        attached.add(call)
 
     def rearm(self, call: PendingCall, idle: float) -> None:
         """SPEC §8.11: progress on ``call`` re-arms its idle timeout, up to its cap."""

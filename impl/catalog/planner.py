@@ -83,7 +83,10 @@ class Planner:
 
     def is_resource_tool(self, binding: Binding) -> bool:
         """``binding`` is one of the host's three resource tools (SPEC §11.20)."""
-        return any(binding is tool for tool in self.exposer.resource_tools)
+        for tool in self.exposer.resource_tools:  # noqa: SIM110 - no generator: every call asks
+            if binding is tool:
+                return True
+        return False
 
     def is_search(self, binding: Binding) -> bool:
         """``binding`` is the host's ``tool_search`` (SPEC §11.9)."""

@@ -142,6 +142,20 @@ def call_params(
     return params
 
 
+def _call_request_params(
+    name: str,
+    arguments: Mapping[str, Any],
+    meta: Mapping[str, Any] | None,
+    task: types.TaskMetadata | None = None,
+) -> types.CallToolRequestParams:
+    """The params of a ``tools/call`` as the SDK's model, for a request it builds."""
+    # RequestParamsMeta is an open TypedDict: any string key round-trips.
+    wire_meta = None if meta is None else cast("types.RequestParamsMeta", dict(meta))
+    return types.CallToolRequestParams(
+        name=name, arguments=dict(arguments), _meta=wire_meta, task=task
+    )
+
+
 def complete_by_default(raw: Any) -> Any:
     """A 2026-07-28 result as the spec reads it: an absent ``resultType`` is
     ``complete`` (basic/index "ResultType": clients MUST treat an absent ``resultType``
@@ -345,21 +359,15 @@ class McpConnection(Connection):
         task_support: str | None = None,
     ) -> Any:
         # The SDK drops an answer to a cancelled request itself: ``on_late`` never runs.
-        # RequestParamsMeta is an open TypedDict: any string key round-trips.
-        wire_meta = None if meta is None else cast("types.RequestParamsMeta", dict(meta))
         modern = self._modern()
         # SPEC §8.12: a 2025-11-25 tool that requires a task is called as one (a tool for
         # which a task is optional is called plainly: one round trip, the same result).
         as_task = task_support == "required" and not modern and self.runs_tasks()
-        task = types.TaskMetadata(ttl=TASK_TTL_MS) if as_task else None
         dumped = call_params(name, arguments, meta) if modern else None
-        params = (
-            types.CallToolRequestParams(
-                name=name, arguments=dict(arguments), _meta=wire_meta, task=task
-            )
-            if dumped is None
-            else None
-        )
+        params = None
+        if dumped is None:
+            task = types.TaskMetadata(ttl=TASK_TTL_MS) if as_task else None
+            params = _call_request_params(name, arguments, meta, task)
         if self._lost.is_set():
             raise ConnectionLost("connection closed")
         on_sent()  # the SDK writes the request before its first suspension point
@@ -383,16 +391,14 @@ class McpConnection(Connection):
                         f"the server asked for input more than {_INPUT_ROUNDS} times"
                     )
                 if params is None:  # the plain call needs its request after all
-                    params = types.CallToolRequestParams(
-                        name=name, arguments=dict(arguments), _meta=wire_meta
-                    )
+                    params = _call_request_params(name, arguments, meta)
                 params = await self._with_input(params, raw)
                 request = types.CallToolRequest(params=params)
                 raw = await self._request(request, on_progress, refusable=True)
         except UrlElicitationRequired as needed:  # SPEC §11.10: the user is asked, once
             asking = self._on_elicit if self._url_elicitation else None
             raise await ask_url_steps(self._server, asking, needed) from needed
-        return task_handle(raw, self._modern()) or raw
+        return task_handle(raw, modern) or raw
 
     # --- tasks (SPEC §8.12): the wire protocol is :mod:`.tasks` ---------------------------
 
