@@ -22,6 +22,7 @@ from mcpbind.impl import (
     RemoveServer,
     ServerConfig,
     SetServer,
+    StepContext,
     ToolResult,
     TurnContext,
 )
@@ -360,6 +361,48 @@ async def test_without_contributors_the_configured_servers_run_unchanged():
         assert provenance.actions == ()
         assert dict(provenance.servers) == dict(config.servers)
         assert host.sample().generation == 1
+
+
+class WithB:
+    """A per-step MCP server contributor (SPEC §11.19): server ``b`` for the steps whose
+    context asks for it."""
+
+    id = "with-b"
+
+    def __init__(self, b: ServerConfig) -> None:
+        self.b = b
+        self.asked: list[Any] = []
+
+    def actions(self, servers: Mapping[str, ServerConfig]) -> Sequence[SetServer | RemoveServer]:
+        return []
+
+    async def actions_for_step(
+        self, servers: Mapping[str, ServerConfig], step: StepContext
+    ) -> Sequence[SetServer | RemoveServer]:
+        self.asked.append(step.mcp_context)
+        return [SetServer("b", self.b)] if step.mcp_context == "b" else []
+
+
+async def test_a_per_step_contributor_adds_and_removes_a_server_before_each_step_is_sampled():
+    """The in-process twin of ``tests/test_step_overlays.py`` (real stdio, marked slow):
+    each ``begin_step`` asks the per-step contributor and samples after the servers it
+    gives, so mutation testing's ``--sample`` runs see it."""
+    listed: list[str] = []
+    with_b = WithB(ServerConfig(target=listing_server(listed, "echo")))
+    config = HostConfig(servers={"a": ServerConfig(target=fs_server())}, contributors=(with_b,))
+    async with Host.open(config) as host:
+        step = await host.begin_step()
+        assert not any(name.startswith("mcp__b__") for name in step.names)
+        step = await host.begin_step("b")
+        assert "mcp__b__echo" in step.names
+        result = await host.call(step, "c1", "mcp__b__echo", {})
+        assert result.status == "ok", result.output
+        assert [s.name for s in host.server_status()] == ["a", "b"]
+        step = await host.begin_step()
+        assert not any(name.startswith("mcp__b__") for name in step.names)
+        assert [s.name for s in host.server_status()] == ["a"]
+    assert with_b.asked == [None, "b", None]
+    assert listed == ["tools/list"]
 
 
 # --- turn-item contributors ---------------------------------------------------------------

@@ -846,6 +846,47 @@ async def test_a_refused_or_unreadable_jwt_bearer_assertion_fails_once_without_a
 
 
 @pytest.mark.trio
+async def test_an_identity_assertion_grant_the_server_does_not_offer_fails_with_its_error(
+    served: Served,
+) -> None:
+    """SEP-990 against an authorization server that refuses the grant: the login fails
+    once, typed, with the server's error code; the provider was built from the
+    configured client, secret, issuer and assertion (pinned: a provider that cannot be
+    built says so instead, mutation testing's ``oauth_providers.py`` survivor)."""
+    issuer = f"http://127.0.0.1:{served.port}"
+    oauth = OAuthConfig(
+        grant="identity_assertion",
+        client_id="crm-client",
+        client_secret="crm-secret-value",
+        issuer=issuer,
+        assertion=AssertionValue("an.id-jag.assertion"),
+    )
+    with pytest.raises(ServerStartupError) as caught:
+        async with Host.open(host_config(served, MemoryTokenStore(), oauth=oauth)):
+            pass
+    assert isinstance(caught.value.__cause__, AuthorizationFailed)
+    assert "unsupported_grant_type" in str(caught.value), str(caught.value)
+    assert "crm-secret-value" not in str(caught.value)
+
+
+@pytest.mark.trio
+async def test_a_provider_that_cannot_be_built_fails_the_login_typed_naming_why(
+    served: Served,
+) -> None:
+    """The SDK refuses a ``client_metadata_url`` that is not HTTPS when the provider is
+    made, on the server's first 401: that is the server's authorization failing
+    (:class:`AuthorizationFailed`, the SDK's words after the exception's name), not an
+    exception out of the host."""
+    oauth = OAuthConfig(client_metadata_url="http://127.0.0.1:9/client.json")
+    with pytest.raises(ServerStartupError) as caught:
+        async with Host.open(host_config(served, MemoryTokenStore(), approve, oauth=oauth)):
+            pass
+    assert isinstance(caught.value.__cause__, AuthorizationFailed)
+    assert "ValueError: client_metadata_url must be a valid HTTPS URL" in str(caught.value)
+    assert "authorize" not in kinds(served)
+
+
+@pytest.mark.trio
 async def test_a_rotated_refresh_token_is_stored_and_every_token_request_names_the_resource(
     short_lived: Served, tmp_path: pathlib.Path
 ) -> None:

@@ -13,6 +13,7 @@ import re
 import shutil
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -188,6 +189,35 @@ def test_the_c_json_encoder_is_still_in_the_standard_library():
     expected = json.dumps(SAMPLE, separators=(",", ":"), ensure_ascii=False)
     assert "".join(encoder(SAMPLE, 0)) == expected
     assert encoding.compact_json(SAMPLE) == expected
+
+
+def _outcome(encode: Any, value: Any) -> str:
+    try:
+        return encode(value)
+    except (TypeError, ValueError) as error:
+        return f"refused: {type(error).__name__}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": 1, "a": 2},  # the order kept, not sorted
+        {1: "x", 2.5: "y", False: "z", None: "w"},  # keys JSON turns into text
+        {(1, 2): "a tuple key"},  # refused, not skipped
+        [float("nan"), float("inf")],  # allowed, as json.dumps does
+        {"set": {1}},  # refused by ``default``
+    ],
+    ids=["order", "scalar-keys", "tuple-key", "nan", "unencodable"],
+)
+def test_the_c_encoder_gives_what_json_dumps_gives_or_refuses_what_it_refuses(value):
+    """Every flag of ``c_json_encoder``'s ``c_make_encoder`` call (sort_keys, skipkeys,
+    allow_nan) as ``json.dumps`` with the same separators has it: the same text, or the
+    same refusal."""
+
+    def dumps(v: Any) -> str:
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+    assert _outcome(encoding.compact_json, value) == _outcome(dumps, value)
 
 
 def test_without_the_c_json_encoder_results_are_encoded_to_the_same_text(monkeypatch):

@@ -1,0 +1,49 @@
+"""A changed server's replacement (SPEC §11.17, INV-15) against in-process servers: the
+old catalog stays until the replacement's first listing, which replaces it in one
+publication, or, when that listing fails, the old catalog is removed and the outcome
+says so. Fast twins of ``tests/test_reconfigure.py``'s stdio scenarios (marked slow),
+so that mutation testing's ``--sample`` runs reach ``impl/server/membership.py``."""
+
+from __future__ import annotations
+
+from testservers.inproc import paged_server, tool
+
+from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.model import texts
+
+
+async def test_a_replacement_whose_listing_succeeds_installs_its_catalog_in_place_of_the_old():
+    old = ServerConfig(target=paged_server([[tool("echo")]]))
+    new = ServerConfig(target=paged_server([[tool("echo"), tool("measure")]]))
+    async with Host.open(HostConfig(servers={"c": old})) as host:
+        generation = host.sample().generation
+        report = await host.reconfigure(HostConfig(servers={"c": new}))
+        (change,) = report.servers
+        assert (change.name, change.change, change.connected, change.tools, change.error) == (
+            "c",
+            "changed",
+            True,
+            2,
+            None,
+        )
+        step = host.sample()
+        assert step.generation == generation + 1
+        assert sorted(s.name for s in step.specs) == ["mcp__c__echo", "mcp__c__measure"]
+        result = await host.call(step, "c1", "mcp__c__measure", {})
+        assert result.status == "ok", result.output
+        assert [(s.name, s.connected, s.tools) for s in host.server_status()] == [("c", True, 2)]
+
+
+async def test_a_replacement_whose_listing_fails_removes_the_old_catalog_and_says_so():
+    old = ServerConfig(target=paged_server([[tool("echo")]]))
+    broken = ServerConfig(target=paged_server([[tool("echo")]], fail_page=0))
+    async with Host.open(HostConfig(servers={"c": old})) as host:
+        generation = host.sample().generation
+        report = await host.reconfigure(HostConfig(servers={"c": broken}))
+        (change,) = report.servers
+        assert (change.name, change.change, change.tools) == ("c", "changed", 0)
+        assert change.error is not None
+        assert texts.REPLACED_CATALOG_REMOVED in change.error  # not "stays installed"
+        step = host.sample()
+        assert step.specs == ()
+        assert step.generation == generation + 1
