@@ -282,6 +282,12 @@ class _Candidate:
     """The inputs taken, newest first, as the explorer would name them (its call ids, its
     unknown tool, no free-form texts): the events of a replay file."""
 
+    def key(self) -> tuple[Any, ...]:
+        """Equal for two candidates exactly when they are equal, and hashed fast: the state
+        caches its hash, and a history is compared by identity (``_Refiner._link`` makes
+        equal histories one object)."""
+        return (self.state, self.owed, self.snapshots, self.loose, self.local, id(self.history))
+
     def events(self) -> tuple[Event, ...]:
         taken: list[Event] = []
         link = self.history
@@ -338,6 +344,10 @@ class _Refiner:
         """Inputs taken so far: the index of the one being taken."""
         self.causes: dict[int, str] = {}
         """The inputs (by index) whose outputs an id of their own owes (``_CAUSE_IDS``)."""
+        self.links: dict[tuple[Event, int], _Link] = {}
+        """Every history link made, by its event and its tail's identity: equal histories
+        are one object, so comparing two candidates' histories is an identity test, not a
+        walk of the whole trace (the checker drops equal candidates at every input)."""
 
     def start(self) -> _Candidate:
         t = self.rules.initial(self.bound)
@@ -520,11 +530,13 @@ class _Refiner:
         given = record.get("arguments_ok")
         arguments = (True, False) if given is None else (bool(given),)
         gated = (False, True) if self.gating else (False,)
+        ways = [
+            _with_bound(state, approval=gate)
+            for gate in gated
+            if not gate or self._may_gate(state, step, name)
+        ]
         for ok in arguments:
-            for gate in gated:
-                gated_state = _with_bound(state, approval=gate)
-                if gate and not self._may_gate(state, step, name):
-                    continue
+            for gated_state in ways:
                 event = Call(max(step, 0), call_id, name, ok)
                 for found in self._apply(candidate, gated_state, event, checked=False):
                     local = self._local(found.state, step, name)
@@ -631,13 +643,22 @@ class _Refiner:
             assert latest is not None
             snapshots = (*snapshots, latest)
         named = self._explorer_event(state, event)
-        yield attrs.evolve(
+        yield evolve(
             candidate,
             state=self._retire(t.state),
             owed=(*candidate.owed, *((self.inputs, expected(o)) for o in t.outputs)),
             snapshots=snapshots,
-            history=(named, candidate.history),
+            history=self._link(named, candidate.history),
         )
+
+    def _link(self, event: Event, tail: _Link) -> _Link:
+        """``(event, tail)``, the one such link: every tail was made here too, so two
+        histories are equal exactly when they are the same object."""
+        key = (event, id(tail))
+        link = self.links.get(key)
+        if link is None:
+            link = self.links[key] = (event, tail)
+        return link
 
     def offered(self, call_id: str, *, closed: bool) -> None:
         """A ``call`` record: a new call_id gets the explorer's next one."""
@@ -777,17 +798,59 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
             refiner.offered(record.get("call_id"), closed=candidates[0].state.closed)
         if record.kind == "reconfigure":
             refiner.reconfiguring(record)
-        following: list[_Candidate] = []
+        following = _Distinct()
         for candidate in candidates:
             for found in refiner.variants(candidate, record):
-                if found not in following:
-                    following.append(found)
-        if not following:
+                following.add(found)
+        if not following.kept:
             return _failed(refiner, candidates[0], _not_allowed(candidates[0], record), most)
-        candidates = following
+        candidates = following.kept
         most = max(most, len(candidates))
     first = candidates[0]
     return Refinement(None, first.events(), _replay_bound(refiner, first), most)
+
+
+class _Distinct:
+    """The candidates found for one input, each once, in the order found: what
+    ``if found not in kept: kept.append(found)`` keeps, with candidates compared by
+    :meth:`_Candidate.key`. Most inputs leave one or two (a scan is cheapest); a trace
+    that leaves many is checked by hashing (each state hashes once, its hash cached),
+    unless a value the trace put in a state does not hash (a malformed field): then by
+    scanning, as before."""
+
+    _SCAN = 4
+
+    def __init__(self) -> None:
+        self.kept: list[_Candidate] = []
+        self._keys: list[tuple[Any, ...]] = []
+        self._hashed: set[tuple[Any, ...]] | None = None
+        self._hashable = True
+
+    def add(self, found: _Candidate) -> None:
+        if not self.kept:  # the first is kept: most inputs find no other
+            self.kept.append(found)
+            return
+        if not self._keys:
+            self._keys.append(self.kept[0].key())
+        key = found.key()
+        if self._hashed is not None:
+            try:
+                if key in self._hashed:
+                    return
+                self._hashed.add(key)
+            except TypeError:
+                self._hashed, self._hashable = None, False
+                if key in self._keys:
+                    return
+        elif key in self._keys:
+            return
+        self._keys.append(key)
+        if self._hashable and self._hashed is None and len(self._keys) > self._SCAN:
+            try:
+                self._hashed = set(self._keys)
+            except TypeError:
+                self._hashable = False
+        self.kept.append(found)
 
 
 def _resource_call_covered(state: State, record: TraceRecord) -> None:

@@ -342,6 +342,11 @@ def _first_invalid(facts: Sequence[_Facts]) -> tuple[int, str, str] | None:
     return None
 
 
+_DIGEST_ENCODE = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False).encode
+"""``json.dumps(kept, sort_keys=True, default=str, ensure_ascii=False)``, its encoder made
+once (every tool of every listing is digested)."""
+
+
 def _digest(tool: Mapping[str, Any]) -> str:
     """What :class:`ToolSpec` keeps of a tool, and so what makes a refresh a change."""
     kept = [
@@ -351,7 +356,7 @@ def _digest(tool: Mapping[str, Any]) -> str:
         tool.get("outputSchema"),
         _task_support(tool),
     ]
-    text = json.dumps(kept, sort_keys=True, default=str, ensure_ascii=False)
+    text = _DIGEST_ENCODE(kept)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
