@@ -63,6 +63,7 @@ from mcpbind.model.values import (
     Output,
     TaskCreated,
     TaskStatus,
+    Transition,
 )
 
 SEARCH = ToolDef("search")
@@ -844,6 +845,23 @@ def test_a_reconfiguration_cancels_the_calls_of_what_it_replaces_and_publishes_o
     assert state.registry.catalog("mcp:c").remote_names() == {"search"}
     assert state.servers[2].replacing
     assert not state.servers[1].present
+
+
+def test_inv_10_reports_a_call_leaving_approval_unapproved_after_one_still_waiting():
+    """INV-10: a forged transition where the first of two gated calls still waits and the
+    second was sent without its approve is reported, past the first (issue 33: the
+    check's ``continue`` over a call that still waits made ``break`` survived)."""
+    plain, prefix = installed()
+    b = attrs.evolve(plain, approval=True)
+    calls = (Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search"))
+    before, _ = run(b, *prefix, *calls)
+    assert [r.phase for r in before.calls] == ["approval", "approval"]
+    sent = attrs.evolve(before.calls[1], phase="sent")
+    forged = Transition(
+        attrs.evolve(before, calls=(before.calls[0], sent)), (Sent("fs", "tools/call", "search"),)
+    )
+    found = check_transition(before, Approve("c1"), forged, every=True)
+    assert ("INV-10", "c2 became sent without an approval (approve)") in found
 
 
 def test_a_call_waiting_for_approval_on_a_removed_server_ends_cancelled_unsent():
