@@ -5,10 +5,12 @@ finds a test that runs the explorer's and the mutants' lines (issue 33, "no cove
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import pytest
 
-from mcpbind.model.bounds import Part, standard_suite
+from mcpbind.model.bounds import Part, describe, load_bound, standard_suite
 from mcpbind.model.explore import explore, format_event, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 from mcpbind.model.suite import run_suite
@@ -205,7 +207,8 @@ def test_run_suite_gives_one_run_per_policy_and_part_policies_outermost_in_suite
 ):
     """Whatever order the two workers finish in, the runs come back frozen first, then
     revalidate, each in the suite's order of parts, each part's report the one
-    ``explore`` gives it alone (the reconfigure part, 3 s alone, pinned instead)."""
+    ``explore`` gives it alone (the reconfigure part, 3 s alone, pinned instead), whole
+    and without a violation."""
     runs = tiny_suite_in_two_workers
     names = [p.name for p in standard_suite(servers=1, steps=1, calls=1)]
     assert [(r.policy, r.part) for r in runs] == [
@@ -213,6 +216,8 @@ def test_run_suite_gives_one_run_per_policy_and_part_policies_outermost_in_suite
     ]
     for r in runs:
         assert r.report.policy == r.policy
+        assert r.report.complete
+        assert r.report.violations == ()  # the standard rules break nothing (SPEC §10.2)
         if r.part == "reconfigure":
             reconfigure = {"frozen": (6433, 37667), "revalidate": (6265, 36529)}[r.policy]
             assert sizes(r.report) == (*reconfigure, 11, True, ())
@@ -256,3 +261,17 @@ def test_a_second_policy_reusing_the_first_gets_the_report_it_gets_alone():
         reused = explore(bound, shared=shared, effects=True)
         alone = explore(bound, effects=True)
         assert attrs.evolve(reused, seconds=0) == attrs.evolve(alone, seconds=0)
+
+
+@pytest.mark.parametrize("policy", ["frozen", "revalidate"])
+def test_every_part_bound_survives_describe_and_load_bound(policy: str):
+    """A replay file's ``bound`` (SPEC §14.5) is :func:`describe`'s JSON, read back by
+    :func:`load_bound`: each part's bound comes back equal, its environment (the events
+    the part allows) included, and so explores to the same sizes."""
+    for p in standard_suite(policy, servers=1, steps=1, calls=1):  # type: ignore[arg-type]
+        again = load_bound(json.loads(json.dumps(describe(p.bound))))
+        assert again == p.bound, p.name
+    calls = part("calls", policy).bound
+    assert calls.environment is not None
+    plain = attrs.evolve(calls, environment=None)
+    assert load_bound(json.loads(json.dumps(describe(plain)))) == plain
