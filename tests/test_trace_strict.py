@@ -288,6 +288,21 @@ def test_a_field_the_trace_leaves_out_is_tried_both_ways():
     assert report.most_states == 2
 
 
+def test_an_output_no_way_of_taking_the_trace_owes_is_explained_by_the_first_way():
+    """After a call the trace leaves two ways open (its arguments an object or not), an
+    output neither owes is flagged with what the first owes, the ``tools/call``, the
+    same way as the rest of the report (issue 33: the explanation taken from the last
+    way, which owes an error result, survived)."""
+    records = [HEADER, *LISTED, CALL, {"kind": "result", "call_id": "a", "status": "ok"}]
+    violation = refine(parse_trace(lines([*records, *CLOSE, END]))).violation
+    assert violation is not None
+    assert (violation.invariant, violation.line) == ("REFINE", 8)
+    assert (
+        violation.expected
+        == "one of the outputs the model owes: [('sent', 's', 'tools/call', 't')]"
+    )
+
+
 def test_a_call_ended_in_one_way_of_taking_a_field_is_not_reused_in_another():
     """Refinement sets calls that ended aside (a long trace stays linear); a call that one
     candidate ended (its arguments taken as bad) is still new to the others."""
