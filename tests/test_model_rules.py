@@ -63,6 +63,7 @@ from mcpbind.model.values import (
     Output,
     TaskCreated,
     TaskStatus,
+    Transition,
 )
 
 SEARCH = ToolDef("search")
@@ -554,6 +555,22 @@ def test_inv_11_reports_a_waiting_call_ended_cancelled_by_anything_but_a_cancel(
         assert [i for i, _ in check_transition(state, event, forged)] == ["INV-11"]
 
 
+def test_inv_11_checks_every_call_a_lost_start_ends_past_one_ended_right():
+    """INV-11: two calls wait for a start that is lost; the first ends as it should
+    (``failed``, not connected), a forged second ends ``ok``, and the check reports the
+    second (issue 33: the ``continue`` after a right ending made ``break`` survived)."""
+    b = lazy()
+    state, _ = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), Call(0, "c2", "mcp__fs__read"))
+    t = step(state, Disconnect("fs"))
+    failed = Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs"))
+    assert failed in t.outputs
+    kept = tuple(o for o in t.outputs if not (isinstance(o, Result) and o.call_id == "c2"))
+    forged = attrs.evolve(t, outputs=(*kept, Result("c2", "ok")))
+    found = check_transition(state, Disconnect("fs"), forged, every=True)
+    assert [i for i, _ in found] == ["INV-11"]
+    assert "c2" in found[0][1]
+
+
 def test_inv_16_reports_a_call_still_pending_on_a_server_no_longer_present():
     """INV-16: a state where a removed server's call is still sent is reported (issue 33:
     the loop over the calls made to run zero times survived)."""
@@ -586,6 +603,17 @@ def test_a_rejected_call_waits_for_a_refresh_then_is_sent_once_more():
     assert (record.phase, record.retried) == ("retrying", True)
     state, outputs = run(b, *IN_FLIGHT, CallRejected("c1"), ListDone("fs"))
     assert outputs == [RefreshOutcome("fs", "unchanged", 1), Sent("fs", "tools/call", "write")]
+
+
+def test_inv_13_reports_a_call_waiting_for_a_retry_it_was_never_counted_for():
+    """INV-13: a forged state where a call waits for its retry (``retrying``) but was
+    never rejected (``retried`` false) is reported (issue 33: the loop over the calls made
+    to run zero times survived)."""
+    state, _ = run(bound(WRITER), *IN_FLIGHT, CallRejected("c1"))
+    record = state.call("c1")
+    assert check_state(state) == []
+    forged = attrs.evolve(state, calls=(attrs.evolve(record, retried=False),))
+    assert ("INV-13", "c1 waits for a retry it is not counted as having") in check_state(forged)
 
 
 def test_a_rejection_during_a_refresh_waits_for_the_refresh_queued_behind_it():
@@ -846,6 +874,23 @@ def test_a_reconfiguration_cancels_the_calls_of_what_it_replaces_and_publishes_o
     assert not state.servers[1].present
 
 
+def test_inv_10_reports_a_call_leaving_approval_unapproved_after_one_still_waiting():
+    """INV-10: a forged transition where the first of two gated calls still waits and the
+    second was sent without its approve is reported, past the first (issue 33: the
+    check's ``continue`` over a call that still waits made ``break`` survived)."""
+    plain, prefix = installed()
+    b = attrs.evolve(plain, approval=True)
+    calls = (Call(0, "c1", "mcp__fs__search"), Call(0, "c2", "mcp__fs__search"))
+    before, _ = run(b, *prefix, *calls)
+    assert [r.phase for r in before.calls] == ["approval", "approval"]
+    sent = attrs.evolve(before.calls[1], phase="sent")
+    forged = Transition(
+        attrs.evolve(before, calls=(before.calls[0], sent)), (Sent("fs", "tools/call", "search"),)
+    )
+    found = check_transition(before, Approve("c1"), forged, every=True)
+    assert ("INV-10", "c2 became sent without an approval (approve)") in found
+
+
 def test_a_call_waiting_for_approval_on_a_removed_server_ends_cancelled_unsent():
     """INV-16: a reconfiguration ends a call of the removed server that still waits for
     its approval, ``cancelled`` as one never sent, with no cancellation (issue 33:
@@ -859,6 +904,20 @@ def test_a_call_waiting_for_approval_on_a_removed_server_ends_cancelled_unsent()
     unsent = texts.RECONFIGURED_UNSENT.format(how="removed", server="b")
     assert Result("c1", "cancelled", unsent) in outputs
     assert Sent("b", "notifications/cancelled", "c1") not in outputs
+
+
+def test_inv_16_reports_a_message_sent_to_a_removed_server_after_the_reconfiguration():
+    """INV-16: after the reconfiguration, a forged transition that sends to the removed
+    server is reported (issue 33: the shortcut for "every server present" negated, which
+    skipped the check exactly when one is absent, survived)."""
+    b, prefix = reconfigurable()
+    state, _ = run(b, *prefix, Reconfigure())
+    assert not state.servers[1].present
+    t = step(state, Sample())
+    assert check_transition(state, Sample(), t, every=True) == []
+    forged = attrs.evolve(t, outputs=(*t.outputs, Sent("b", "tools/list")))
+    found = check_transition(state, Sample(), forged, every=True)
+    assert ("INV-16", "tools/list sent to absent b") in found
 
 
 def test_a_reconfiguration_that_removes_no_tool_does_not_move_the_generation():

@@ -59,3 +59,52 @@ def test_a_sample_of_two_mutants_reports_each_and_a_score_and_leaves_the_checkou
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[1/2]" not in done.stdout
     assert "2 kept from --resume" in done.stdout.strip().splitlines()[-1]
+
+
+def load_script():
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("mutation_script", str(ROOT / "scripts/mutation"))
+    spec = importlib.util.spec_from_loader("mutation_script", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["mutation_script"] = module  # dataclasses look their module up
+    loader.exec_module(module)
+    return module
+
+
+def test_a_statement_run_at_import_runs_the_files_the_table_names_for_its_module_first():
+    """A mutant of a statement every test ran at import runs all the module's tests, with
+    ``-x``: those of the files ``[tool.mcpbind.mutation.tests]`` names for it first (so
+    ``impl/__init__.py``'s ``TYPE_CHECKING`` made true meets ``tests/test_surface.py``
+    before a thousand others), each group fastest first; failing tests never."""
+    script = load_script()
+    config = {"tests": {"impl/__init__.py": ["tests/test_b.py"], "impl/*.py": ["tests/c.py"]}}
+    assert script.TestChooser.mapped("impl/__init__.py", config) == [
+        "tests/c.py",
+        "tests/test_b.py",
+    ]
+    assert script.TestChooser.mapped("model/rules.py", config) == []
+    reaches = script.Reaches.__new__(script.Reaches)
+    seconds = {"tests/test_a.py": {"a::fast": 0.1, "a::slow": 5.0, "a::broken": 0.0}}
+    seconds["tests/test_b.py"] = {"b::slow": 2.0, "b::fast": 0.5}
+    seconds = {
+        f: {f"{f}::{t.split('::')[1]}": s for t, s in ts.items()} for f, ts in seconds.items()
+    }
+    reaches.known = {
+        f: script.Reach(lines={}, seconds=ts, failed=[f"{f}::broken"]) for f, ts in seconds.items()
+    }
+    files = ["tests/test_a.py", "tests/test_b.py"]
+    assert reaches.passing(files) == [
+        "tests/test_a.py::fast",
+        "tests/test_b.py::fast",
+        "tests/test_b.py::slow",
+        "tests/test_a.py::slow",
+    ]
+    assert reaches.passing(files, frozenset({"tests/test_b.py"})) == [
+        "tests/test_b.py::fast",
+        "tests/test_b.py::slow",
+        "tests/test_a.py::fast",
+        "tests/test_a.py::slow",
+    ]

@@ -254,3 +254,29 @@ def test_the_idle_timeout_is_set_in_the_mcpbind_table_so_the_file_stays_a_codex_
         parse_toml(text.replace("1800", "30"), path="c.toml", environ={})
     with pytest.raises(ConfigError, match="names no server"):
         parse_toml(text.replace("fs = 1800", "git = 1800"), path="c.toml", environ={})
+
+
+def test_notifications_still_waiting_when_the_call_ends_reach_a_plain_callback_in_order():
+    """``ProgressFeed.close`` delivers what still waits, lowest progress first, to a plain
+    callback (here the call ends from inside the callback, while the second notification
+    waits behind the first; issue 33: the heap entry's field misread at close survived)."""
+    import trio
+
+    from mcpbind.impl.calls.progress import ProgressCounts, ProgressFeed
+
+    seen: list[tuple[float, str | None]] = []
+
+    def on_progress(progress) -> None:
+        seen.append((progress.progress, progress.message))
+        feed.close()  # the answer is in
+
+    feed = ProgressFeed("c1", "s", on_progress, ProgressCounts())
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(feed.receive, 2.0, None, "second")
+            nursery.start_soon(feed.receive, 1.0, None, "first")
+
+    trio.run(main)
+    assert seen == [(1.0, "first"), (2.0, "second")]
+    assert (feed.counts.delivered, feed.counts.late) == (2, 0)

@@ -44,6 +44,15 @@ def test_importing_the_model_does_not_load_the_names_of_the_top_level():
     assert python(code) == "[]"
 
 
+def test_importing_the_runtime_package_loads_none_of_its_modules_nor_the_sdk():
+    """``mcpbind.impl`` names its exports for mypy only (its ``TYPE_CHECKING`` is False at
+    run time) and loads each on first use: importing the package alone loads neither the
+    SDK, trio nor anyio, nor the host (issue 33: ``TYPE_CHECKING`` made true survived)."""
+    heavy = (*HEAVY[:-1], "mcpbind.impl.host", "mcpbind.impl.calls.approval")
+    code = f"import sys, mcpbind.impl; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    assert python(code) == "[]"
+
+
 @pytest.mark.parametrize(
     "argv",
     # (``explore``'s own parser reads the model's invariant ids for its help: not here)

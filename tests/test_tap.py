@@ -592,6 +592,31 @@ def test_a_merge_needs_the_hosts_times_and_a_taps_trace():
         merge_traces(wire_records, [wire_records])
 
 
+def test_records_of_the_same_time_merge_the_hosts_first_then_each_taps_in_order():
+    """One clock, coarse: a host record and a tap's of the same ``at`` keep the host's
+    first, whichever record of its file each is (issue 33: ties broken by a record's
+    place in its file instead, putting a tap's first record before the host's, survived);
+    a record without ``at`` goes with the one before it."""
+    host = [
+        HOST_HEADER,
+        {"kind": "sample", "step": 0, "at": 1.0},
+        {"kind": "refresh_requested", "server": "s", "at": 2.0},
+        {"kind": "end"},
+    ]
+    wire = [{**LIST, "at": 2.0}, DONE, {**LIST, "at": 1.5}]
+    merged = merge_traces(
+        parse_trace([json.dumps(r) + "\n" for r in host]), [parse_trace(wire_trace(*wire))]
+    )
+    body = [(r["kind"], r.get("at")) for r in merged[1:-1]]
+    assert body == [
+        ("sample", 1.0),
+        ("refresh_requested", 2.0),
+        ("sent", 2.0),
+        ("list_done", None),
+        ("sent", 1.5),
+    ]
+
+
 def test_the_merge_names_the_wires_calls_by_the_hosts_and_orders_everything_by_time():
     """Two sessions of one server (two tap files); the host's ``sent`` of ``t`` pair with
     the wire's in order; the host's own wire-side records of it are left out; its reading

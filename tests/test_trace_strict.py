@@ -129,6 +129,39 @@ def test_hand_written_runs_of_the_model_refine_it():
     assert refined(RELISTENED) is None
 
 
+#: SPEC §3.1: a listing read in pages: each page with more to come is a ``list_page`` and a
+#: ``tools/list`` for the next (its cursor); the model does not know how many pages the
+#: server has, so the refiner lets the listing being read have more.
+PAGE = [
+    {"kind": "list_page", "server": "s"},
+    {"kind": "sent", "server": "s", "method": "tools/list", "detail": "cursor"},
+]
+PAGED = [HEADER, LISTED[0], *PAGE, *LISTED[1:], *CLOSE, END]
+#: ... and a second version of the catalog, announced and read in three pages.
+RELISTED_IN_PAGES = [
+    HEADER,
+    *LISTED,
+    {"kind": "list_changed", "server": "s"},
+    LISTING,
+    *PAGE,
+    *PAGE,
+    {"kind": "list_done", "server": "s", "tools": ["t"]},
+    {"kind": "published", "generation": 2, "source": "mcp:s", "names": ["mcp__s__t"]},
+    {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 2},
+    *CLOSE,
+    END,
+]
+
+
+def test_listings_read_page_by_page_refine_it_the_first_and_a_later_version():
+    """The refiner gives the listing being read room for more pages, also for a version
+    of the catalog the trace has not listed yet (issue 33: no test the mutation run
+    chooses read a paged listing)."""
+    assert refined(PAGED) is None
+    assert refined(RELISTED_IN_PAGES) is None
+    assert refined([HEADER, LISTED[0], PAGE[0], *LISTED[1:], *CLOSE, END]) is not None
+
+
 def edit(records: list[dict[str, Any]], at: int, **changes: Any) -> list[dict[str, Any]]:
     edited = [dict(r) for r in records]
     edited[at].update(changes)
@@ -253,6 +286,21 @@ def test_a_field_the_trace_leaves_out_is_tried_both_ways():
     assert refined(bad) is None
     report = refine(parse_trace(lines(ANSWERED)))
     assert report.most_states == 2
+
+
+def test_an_output_no_way_of_taking_the_trace_owes_is_explained_by_the_first_way():
+    """After a call the trace leaves two ways open (its arguments an object or not), an
+    output neither owes is flagged with what the first owes, the ``tools/call``, the
+    same way as the rest of the report (issue 33: the explanation taken from the last
+    way, which owes an error result, survived)."""
+    records = [HEADER, *LISTED, CALL, {"kind": "result", "call_id": "a", "status": "ok"}]
+    violation = refine(parse_trace(lines([*records, *CLOSE, END]))).violation
+    assert violation is not None
+    assert (violation.invariant, violation.line) == ("REFINE", 8)
+    assert (
+        violation.expected
+        == "one of the outputs the model owes: [('sent', 's', 'tools/call', 't')]"
+    )
 
 
 def test_a_call_ended_in_one_way_of_taking_a_field_is_not_reused_in_another():

@@ -1,0 +1,277 @@
+"""The explorer, the model mutants and the suite runner on tiny bounds (SPEC §10.2-§10.4):
+the same claims as ``test_explorer.py`` and ``test_model_mutants.py``, on bounds a second
+or less each, so that ``scripts/mutation`` (which skips those two files: minutes each)
+finds a test that runs the explorer's and the mutants' lines (issue 33, "no coverage")."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+import pytest
+
+from mcpbind.model.bounds import Part, describe, load_bound, standard_suite
+from mcpbind.model.explore import explore, format_event, replay
+from mcpbind.model.mutants import MUTANTS, Mutant
+from mcpbind.model.suite import run_suite
+
+
+def part(name: str, policy: str = "revalidate", *, servers: int = 1, calls: int = 1) -> Part:
+    """A part of the standard suite cut to ``servers`` servers, one step, ``calls`` calls."""
+    parts = standard_suite(policy, servers=servers, steps=1, calls=calls)  # type: ignore[arg-type]
+    return next(p for p in parts if p.name == name)
+
+
+#: Each model mutant, the smallest cut of its part that exposes it (one step always) and
+#: the length of the shortest trace to its target's failure there (breadth first).
+SMALLEST: dict[str, tuple[str, int, int, int]] = {
+    "bump_generation_when_unchanged": ("revalidate", 1, 1, 5),
+    "resolve_through_live_registry": ("revalidate", 1, 1, 8),
+    "snapshot_by_reference": ("revalidate", 1, 1, 3),
+    "install_page_by_page": ("revalidate", 1, 1, 1),
+    "drop_invalid_tools": ("revalidate", 1, 1, 3),
+    "install_excluded_tool": ("revalidate", 1, 1, 5),
+    "reject_excludable_listing": ("revalidate", 1, 1, 5),
+    "deliver_late_answer": ("revalidate", 1, 1, 6),
+    "accept_reused_call_id": ("revalidate", 1, 1, 3),
+    "shadow_builtin": ("frozen", 2, 1, 3),
+    "rename_on_every_refresh": ("frozen", 2, 1, 9),
+    "forget_cancel_notification": ("revalidate", 1, 1, 5),
+    "cancel_after_end_ends_again": ("revalidate", 1, 1, 3),
+    "leave_calls_on_disconnect": ("revalidate", 1, 1, 5),
+    "ignore_exclusive_lane": ("revalidate", 1, 2, 4),
+    "stuck_lane": ("revalidate", 1, 2, 5),
+    "forget_queued_refresh": ("revalidate", 1, 1, 2),
+    "skip_approval": ("revalidate", 1, 1, 3),
+    "deny_sends": ("revalidate", 1, 1, 4),
+    "time_out_while_approving": ("revalidate", 1, 1, 4),
+    "fail_fast_when_dormant": ("revalidate", 1, 1, 2),
+    "send_while_starting": ("revalidate", 1, 1, 3),
+    "strand_waiters_on_lost_start": ("revalidate", 1, 1, 3),
+    "forget_cancellations_at_close": ("revalidate", 1, 1, 4),
+    "leave_unsent_calls_at_close": ("revalidate", 1, 2, 5),
+    "accept_calls_after_close": ("revalidate", 1, 1, 3),
+    "resend_at_once": ("revalidate", 1, 1, 4),
+    "retry_every_rejection": ("revalidate", 1, 1, 6),
+    "retry_on_a_stale_refresh": ("revalidate", 1, 1, 5),
+    "uncapped_progress": ("frozen", 2, 1, 3),
+    "cancel_task_with_notification": ("revalidate", 1, 1, 5),
+    "result_from_late_task_status": ("revalidate", 1, 1, 6),
+    "release_lane_for_task": ("revalidate", 1, 2, 5),
+    "refresh_before_relisten": ("revalidate", 1, 1, 5),
+    "relisten_without_refresh": ("revalidate", 1, 1, 4),
+    "expired_call_resent_at_once": ("revalidate", 1, 1, 4),
+    "expired_call_resent_every_time": ("revalidate", 1, 1, 6),
+    "expiry_keeps_other_calls": ("revalidate", 1, 2, 5),
+    "reconfigure_in_two_generations": ("revalidate", 1, 1, 2),
+    "restart_unchanged_server": ("revalidate", 1, 1, 1),
+    "drop_cancellation_on_removal": ("revalidate", 1, 1, 4),
+    "empty_changed_catalog_at_once": ("revalidate", 1, 1, 2),
+    "keep_old_catalog_on_failed_replacement": ("revalidate", 1, 1, 3),
+    "send_to_removed_server": ("frozen", 1, 1, 4),
+    "read_through_live_resources": ("revalidate", 1, 1, 5),
+    "publish_resources_apart": ("revalidate", 1, 1, 1),
+}
+
+
+def test_the_table_names_every_model_mutant():
+    assert sorted(SMALLEST) == sorted(m.name for m in MUTANTS)
+
+
+@pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.name)
+def test_every_model_mutant_is_caught_on_its_smallest_bound_with_the_shortest_trace(m: Mutant):
+    """SPEC §10.4 on a cut of the mutant's part: its target fails, with a breadth-first
+    (shortest) trace of the pinned length; a safety target's trace replays to the same
+    failure under the mutant, and its prefix is clean under the standard rules (which
+    break nothing on these bounds: ``test_explorer.py``)."""
+    policy, servers, calls, length = SMALLEST[m.name]
+    bound = part(m.part, policy, servers=servers, calls=calls).bound
+    safety = m.target.startswith("INV")
+    limits: dict[str, object] = {"stop_on": m.target} if safety else {"max_depth": 6}
+    report = explore(bound, m, **limits)  # type: ignore[arg-type]
+    hit = [v for v in report.violations if v.invariant == m.target]
+    assert hit, f"{m.name} survived: {m.target} never failed"
+    assert len(hit[0].trace) == length
+    if safety:
+        assert not report.complete  # stopped at the target's first failure
+        assert m.target in {inv for inv, _ in replay(bound, hit[0].trace, m)}
+        assert replay(bound, hit[0].trace[:-1]) == []
+
+
+CALLS = part("calls").bound  # one server, one step, one call: 117 states, depth 8
+
+
+def test_the_calls_part_on_one_server_step_and_call_has_117_states_and_nothing_fails():
+    report = explore(CALLS)
+    assert (report.states, report.transitions, report.depth) == (117, 505, 8)
+    assert report.complete
+    assert report.violations == ()
+    assert report.effects == ()  # tallied only when asked
+
+
+@pytest.mark.parametrize(
+    ("max_depth", "sizes"),
+    [(0, (1, 0, 0)), (2, (17, 22, 2)), (7, (114, 445, 7)), (8, (117, 486, 8)), (9, (117, 505, 8))],
+)
+def test_max_depth_explores_the_states_up_to_that_depth_and_says_whether_it_cut(
+    max_depth: int, sizes: tuple[int, int, int]
+):
+    """A state at ``max_depth`` is not expanded: at the graph's own depth (8) its last
+    states' 19 transitions are left out and the report says it was cut; one deeper, the
+    report is the whole graph's, complete."""
+    report = explore(CALLS, max_depth=max_depth)
+    assert (report.states, report.transitions, report.depth) == sizes
+    assert report.complete == (max_depth > 8)
+
+
+def test_effects_tally_what_each_event_kind_did_on_every_transition():
+    """SPEC §3.3's table on the tiny calls part: every transition counted once under its
+    event kind and what it produced."""
+    report = explore(CALLS, effects=True)
+    assert sum(n for _, _, n in report.effects) == report.transitions == 505
+    assert report.effects == (
+        ("call", "refuse call after close", 12),
+        ("call", "refuse duplicate call_id", 42),
+        ("call", "result failed", 11),
+        ("call", "result unavailable", 3),
+        ("call", "result unsupported", 38),
+        ("call", "send tools/call", 20),
+        ("call_responded", "result ok", 21),
+        ("cancel", "result cancelled, send notifications/cancelled", 21),
+        ("cancel", "state only", 21),
+        (
+            "close",
+            "refresh rejected (closed), result cancelled, send close, send notifications/cancelled",
+            13,
+        ),
+        ("close", "refresh rejected (closed), send close", 37),
+        ("close", "result cancelled, send close, send notifications/cancelled", 8),
+        ("close", "send close", 13),
+        ("close", "state only", 30),
+        ("disconnect", "refresh rejected (disconnected)", 37),
+        ("disconnect", "refresh rejected (disconnected), result failed", 13),
+        ("disconnect", "result failed", 8),
+        ("disconnect", "state only", 13),
+        ("list_changed", "send tools/list", 6),
+        ("list_changed", "state only", 16),
+        ("list_done", "publish, refresh installed", 21),
+        ("list_done", "publish, refresh installed, send tools/list", 3),
+        ("list_done", "refresh unchanged", 20),
+        ("list_done", "refresh unchanged, send tools/list", 6),
+        ("reconnect", "send tools/list", 30),
+        ("sample", "state only", 21),
+        ("timeout", "result timed_out, send notifications/cancelled", 21),
+    )
+
+
+def test_a_violation_carries_every_event_from_the_initial_state_first_event_first():
+    """The trace is the path from the initial state: the mutant that forgets the
+    cancellation of a call fails INV-7 at the cancel and INV-12 at the close, the fifth
+    event each; stopping on INV-7 finds INV-12 on the way, at the same depth."""
+    m = next(m for m in MUTANTS if m.name == "forget_cancel_notification")
+    bound = part(m.part).bound
+    prefix = [
+        "list_page(server='git.hub')",
+        "list_done(server='git.hub')",
+        "sample()",
+        "call(step=0, call_id='c1', name='mcp__git_hub__read', arguments_ok=True)",
+    ]
+    for report in (explore(bound, m, stop_on=m.target), explore(bound, m)):
+        found = {v.invariant: [format_event(e) for e in v.trace] for v in report.violations}
+        assert found == {
+            "INV-7": [*prefix, "cancel(call_id='c1')"],
+            "INV-12": [*prefix, "close()"],
+        }
+
+
+# --- the suite runner (SPEC §10.3) --------------------------------------------------------
+
+
+def sizes(report) -> tuple[int, int, int, bool, tuple[str, ...]]:
+    return (
+        report.states,
+        report.transitions,
+        report.depth,
+        report.complete,
+        tuple(v.invariant for v in report.violations),
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_suite_in_two_workers():
+    return run_suite(servers=1, steps=1, calls=1, workers=2)
+
+
+def test_run_suite_gives_one_run_per_policy_and_part_policies_outermost_in_suite_order(
+    tiny_suite_in_two_workers,
+):
+    """Whatever order the two workers finish in, the runs come back frozen first, then
+    revalidate, each in the suite's order of parts, each part's report the one
+    ``explore`` gives it alone (the reconfigure part, 3 s alone, pinned instead), whole
+    and without a violation."""
+    runs = tiny_suite_in_two_workers
+    names = [p.name for p in standard_suite(servers=1, steps=1, calls=1)]
+    assert [(r.policy, r.part) for r in runs] == [
+        (policy, name) for policy in ("frozen", "revalidate") for name in names
+    ]
+    for r in runs:
+        assert r.report.policy == r.policy
+        assert r.report.complete
+        assert r.report.violations == ()  # the standard rules break nothing (SPEC §10.2)
+        if r.part == "reconfigure":
+            reconfigure = {"frozen": (6433, 37667), "revalidate": (6265, 36529)}[r.policy]
+            assert sizes(r.report) == (*reconfigure, 11, True, ())
+        else:
+            assert sizes(r.report) == sizes(explore(part(r.part, r.policy).bound))
+
+
+def test_run_suite_with_a_mutant_stops_each_part_at_its_target_and_names_the_rules():
+    """One worker (in process): the approval part fails INV-10 under the mutant that skips
+    the approval; the parts without gating never ask for one and stay clean."""
+    heard: list[tuple[str, int]] = []
+    runs = run_suite(
+        servers=1,
+        steps=1,
+        calls=1,
+        workers=1,
+        policies=("revalidate",),
+        mutant="skip_approval",
+        on_run=lambda run, total: heard.append((run.part, total)),
+    )
+    assert [p for p, _ in heard] == [r.part for r in runs]
+    assert {total for _, total in heard} == {10}
+    failing = {r.part: [v.invariant for v in r.report.violations] for r in runs}
+    assert failing.pop("approval") == ["INV-10"]
+    assert set(map(tuple, failing.values())) == {()}
+    assert {r.report.rules for r in runs} == {"skip_approval"}
+
+
+def test_run_suite_refuses_an_unknown_mutant_before_exploring_anything():
+    with pytest.raises(KeyError):
+        run_suite(mutant="no_such_mutant", workers=1)
+
+
+def test_a_second_policy_reusing_the_first_gets_the_report_it_gets_alone():
+    """SPEC §10.8 on the tiny calls part: ``Shared`` handed from frozen to revalidate."""
+    from mcpbind.model.explore import Shared
+
+    shared = Shared()
+    for policy in ("frozen", "revalidate"):
+        bound = part("calls", policy).bound
+        reused = explore(bound, shared=shared, effects=True)
+        alone = explore(bound, effects=True)
+        assert attrs.evolve(reused, seconds=0) == attrs.evolve(alone, seconds=0)
+
+
+@pytest.mark.parametrize("policy", ["frozen", "revalidate"])
+def test_every_part_bound_survives_describe_and_load_bound(policy: str):
+    """A replay file's ``bound`` (SPEC §14.5) is :func:`describe`'s JSON, read back by
+    :func:`load_bound`: each part's bound comes back equal, its environment (the events
+    the part allows) included, and so explores to the same sizes."""
+    for p in standard_suite(policy, servers=1, steps=1, calls=1):  # type: ignore[arg-type]
+        again = load_bound(json.loads(json.dumps(describe(p.bound))))
+        assert again == p.bound, p.name
+    calls = part("calls", policy).bound
+    assert calls.environment is not None
+    plain = attrs.evolve(calls, environment=None)
+    assert load_bound(json.loads(json.dumps(describe(plain)))) == plain
