@@ -122,8 +122,9 @@ class Report:
     violations: tuple[Violation, ...]
     effects: tuple[tuple[str, str, int], ...]
     """``(event kind, effect, transitions)``: what each event kind was seen to do."""
-    cpu_seconds: float = 0.0
-    """The CPU time of this process the search took (``seconds`` is wall clock)."""
+    cpu_seconds: float = attrs.field(default=0.0, eq=False)
+    """The CPU time of this process the search took (``seconds`` is wall clock). Not
+    compared: two searches that found the same are equal however long each took."""
 
 
 #: Fields added to an event after replay files used it: shown only when not at their
