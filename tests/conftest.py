@@ -15,7 +15,7 @@ import pytest
 
 from mcpbind.model.suite import Run, run_suite
 
-pytest_plugins = ["backends"]
+pytest_plugins = ["backends", "scheduling"]
 
 
 @pytest.fixture(scope="session")
