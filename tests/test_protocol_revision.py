@@ -6,6 +6,7 @@ in-process, over stdio and over streamable HTTP (2026-07-28) where the transport
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import socket
 import sys
@@ -189,6 +190,23 @@ async def test_a_result_without_result_type_over_the_wire_is_complete(transport,
         'confirmed {"action": "accept", "content": {"ok": true}} with state opaque-state-1'
     ]
     assert [r.message for r in confirmed] == ["Please confirm"]
+
+
+async def test_a_listing_with_fields_spelled_by_the_sdks_python_names_is_a_malformed_reply():
+    """SPEC §8.8: a 2026-07-28 result is checked against its revision's schema as the
+    SDK's own check does, by the wire's names. The SDK's models would also read
+    ``ttl_ms``/``cache_scope`` by their Python names (mutation testing, issue 33:
+    reading by name failed no test); a server that spells them so sent no valid
+    listing, and no tool of it is installed."""
+    env = {**os.environ, "MCPBIND_TEST_RAW_PYTHON_NAMES": "1"}
+    target = StdioServerParameters(command=sys.executable, args=[str(RAW_WIRE)], env=env)
+    config = HostConfig(servers={"s": ServerConfig(target=target, required=False)})
+    async with Host.open(config) as host:
+        names = sorted(host.sample().names)
+        [status] = host.server_status()
+    assert (names, status.tools) == ([], 0)
+    why = "malformed reply: 2 validation error(s)"
+    assert status.error == texts.REJECT_LIST_FAILED.format(server="s", why=why)
 
 
 async def test_a_task_handle_without_a_task_id_fails_the_call_as_malformed():

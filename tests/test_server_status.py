@@ -191,3 +191,22 @@ def test_the_state_word_follows_the_runtime_fields() -> None:
     assert state(phase="dormant") == "dormant"
     assert state(phase="failed") == "failed"
     assert state(closing=True, connected=True) == "closed"
+
+
+async def test_a_stdio_servers_stdout_line_that_is_not_json_rpc_is_logged_as_its_own(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SPEC §11.14: a line a stdio server writes to its stdout that is not JSON-RPC is
+    skipped and told as one of that server's lines, not as the SDK's parse error; the
+    session goes on. (``impl/wire/stderr.py``'s filter; only the command line's tests, in
+    a child process, ran it before.)"""
+    env = {**os.environ, "MCPBIND_TEST_GARBAGE": "1"}
+    target = StdioServerParameters(
+        command=sys.executable, args=[str(SERVER), str(tmp_path)], env=env
+    )
+    with caplog.at_level("INFO"):
+        async with Host.open(HostConfig(servers={"s": ServerConfig(target=target)})) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "x"})
+    assert result.status == "ok", result.output
+    told = [(r.name, r.getMessage()) for r in caplog.records if "not JSON-RPC" in r.getMessage()]
+    assert told == [("mcpbind.server.s", "(stdout, not JSON-RPC, skipped) this is not JSON-RPC")]

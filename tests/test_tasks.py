@@ -201,6 +201,17 @@ async def test_a_task_the_server_fails_ends_failed_with_its_reason(transport, tm
     assert (result.status, result.output) == ("failed", text)
 
 
+async def test_a_failed_task_ends_with_its_errors_message_not_its_status_message(tmp_path):
+    """SEP-2663: a failed task's ``tasks/get`` carries the error inline; its message says
+    why the task failed, ``statusMessage`` only what the task was doing (mutation testing,
+    issue 33: a host reading only ``statusMessage`` failed no test, as the two agreed)."""
+    arguments = {"why": "stage 2 of 3", "detail": "the archive is gone"}
+    async with tasks_host("inproc", tmp_path / "log") as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__doomed", arguments)
+    text = texts.TASK_FAILED.format(tool="doomed", server="s", why="the archive is gone")
+    assert (result.status, result.output) == ("failed", text)
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_plain_tool_next_to_task_tools_reports_progress_per_step(transport, tmp_path):
     seen = []

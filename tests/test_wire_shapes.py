@@ -10,7 +10,8 @@ whole.
 Two views: what a real host wrote to a real server over stdio (the tests' tasks server,
 ``testservers/tasks_server.py``, copies every byte it reads), and, for the 2025-11-25
 task requests that server does not serve, the task wire of that era
-(:class:`~mcpbind.impl.wire.tasks.TaskWire`) writing to a recorder.
+(:class:`~mcpbind.impl.wire.tasks.TaskWire`) writing to a recorder; a 2025-11-25 task
+call itself reaches ``testservers/raw_tasks_2025.py``, which answers with what it got.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from mcp import StdioServerParameters
 from mcp_types import methods
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl.sending import META_CALL_ID, META_SESSION_ID, META_STEP
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.impl.wire.connection import answer_elicitation
 from mcpbind.impl.wire.seam import TaskHandle
-from mcpbind.impl.wire.tasks import RELATED_TASK, TaskWire
+from mcpbind.impl.wire.tasks import RELATED_TASK, TASK_TTL_MS, TaskWire
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
+RAW_TASKS_2025 = pathlib.Path(__file__).parent / "testservers" / "raw_tasks_2025.py"
 MODERN = "2026-07-28"
 TASK = TaskHandle("t-1", 0.02)
 
@@ -171,6 +174,32 @@ async def test_the_2025_task_requests_conform_to_their_schema_and_are_pinned():
     }
     for method, params in recorder.sent:
         models[method].model_validate(frame(method, params), by_name=False)
+
+
+async def test_a_2025_task_call_goes_out_with_its_meta_as_the_wire_spells_it():
+    """A 2025-11-25 tool that requires a task is called as one (SPEC §8.12), its params
+    dumped by the host itself: ``_meta`` (the host's call metadata, SPEC §11.10) must go
+    as the wire spells it, never as the SDK's Python name ``meta``. The server
+    (``testservers/raw_tasks_2025.py``) answers the task with the params it got."""
+    target = StdioServerParameters(command=sys.executable, args=[str(RAW_TASKS_2025)])
+    config = HostConfig(servers={"s": ServerConfig(target=target, required=True)})
+    async with Host.open(config) as host:
+        step = host.sample()
+        result = await host.call(step, "c1", "mcp__s__echo_params", {"x": 1})
+    assert result.status == "ok", result.output
+    got = json.loads(result.output.splitlines()[1])
+    assert sorted(got) == ["_meta", "arguments", "name", "task"]
+    assert (got["name"], got["arguments"], got["task"]) == (
+        "echo_params",
+        {"x": 1},
+        {"ttl": TASK_TTL_MS},
+    )
+    assert {key: got["_meta"][key] for key in (META_CALL_ID, META_STEP)} == {
+        META_CALL_ID: "c1",
+        META_STEP: step.step,
+    }
+    assert got["_meta"][META_SESSION_ID]
+    schema_2025.CallToolRequest.model_validate(frame("tools/call", got), by_name=False)
 
 
 async def test_a_2026_task_input_answer_goes_out_in_the_wires_field_names():

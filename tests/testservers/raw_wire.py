@@ -16,6 +16,10 @@ conformance suite's ``sep-2322-client-request-state`` server does. It answers:
   elicitation and ``requestState``; then, resent with the answer, a text block naming the
   answer and the state it got back, without ``resultType``;
 * anything else with JSON-RPC "Method not found"; notifications with nothing.
+
+With ``MCPBIND_TEST_RAW_PYTHON_NAMES`` set, ``tools/list`` spells its two caching fields
+with the SDK's Python names (``ttl_ms``, ``cache_scope``), which the wire's schema does
+not know: a malformed listing the SDK's models would read if asked to read by name.
 """
 
 from __future__ import annotations
@@ -66,7 +70,10 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
             "serverInfo": {"name": "raw-wire", "version": "1.0.0"},
         }
     elif method == "tools/list":  # the caching fields 2026-07-28 requires, as the suite's
-        result = {"tools": TOOLS, "ttlMs": 0, "cacheScope": "private"}
+        if os.environ.get("MCPBIND_TEST_RAW_PYTHON_NAMES"):
+            result = {"tools": TOOLS, "ttl_ms": 0, "cache_scope": "private"}
+        else:
+            result = {"tools": TOOLS, "ttlMs": 0, "cacheScope": "private"}
     elif method == "tools/call" and params.get("name") == "plain":
         result = text("plain-ok")
     elif method == "tools/call" and params.get("name") == "confirm":

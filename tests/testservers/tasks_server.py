@@ -9,8 +9,9 @@ while it waits for input), ``tasks/update`` takes the answers, ``tasks/cancel`` 
 A request that does not declare the extension gets the tool's plain result.
 
 Tools: ``research(topic, ambiguous=False, stages=3)`` (a task: with ``ambiguous`` it asks
-which interpretation to research, by an elicitation form), ``doomed(why)`` (a task that
-fails), ``long_operation(steps, seconds)`` (a plain call reporting progress per step),
+which interpretation to research, by an elicitation form), ``doomed(why, detail=why)``
+(a task that fails: ``why`` its ``statusMessage``, ``detail`` its error's message),
+``long_operation(steps, seconds)`` (a plain call reporting progress per step),
 ``retire(name)`` (the server stops listing ``name`` and announces ``list_changed``: on
 the listen streams, and to a handshake-era session as ``notifications/tools/list_changed``) and
 ``die(after)`` (the server process exits mid-call). The last two drive the peer trace
@@ -185,7 +186,8 @@ class TasksExtension(Extension):
                 if params.name == "doomed":
                     await anyio.sleep(STAGE_SECONDS)
                     why = str(arguments.get("why", "it was doomed"))
-                    task.finish("failed", why, error={"code": -32603, "message": why})
+                    detail = str(arguments.get("detail", why))
+                    task.finish("failed", why, error={"code": -32603, "message": detail})
                     return
                 result = await self._research(task, arguments)
             except Exception as error:  # the task fails; the server goes on
@@ -295,9 +297,9 @@ def build(log: pathlib.Path | None = None) -> MCPServer:
         return f"Research report on {topic!r}: {stages} stages done (no task)."
 
     @server.tool()
-    async def doomed(why: str = "it was doomed") -> str:
+    async def doomed(why: str = "it was doomed", detail: str | None = None) -> str:
         """A task that fails."""
-        raise MCPError(code=-32603, message=why)
+        raise MCPError(code=-32603, message=detail or why)
 
     @server.tool()
     async def long_operation(ctx: Context, steps: int = 4, seconds: float = 0.2) -> str:
