@@ -158,7 +158,7 @@ class StateView:
         by_name = state.by_name
         specs = state.specs
         if resource_tools and lists_resources(state):
-            # SPEC §11.20: the resource tools, while a catalog of the state declares them
+            # SPEC §11.20: the resource tools, while a catalog of the state lists a resource
             shortened.update((b.name, b) for b in resource_tools)
         if shortened:
             by_name = MappingProxyType({**state.by_name, **shortened})
