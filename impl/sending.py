@@ -203,7 +203,7 @@ class Sending:
             runtime.lost(connection)  # INV-8 at once, this call and every other one
             raise
         else:
-            if feed.on_progress is not None:  # else nothing to settle: skip the coroutine
+            if feed.settles:
                 await feed.settle()
             return raw
         finally:

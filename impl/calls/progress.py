@@ -67,13 +67,18 @@ class ProgressFeed:
                 self.counts.delivered += 1
                 _call(self.on_progress, heapq.heappop(self._waiting)[2])
 
+    @property
+    def settles(self) -> bool:
+        """Whether :meth:`settle` has anything to wait for: a callback to hand progress
+        to. Without one the hot path skips making the coroutine at all."""
+        return self.on_progress is not None
+
     async def settle(self) -> None:
         """The answer is in: let a notification read before it reach the feed first. The
         SDK hands each to a task of its own, which may not have run yet; one trip through
-        the scheduler lets it (no cancellation point). Nothing to wait for without a
-        callback: the count is all there is."""
-        if self.on_progress is not None:
-            await anyio.lowlevel.cancel_shielded_checkpoint()
+        the scheduler lets it (no cancellation point). Called only when :attr:`settles`:
+        without a callback the count is all there is."""
+        await anyio.lowlevel.cancel_shielded_checkpoint()
 
     async def receive(self, progress: float, total: float | None, message: str | None) -> None:
         """The SDK's progress callback for this call's request."""

@@ -129,11 +129,9 @@ class LazyAuth(httpx2.Auth):
     async def _scope_required(self, response: Any) -> ScopeRequired | None:
         """A step-up this host cannot answer, said with the scopes to log in with: those
         configured, those granted, then the challenge's (SEP-2350: their union)."""
-        scope = step_up_scope(response)
-        if self._step_up or scope is None or not self._is_mcp(response):
-            return None
-        if "authorization" not in response.request.headers:
-            return None  # no token yet: a login, not a step-up
+        if self._step_up or not self._is_step_up(response):
+            return None  # someone can be asked; or not a step-up (no token yet: a login)
+        scope = step_up_scope(response) or ""
         record = await self._storage.current()
         granted = str((record.tokens or {}).get("scope") or "").split()
         scopes: list[str] = []
