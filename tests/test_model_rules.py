@@ -582,6 +582,19 @@ def test_inv_16_reports_a_call_still_pending_on_a_server_no_longer_present():
     assert ("INV-16", "c1 of absent fs is sent") in check_state(forged)
 
 
+def test_inv_11_judges_the_end_of_a_call_still_waiting_when_no_start_is_under_way():
+    """INV-11: a call still ``starting`` in a state where no server's start is under way
+    (forged: its server's start settled without it) and ended ``ok`` by a sample is
+    reported; the check's shortcut skips a transition only when no start is under way and
+    no call waits for one (issue 33: its ``phase == "starting"`` negated survived)."""
+    state, _ = run(lazy(), Sample(), Call(0, "c1", "mcp__fs__read"))
+    assert state.call("c1").phase == "starting"
+    settled = attrs.evolve(state, servers=(attrs.evolve(state.servers[0], start=None),))
+    forged = Transition(settled, (Result("c1", "ok"),))
+    found = check_transition(settled, Sample(), forged, every=True)
+    assert found == [("INV-11", "c1 ended ok by sample while waiting for fs")]
+
+
 def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
     b = lazy()
     _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
@@ -918,6 +931,16 @@ def test_inv_16_reports_a_message_sent_to_a_removed_server_after_the_reconfigura
     forged = attrs.evolve(t, outputs=(*t.outputs, Sent("b", "tools/list")))
     found = check_transition(state, Sample(), forged, every=True)
     assert ("INV-16", "tools/list sent to absent b") in found
+
+
+def test_inv_15_reports_a_present_server_replacing_with_no_reconfiguration_behind_it():
+    """INV-15: a forged state whose one server, present, is ``replacing`` though nothing
+    was reconfigured is reported: the check's shortcut (every server present, none
+    replacing) does not take it (issue 33: the shortcut's ``not`` dropped survived)."""
+    state, _ = run(bound(ONE), ListPage("fs"), ListDone("fs"))
+    forged = attrs.evolve(state, servers=(attrs.evolve(state.servers[0], replacing=True),))
+    expected = ("INV-15", "fs is replacing without its replacement's first refresh in flight")
+    assert check_state(forged) == [expected]
 
 
 def test_a_reconfiguration_that_removes_no_tool_does_not_move_the_generation():

@@ -13,7 +13,7 @@ import pytest
 from cli_runner import mcpbind
 
 from mcpbind.model.bounds import describe, load_bound
-from mcpbind.model.explore import replay
+from mcpbind.model.explore import format_event, replay
 from mcpbind.model.refine import NotRefinable, refine
 from mcpbind.model.texts import (
     DISCONNECTED,
@@ -454,6 +454,32 @@ def test_a_call_after_close_is_refused_whatever_step_it_names(step):
     call = {**CALL, "call_id": "b", "step": step}
     records = [*ANSWERED[:-1], call, REFUSED_AFTER_CLOSE, END]
     assert refined(records) is None
+
+
+REUSED = {"kind": "refused", "call_id": "a", "text": DUPLICATE_CALL_ID.format(call_id="a")}
+
+
+@pytest.mark.parametrize(
+    ("records", "refused"),
+    [
+        ([*ANSWERED[:-1], {**CALL, "call_id": "b"}, REFUSED_AFTER_CLOSE, END], "c2"),
+        ([*ANSWERED[:-3], CALL, REUSED, *ANSWERED[-3:]], "c1"),
+    ],
+    ids=["after-close", "reused-call-id"],
+)
+def test_a_refused_call_is_replayed_as_the_explorers_call_of_the_last_step_sampled(
+    records, refused
+):
+    """SPEC §14.5: the replay names a call refused after close, or under a call_id already
+    used, as the explorer offers it: an unknown tool called in the last step sampled
+    (step 0 of the one ``sample``), and the replay runs under the explorer's guards
+    (issue 33: that step counted one past the last, ``len - 1`` made ``+ 1``, survived)."""
+    refinement = refine(parse_trace(lines(records)))
+    assert refinement.violation is None
+    calls = [format_event(e) for e in refinement.events if e.kind == "call"]
+    assert calls[-1] == f"call(step=0, call_id='{refused}', name='no_such_tool', arguments_ok=True)"
+    assert refinement.bound is not None
+    assert replay(refinement.bound, refinement.events) == []
 
 
 @pytest.mark.parametrize("step", [1, 7, -1])
