@@ -14,6 +14,7 @@ from mcpbind.model.bounds import Part, describe, load_bound, standard_suite
 from mcpbind.model.explore import explore, format_event, reachable, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 from mcpbind.model.suite import run_suite
+from mcpbind.model.values import Bound, ServerSpec
 
 
 def part(name: str, policy: str = "revalidate", *, servers: int = 1, calls: int = 1) -> Part:
@@ -275,6 +276,15 @@ def test_every_part_bound_survives_describe_and_load_bound(policy: str):
     assert calls.environment is not None
     plain = attrs.evolve(calls, environment=None)
     assert load_bound(json.loads(json.dumps(describe(plain)))) == plain
+
+
+def test_a_bound_file_that_names_only_its_servers_takes_every_default_of_the_model():
+    """A hand-written replay file's ``bound`` may leave out any field but the servers'
+    names: each one left out reads as the default of :class:`Bound` and
+    :class:`ServerSpec` (issue 33: ``steps`` read as 3 when absent survived)."""
+    loaded = load_bound({"servers": [{"name": "s"}]})
+    assert loaded == Bound(servers=(ServerSpec("s", ()),))
+    assert loaded.environment is None
 
 
 def test_only_a_call_rejected_unrun_while_a_refresh_runs_is_ever_marked_behind_it():

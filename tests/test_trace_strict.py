@@ -456,6 +456,20 @@ def test_a_call_after_close_is_refused_whatever_step_it_names(step):
     assert refined(records) is None
 
 
+@pytest.mark.parametrize(
+    ("records", "kind"),
+    [(ANSWERED, "call_responded"), (CANCELLED, "cancel")],
+    ids=["call_responded", "cancel"],
+)
+def test_an_input_about_a_call_that_also_names_its_server_is_still_that_input(records, kind):
+    """SPEC §14.1: unknown fields are allowed, so a host may add ``server`` to a record
+    about one call; it is still the call's answer or cancel, not an input about the server
+    (issue 33: any record naming a known server taken as ``relisten`` survived)."""
+    named = [{**r, "server": "s"} if r["kind"] == kind else r for r in records]
+    assert named != records
+    assert refined(named) is None
+
+
 REUSED = {"kind": "refused", "call_id": "a", "text": DUPLICATE_CALL_ID.format(call_id="a")}
 
 
