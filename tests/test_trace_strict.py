@@ -271,6 +271,21 @@ def test_a_lazily_started_server_is_not_refined():
         refine(parse_trace(lines([header, END])))
 
 
+def test_a_header_server_no_record_names_never_started_and_is_not_refined():
+    """SPEC §14.5: the model starts every server, so a trace whose header names a server
+    that no record mentions (it failed at once) is not refined, naming it; the rest of
+    the trace conforms (issue 33: the loop over the header's servers made to run zero
+    times survived: only the command line's test, skipped by the mutation run, saw it)."""
+    header = {
+        **HEADER,
+        "servers": ["s", "dead"],
+        "server_options": {**HEADER["server_options"], "dead": {}},
+    }
+    with pytest.raises(NotRefinable, match="server 'dead' never started"):
+        refine(parse_trace(lines([header, *ANSWERED[1:]])))
+    assert refined(ANSWERED) is None
+
+
 def test_a_field_the_trace_leaves_out_is_tried_both_ways():
     """Whether a call's arguments were a JSON object is not in the trace: both are
     tried, and the outputs decide (the set of states of SPEC §14.5)."""
