@@ -11,9 +11,10 @@ import attrs
 import pytest
 
 from mcpbind.model.bounds import Part, describe, load_bound, standard_suite
-from mcpbind.model.explore import explore, format_event, replay
+from mcpbind.model.explore import explore, format_event, reachable, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 from mcpbind.model.suite import run_suite
+from mcpbind.model.values import Bound, ServerSpec
 
 
 def part(name: str, policy: str = "revalidate", *, servers: int = 1, calls: int = 1) -> Part:
@@ -275,3 +276,23 @@ def test_every_part_bound_survives_describe_and_load_bound(policy: str):
     assert calls.environment is not None
     plain = attrs.evolve(calls, environment=None)
     assert load_bound(json.loads(json.dumps(describe(plain)))) == plain
+
+
+def test_a_bound_file_that_names_only_its_servers_takes_every_default_of_the_model():
+    """A hand-written replay file's ``bound`` may leave out any field but the servers'
+    names: each one left out reads as the default of :class:`Bound` and
+    :class:`ServerSpec` (issue 33: ``steps`` read as 3 when absent survived)."""
+    loaded = load_bound({"servers": [{"name": "s"}]})
+    assert loaded == Bound(servers=(ServerSpec("s", ()),))
+    assert loaded.environment is None
+
+
+def test_only_a_call_rejected_unrun_while_a_refresh_runs_is_ever_marked_behind_it():
+    """INV-13 on the tiny retry part: ``behind`` marks a retrying call waiting for the
+    refresh queued after the one in flight; a call is never accepted, sent or ended so
+    marked, and some retrying call is (issue 33: the field's default made ``True``
+    survived)."""
+    marked = set()
+    for state in reachable(part("retry").bound):
+        marked |= {record.phase for record in state.calls if record.behind}
+    assert marked == {"retrying"}

@@ -582,6 +582,41 @@ def test_inv_16_reports_a_call_still_pending_on_a_server_no_longer_present():
     assert ("INV-16", "c1 of absent fs is sent") in check_state(forged)
 
 
+@pytest.mark.parametrize(
+    ("status", "text"),
+    [("failed", texts.DISCONNECTED.format(server="fs")), ("error", None)],
+    ids=["failed-saying-disconnected", "error-saying-not-connected"],
+)
+def test_inv_11_wants_a_waiting_call_whose_start_failed_ended_failed_and_not_connected(
+    status, text
+):
+    """INV-11: a call waiting for a lazy start whose connection is lost ends ``failed``
+    with ``NOT_CONNECTED`` (nothing was sent); a forged ending right in one of the two
+    and wrong in the other is reported (issue 33: their ``or`` made ``and``, which takes
+    either alone, survived)."""
+    state, _ = run(lazy(), Sample(), Call(0, "c1", "mcp__fs__read"))
+    t = step(state, Disconnect("fs"))
+    right = Result("c1", "failed", texts.NOT_CONNECTED.format(server="fs"))
+    assert right in t.outputs
+    wrong = attrs.evolve(right, status=status, text=right.text if text is None else text)
+    forged = attrs.evolve(t, outputs=tuple(wrong if o == right else o for o in t.outputs))
+    found = check_transition(state, Disconnect("fs"), forged, every=True)
+    assert found == [("INV-11", f"c1 ended {status} when fs's start failed")]
+
+
+def test_inv_11_judges_the_end_of_a_call_still_waiting_when_no_start_is_under_way():
+    """INV-11: a call still ``starting`` in a state where no server's start is under way
+    (forged: its server's start settled without it) and ended ``ok`` by a sample is
+    reported; the check's shortcut skips a transition only when no start is under way and
+    no call waits for one (issue 33: its ``phase == "starting"`` negated survived)."""
+    state, _ = run(lazy(), Sample(), Call(0, "c1", "mcp__fs__read"))
+    assert state.call("c1").phase == "starting"
+    settled = attrs.evolve(state, servers=(attrs.evolve(state.servers[0], start=None),))
+    forged = Transition(settled, (Result("c1", "ok"),))
+    found = check_transition(settled, Sample(), forged, every=True)
+    assert found == [("INV-11", "c1 ended ok by sample while waiting for fs")]
+
+
 def test_a_failed_first_listing_still_settles_the_start_and_the_call_is_sent():
     b = lazy()
     _, outputs = run(b, Sample(), Call(0, "c1", "mcp__fs__read"), ListFailed("fs"))
@@ -765,6 +800,21 @@ def test_inv_14_reports_an_expired_call_sent_again_when_another_servers_listing_
     )
 
 
+def test_an_expiry_naming_its_call_by_an_equal_but_distinct_string_is_judged_the_same():
+    """INV-14 compares call ids by value: the refiner and the property machines build an
+    event's call_id from another trace record than the call's (parsed JSON: equal
+    strings, distinct objects), and the expired call itself is not one left in flight
+    (issue 33: ``!=`` made ``is not`` survived, the tests' ids all being one object)."""
+    state, _ = run(bound(EXPIRING), *TWO_IN_FLIGHT)
+    call_id = "".join(["c", "1"])
+    assert call_id == "c1"
+    assert call_id is not state.calls[0].call_id
+    event = SessionExpired(call_id)
+    t = step(state, event)
+    assert t.state.call("c1").phase == "retrying"
+    assert check_transition(state, event, t) == []
+
+
 def test_a_call_waiting_after_an_expiry_times_out_or_closes_saying_so():
     b = bound(EXPIRING)
     _, outputs = run(b, *TWO_IN_FLIGHT, SessionExpired("c1"), Timeout("c1"))
@@ -918,6 +968,16 @@ def test_inv_16_reports_a_message_sent_to_a_removed_server_after_the_reconfigura
     forged = attrs.evolve(t, outputs=(*t.outputs, Sent("b", "tools/list")))
     found = check_transition(state, Sample(), forged, every=True)
     assert ("INV-16", "tools/list sent to absent b") in found
+
+
+def test_inv_15_reports_a_present_server_replacing_with_no_reconfiguration_behind_it():
+    """INV-15: a forged state whose one server, present, is ``replacing`` though nothing
+    was reconfigured is reported: the check's shortcut (every server present, none
+    replacing) does not take it (issue 33: the shortcut's ``not`` dropped survived)."""
+    state, _ = run(bound(ONE), ListPage("fs"), ListDone("fs"))
+    forged = attrs.evolve(state, servers=(attrs.evolve(state.servers[0], replacing=True),))
+    expected = ("INV-15", "fs is replacing without its replacement's first refresh in flight")
+    assert check_state(forged) == [expected]
 
 
 def test_a_reconfiguration_that_removes_no_tool_does_not_move_the_generation():

@@ -108,3 +108,50 @@ def test_a_statement_run_at_import_runs_the_files_the_table_names_for_its_module
         "tests/test_a.py::fast",
         "tests/test_a.py::slow",
     ]
+
+
+def tree_with(tmp_path: pathlib.Path, source: str, conftest: str) -> pathlib.Path:
+    """A checkout whose tests turn warnings into errors, as this project's do; the
+    conftest imports ``lib/thing.py`` (its package layout on ``PYTHONPATH``)."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "thing.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text(conftest)
+    (tmp_path / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("source", "conftest", "status", "said"),
+    [
+        (
+            'def f(x):\n    return x is not "a"\n',  # a comparison with a literal made `is not`
+            "import thing\n",
+            "killed (import)",
+            "is not",
+        ),
+        (  # the harness broken, the mutated module aside
+            "def f(x):\n    return x != 'a'\n",
+            "import thing\nimport no_such_module_here\n",
+            "error",
+            "",
+        ),
+        ("def f(x):\n    return x != 'a'\n", "import thing\n", "survived", ""),
+    ],
+    ids=["mutant-breaks-import", "harness-broken", "imports"],
+)
+def test_a_mutant_that_stops_its_module_importing_is_killed_at_import_and_a_broken_run_is_an_error(
+    tmp_path, source, conftest, status, said
+):
+    """A mutant whose module no longer compiles under the tests' warning filters (a
+    ``SyntaxWarning`` made an error) is caught by every test that imports it: ``killed
+    (import)``, counted as killed; a run that fails before any test for another reason is
+    the harness's ``error``."""
+    script = load_script()
+    tree = tree_with(tmp_path, source, conftest)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_x.py"]
+    got, failure, _ = script.run_tests(tree, tree / "lib", command, 120, "lib/thing.py")
+    assert got == status
+    assert said in failure
+    assert (status in script.KILLED) == status.startswith("killed")

@@ -10,7 +10,7 @@ import os
 import pathlib
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
@@ -25,7 +25,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel, Field
 from testservers.common import make_server
-from testservers.processes import RAW_WIRE, SERVER, http_server
+from testservers.processes import RAW_WIRE, SERVER, http_server, http_server_process
 
 from mcpbind.impl import (
     CredentialsRequired,
@@ -45,12 +45,21 @@ from mcpbind.model import texts
 TRANSPORTS = ["inproc", "stdio", "http"]
 
 
+@pytest.fixture(scope="module")
+def shared_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The port of one HTTP ``common.make_server`` for the module's tests that read nothing
+    from its state directory (its ``connects`` and ``cancelled`` files) and never stop it:
+    each opens a host, so a session, of its own."""
+    with http_server_process(tmp_path_factory.mktemp("shared-http")) as port:
+        yield port
+
+
 @asynccontextmanager
 async def serving_with(
-    transport: str, state: pathlib.Path, **host_settings: Any
+    transport: str, state: pathlib.Path, http_port: int | None = None, **host_settings: Any
 ) -> AsyncIterator[Host]:
     """A host over ``common.make_server`` on ``transport``, with ``HostConfig`` settings."""
-    async with serving(transport, state, host_settings=host_settings) as host:
+    async with serving(transport, state, host_settings=host_settings, http_port=http_port) as host:
         yield host
 
 
@@ -59,14 +68,22 @@ async def serving(
     transport: str,
     state: pathlib.Path,
     host_settings: dict[str, Any] | None = None,
+    http_port: int | None = None,
     **settings: object,
 ) -> AsyncIterator[Host]:
-    """A host over ``common.make_server`` on ``transport``."""
+    """A host over ``common.make_server`` on ``transport``; over HTTP, the server listening
+    on ``http_port`` (``shared_http``) when given, else one of its own on ``state``."""
     extra = host_settings or {}
     if transport == "inproc":
         target: object = make_server(state)
     elif transport == "stdio":
         target = StdioServerParameters(command=sys.executable, args=[str(SERVER), str(state)])
+    elif http_port is not None:
+        url = f"http://127.0.0.1:{http_port}/mcp"
+        config = ServerConfig(target=url, required=True, **settings)  # type: ignore[arg-type]
+        async with Host.open(HostConfig(servers={"s": config}, **extra)) as host:
+            yield host
+        return
     else:
         async with http_server(state, listening=True) as port:
             config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True, **settings)
@@ -79,16 +96,20 @@ async def serving(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_the_client_names_itself_mcpbind_with_its_package_version(transport, tmp_path):
-    async with serving(transport, tmp_path) as host:
+async def test_the_client_names_itself_mcpbind_with_its_package_version(
+    transport, tmp_path, shared_http
+):
+    async with serving(transport, tmp_path, http_port=shared_http) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__whoami", {})
     assert result.status == "ok", result.output
     assert f"mcpbind {metadata.version('mcpbind')}" in result.output
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_json_rpc_error_answer_says_the_servers_code_and_message_once(transport, tmp_path):
-    async with serving(transport, tmp_path) as host:
+async def test_a_json_rpc_error_answer_says_the_servers_code_and_message_once(
+    transport, tmp_path, shared_http
+):
+    async with serving(transport, tmp_path, http_port=shared_http) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__refuse", {})
     assert result.status == "failed"
     expected = texts.SERVER_ERROR.format(
@@ -100,10 +121,12 @@ async def test_a_json_rpc_error_answer_says_the_servers_code_and_message_once(tr
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_x_mcp_header_parameters_reach_the_server_as_headers(transport, tmp_path):
+async def test_x_mcp_header_parameters_reach_the_server_as_headers(
+    transport, tmp_path, shared_http
+):
     """SPEC §11.2: over 2026-07-28 HTTP the server rejects a ``tools/call`` whose
     ``Mcp-Param-Region`` header is missing (-32020); mcpbind's raw calls carry it."""
-    async with serving(transport, tmp_path) as host:
+    async with serving(transport, tmp_path, http_port=shared_http) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__locate", {"region": "eu-west"})
     assert result.status == "ok", result.output
     assert result.output.endswith('{"result":"region eu-west"}')
@@ -353,25 +376,33 @@ def test_mcpbind_call_says_a_403_and_its_text_on_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("tool_timeout", [10.0, 0.0], ids=["longer", "none"])
-async def test_the_http_read_timeout_follows_the_tool_timeout(tmp_path, monkeypatch, tool_timeout):
+async def test_the_http_read_timeout_follows_the_tool_timeout(
+    tmp_path, monkeypatch, tool_timeout, shared_http
+):
     """A tool silent for longer than the transport's base read timeout (here cut to 1 s)
     still answers when its tool timeout allows it; with the read timeout held at the base
     (the margin taken away) the same call fails, so the check can fail."""
     monkeypatch.setattr(http_module, "HTTP_READ_TIMEOUT", 1.0)
     arguments = {"seconds": 2.5}
-    async with serving("http", tmp_path, tool_timeout_sec=tool_timeout) as host:
+    async with serving(
+        "http", tmp_path, http_port=shared_http, tool_timeout_sec=tool_timeout
+    ) as host:
         slept = await host.call(host.sample(), "c1", "mcp__s__slow", arguments)
     assert slept.status == "ok", slept.output
     if tool_timeout:
         monkeypatch.setattr(http_module, "HTTP_READ_MARGIN", 1.0 - tool_timeout)
-        async with serving("http", tmp_path, tool_timeout_sec=tool_timeout) as host:
+        async with serving(
+            "http", tmp_path, http_port=shared_http, tool_timeout_sec=tool_timeout
+        ) as host:
             cut = await host.call(host.sample(), "c1", "mcp__s__slow", arguments)
         assert cut.status == "failed", cut.output
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_structured_answer_that_conforms_to_its_output_schema_is_ok(transport, tmp_path):
-    async with serving(transport, tmp_path) as host:
+async def test_a_structured_answer_that_conforms_to_its_output_schema_is_ok(
+    transport, tmp_path, shared_http
+):
+    async with serving(transport, tmp_path, http_port=shared_http) as host:
         binding = host.sample().binding("mcp__s__measure")
         assert binding is not None
         assert binding.spec.output_schema is not None
@@ -583,8 +614,8 @@ async def test_an_accepted_form_gets_the_schemas_defaults_for_the_fields_it_leav
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_the_client_advertises_form_elicitation_only(transport, tmp_path):
-    async with serving(transport, tmp_path) as host:
+async def test_the_client_advertises_form_elicitation_only(transport, tmp_path, shared_http):
+    async with serving(transport, tmp_path, http_port=shared_http) as host:
         result = await host.call(host.sample(), "c1", "mcp__s__modes", {})
     assert result.status == "ok", result.output
     assert result.output.endswith('{"result":"form"}')
@@ -653,14 +684,18 @@ def sign_in_server() -> MCPServer:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_url_elicitation_is_offered_only_when_the_handler_takes_urls(transport, tmp_path):
+async def test_url_elicitation_is_offered_only_when_the_handler_takes_urls(
+    transport, tmp_path, shared_http
+):
     async def user(request: ElicitationRequest) -> ElicitationAnswer:
         return ElicitationAnswer("decline")
 
     settings = {"elicitation": "ask", "elicitation_handler": user}
     modes = {}
     for url in (False, True):
-        async with serving_with(transport, tmp_path, elicitation_url=url, **settings) as host:
+        async with serving_with(
+            transport, tmp_path, shared_http, elicitation_url=url, **settings
+        ) as host:
             result = await host.call(host.sample(), "c1", "mcp__s__modes", {})
         modes[url] = result.output.rsplit("\n", 1)[-1]
     assert modes == {False: '{"result":"form"}', True: '{"result":"form,url"}'}

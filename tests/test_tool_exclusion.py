@@ -11,15 +11,14 @@ import json
 import logging
 import pathlib
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager
 
-import anyio
 import pytest
 from cli_runner import mcpbind
 from mcp import StdioServerParameters
 from testservers.common import make_server
-from testservers.processes import SERVER, http_server
+from testservers.processes import SERVER, http_server_process
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.model import texts
@@ -52,17 +51,37 @@ ROUTE = Exclusion(
 )
 
 
+@pytest.fixture(scope="module")
+def http_ports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], int]]:
+    """The port of the HTTP test server that lists :data:`common.EXCLUDABLE` too, one per
+    era (``http``, ``http-2025``), started when a test of the module first asks for it.
+    Its tools never change and no test here reads its state directory or stops it; each
+    test opens a host, so a session, of its own."""
+    ports: dict[str, int] = {}
+    with ExitStack() as servers:
+
+        def port(transport: str) -> int:
+            if transport not in ports:
+                env = {"MCPBIND_TEST_EXCLUDABLE": "1"}
+                if transport == "http-2025":
+                    env["MCPBIND_TEST_HTTP_LEGACY"] = "1"
+                state = tmp_path_factory.mktemp(transport)
+                ports[transport] = servers.enter_context(http_server_process(state, **env))
+            return ports[transport]
+
+        yield port
+
+
 @asynccontextmanager
-async def excludable(transport: str, state: pathlib.Path) -> AsyncIterator[Host]:
+async def excludable(
+    transport: str, state: pathlib.Path, http_ports: Callable[[str], int]
+) -> AsyncIterator[Host]:
     """A host over the test server that lists :data:`common.EXCLUDABLE` too."""
     if transport.startswith("http"):
-        env = {"MCPBIND_TEST_EXCLUDABLE": "1"}
-        if transport == "http-2025":
-            env["MCPBIND_TEST_HTTP_LEGACY"] = "1"
-        async with http_server(state, listening=True, **env) as port:
-            config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
-            async with Host.open(HostConfig(servers={"s": config})) as host:
-                yield host
+        url = f"http://127.0.0.1:{http_ports(transport)}/mcp"
+        config = ServerConfig(target=url, required=True)
+        async with Host.open(HostConfig(servers={"s": config})) as host:
+            yield host
         return
     if transport == "inproc":
         target: object = make_server(state, excludable=True)
@@ -79,9 +98,9 @@ async def excludable(transport: str, state: pathlib.Path) -> AsyncIterator[Host]
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_tool_that_must_run_as_a_task_is_left_out_and_the_rest_installs(
-    transport, tmp_path
+    transport, tmp_path, http_ports
 ):
-    async with excludable(transport, tmp_path) as host:
+    async with excludable(transport, tmp_path, http_ports) as host:
         names = set(host.sample().names)
         outcome = await host.refresh("s")
         (status,) = host.server_status()
@@ -98,10 +117,12 @@ async def test_a_tool_that_must_run_as_a_task_is_left_out_and_the_rest_installs(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_an_invalid_x_mcp_header_leaves_its_tool_out_over_http_only(transport, tmp_path):
+async def test_an_invalid_x_mcp_header_leaves_its_tool_out_over_http_only(
+    transport, tmp_path, http_ports
+):
     """MCP 2026-07-28 (server/tools, x-mcp-header): an HTTP client MUST leave such a tool
     out; over stdio the annotation means nothing and the tool is installed."""
-    async with excludable(transport, tmp_path) as host:
+    async with excludable(transport, tmp_path, http_ports) as host:
         names = set(host.sample().names)
         outcome = await host.refresh("s")
         echoed = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "still here"})
@@ -115,32 +136,30 @@ async def test_an_invalid_x_mcp_header_leaves_its_tool_out_over_http_only(transp
     assert echoed.status == "ok", echoed.output
 
 
-async def test_each_left_out_tool_is_logged_once_not_on_every_refresh(tmp_path, caplog):
+async def test_each_left_out_tool_is_logged_once_not_on_every_refresh(tmp_path, caplog, http_ports):
     caplog.set_level(logging.WARNING, logger="mcpbind.runtime")
-    async with excludable("http", tmp_path) as host:
+    async with excludable("http", tmp_path, http_ports) as host:
         await host.refresh("s")
         await host.refresh("s")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings.count(ROUTE.reason) == 1
 
 
-async def test_a_filtered_tool_is_not_reported_as_left_out(tmp_path):
-    async with http_server(tmp_path, listening=True, MCPBIND_TEST_EXCLUDABLE="1") as port:
-        config = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", disabled_tools=["route"])
-        async with Host.open(HostConfig(servers={"s": config})) as host:
-            outcome = await host.refresh("s")
+async def test_a_filtered_tool_is_not_reported_as_left_out(http_ports):
+    url = f"http://127.0.0.1:{http_ports('http')}/mcp"
+    config = ServerConfig(target=url, disabled_tools=["route"])
+    async with Host.open(HostConfig(servers={"s": config})) as host:
+        outcome = await host.refresh("s")
     assert outcome.status == "unchanged"
     assert outcome.excluded == ()
 
 
-async def test_mcpbind_catalog_shows_the_left_out_tools_and_why(tmp_path):
+def test_mcpbind_catalog_shows_the_left_out_tools_and_why(tmp_path, http_ports):
+    """Two ``mcpbind`` processes, each on its own event loop: not a test per backend."""
     config = tmp_path / "mcpbind.toml"
-    async with http_server(tmp_path, listening=True, MCPBIND_TEST_EXCLUDABLE="1") as port:
-        config.write_text(f'[mcp_servers.s]\nurl = "http://127.0.0.1:{port}/mcp"\n')
-        done = await anyio.to_thread.run_sync(
-            lambda: mcpbind("catalog", "--config", str(config), "--json")
-        )
-        human = await anyio.to_thread.run_sync(lambda: mcpbind("catalog", "--config", str(config)))
+    config.write_text(f'[mcp_servers.s]\nurl = "http://127.0.0.1:{http_ports("http")}/mcp"\n')
+    done = mcpbind("catalog", "--config", str(config), "--json")
+    human = mcpbind("catalog", "--config", str(config))
     assert done.returncode == 0, done.stderr
     (server,) = json.loads(done.stdout)["servers"]
     assert server["excluded"] == [{"tool": "route", "kind": "x_mcp_header", "reason": ROUTE.reason}]

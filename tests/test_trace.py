@@ -325,6 +325,17 @@ def test_the_conforming_versions_of_those_traces_conform():
     assert violated(trace(STREAM_ENDED, {"kind": "disconnect", "server": "s"})) == []
 
 
+def test_two_calls_in_flight_of_a_tool_the_steps_listing_does_not_name_hold_one_lane():
+    """INV-9's monitor reads a tool its step's listing does not name (the host sent
+    another name than the one listed) as exclusive, the reading that can only flag more:
+    two such calls of one step in flight together on a server without parallel calls are
+    flagged at the second send (issue 33: that default made non-exclusive survived)."""
+    records, line = BROKEN["INV-9"]
+    unlisted = [{**r, "detail": "u"} if r.get("method") == "tools/call" else r for r in records]
+    assert unlisted != records
+    assert ("INV-9", line) in violated(unlisted)
+
+
 def test_an_expiry_flags_a_third_send_and_another_call_that_outlives_it():
     """INV-14 from the trace alone: at most two tools/call for a call whose session
     expired; a call of that server in flight at the expiry ends failed."""

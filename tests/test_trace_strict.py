@@ -13,7 +13,7 @@ import pytest
 from cli_runner import mcpbind
 
 from mcpbind.model.bounds import describe, load_bound
-from mcpbind.model.explore import replay
+from mcpbind.model.explore import format_event, replay
 from mcpbind.model.refine import NotRefinable, refine
 from mcpbind.model.texts import (
     DISCONNECTED,
@@ -271,6 +271,21 @@ def test_a_lazily_started_server_is_not_refined():
         refine(parse_trace(lines([header, END])))
 
 
+def test_a_header_server_no_record_names_never_started_and_is_not_refined():
+    """SPEC §14.5: the model starts every server, so a trace whose header names a server
+    that no record mentions (it failed at once) is not refined, naming it; the rest of
+    the trace conforms (issue 33: the loop over the header's servers made to run zero
+    times survived: only the command line's test, skipped by the mutation run, saw it)."""
+    header = {
+        **HEADER,
+        "servers": ["s", "dead"],
+        "server_options": {**HEADER["server_options"], "dead": {}},
+    }
+    with pytest.raises(NotRefinable, match="server 'dead' never started"):
+        refine(parse_trace(lines([header, *ANSWERED[1:]])))
+    assert refined(ANSWERED) is None
+
+
 def test_a_field_the_trace_leaves_out_is_tried_both_ways():
     """Whether a call's arguments were a JSON object is not in the trace: both are
     tried, and the outputs decide (the set of states of SPEC §14.5)."""
@@ -454,6 +469,46 @@ def test_a_call_after_close_is_refused_whatever_step_it_names(step):
     call = {**CALL, "call_id": "b", "step": step}
     records = [*ANSWERED[:-1], call, REFUSED_AFTER_CLOSE, END]
     assert refined(records) is None
+
+
+@pytest.mark.parametrize(
+    ("records", "kind"),
+    [(ANSWERED, "call_responded"), (CANCELLED, "cancel")],
+    ids=["call_responded", "cancel"],
+)
+def test_an_input_about_a_call_that_also_names_its_server_is_still_that_input(records, kind):
+    """SPEC §14.1: unknown fields are allowed, so a host may add ``server`` to a record
+    about one call; it is still the call's answer or cancel, not an input about the server
+    (issue 33: any record naming a known server taken as ``relisten`` survived)."""
+    named = [{**r, "server": "s"} if r["kind"] == kind else r for r in records]
+    assert named != records
+    assert refined(named) is None
+
+
+REUSED = {"kind": "refused", "call_id": "a", "text": DUPLICATE_CALL_ID.format(call_id="a")}
+
+
+@pytest.mark.parametrize(
+    ("records", "refused"),
+    [
+        ([*ANSWERED[:-1], {**CALL, "call_id": "b"}, REFUSED_AFTER_CLOSE, END], "c2"),
+        ([*ANSWERED[:-3], CALL, REUSED, *ANSWERED[-3:]], "c1"),
+    ],
+    ids=["after-close", "reused-call-id"],
+)
+def test_a_refused_call_is_replayed_as_the_explorers_call_of_the_last_step_sampled(
+    records, refused
+):
+    """SPEC §14.5: the replay names a call refused after close, or under a call_id already
+    used, as the explorer offers it: an unknown tool called in the last step sampled
+    (step 0 of the one ``sample``), and the replay runs under the explorer's guards
+    (issue 33: that step counted one past the last, ``len - 1`` made ``+ 1``, survived)."""
+    refinement = refine(parse_trace(lines(records)))
+    assert refinement.violation is None
+    calls = [format_event(e) for e in refinement.events if e.kind == "call"]
+    assert calls[-1] == f"call(step=0, call_id='{refused}', name='no_such_tool', arguments_ok=True)"
+    assert refinement.bound is not None
+    assert replay(refinement.bound, refinement.events) == []
 
 
 @pytest.mark.parametrize("step", [1, 7, -1])

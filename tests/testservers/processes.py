@@ -7,8 +7,9 @@ import pathlib
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 import anyio.abc
@@ -72,3 +73,34 @@ async def http_server(
         yield port
     finally:
         await stop(process)
+
+
+@contextmanager
+def http_server_process(
+    state: pathlib.Path, *, script: pathlib.Path = SERVER, timeout: float = 60, **env: str
+) -> Iterator[int]:
+    """:func:`http_server` for a whole module (a fixture's scope), listening before it
+    yields its port. A plain process, not an event loop's: the tests on trio and those on
+    asyncio share it. For the tests that read nothing from ``state`` and do not stop the
+    server: a server per test costs a Python start and the SDK's imports, about a second
+    of CPU."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(state)],
+        env={**os.environ, "MCPBIND_TEST_HTTP_PORT": str(port), **env},
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{script.name} never listened on port {port}") from None
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.kill()
+        process.wait(10)
