@@ -31,6 +31,7 @@ one place, :meth:`.calls.endings.CallEndings.translate`; the result is made in o
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -232,7 +233,7 @@ class Router(Sending):
         # SPEC §8.4: the tool timeout runs from here (after any approval; a wait for a lazy
         # start counts); the wall time runs from acceptance.
         settings = runtime.config
-        cap = settings.tool_max_sec if settings.idle_timeout else 0.0
+        cap = settings.tool_max_sec if settings.idle_timeout else math.inf
         self.calls.attach(call, runtime.name, settings.tool_timeout_sec, cap)
         if runtime.starting:
             # SPEC §11.12 (INV-11): a lazily started server is waited for, dormant or

@@ -10,6 +10,7 @@ use imports this module.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -240,8 +241,8 @@ class _NoCap(CallTable):
     """The idle timeout is re-armed without any cap: a call may run forever."""
 
     @override
-    def attach(self, call: PendingCall, server: str, timeout: float, cap: float = 0.0) -> None:
-        super().attach(call, server, timeout, 0.0)
+    def attach(self, call: PendingCall, server: str, timeout: float, cap: float = math.inf) -> None:
+        super().attach(call, server, timeout, math.inf)
 
 
 # --- INV-5 and INV-6: naming against a registry that hides some sources ------------------

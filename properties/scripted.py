@@ -288,8 +288,8 @@ class _Connection:
         abstract model's ``resources`` part and the real servers' tests."""
         return False
 
-    def resource_changes(self) -> int:
-        return 1
+    def resources_version(self) -> object:
+        return self  # one session, which hears no change of resources
 
     async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
         raise RequestFailed("the scripted server declares no resources")
@@ -336,7 +336,7 @@ class ScriptedConnector:
         *,
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
-        url_elicitation: bool = False,
+        url_elicitation: bool,
         on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         # Scripted servers never elicit and write no stderr.

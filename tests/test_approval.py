@@ -332,6 +332,19 @@ async def test_a_configured_mode_without_an_approver_denies_what_it_would_ask_ab
     assert seen.ran == ["look", "erase"]
 
 
+async def test_each_call_denied_for_want_of_an_approver_counts_once_in_the_statistics():
+    config = host_config(Seen(), default_tools_approval_mode="writes")
+    async with Host.open(config) as host:
+        snap = host.sample()
+        for i in range(2):
+            assert (await host.call(snap, f"c{i}", "mcp__a__note", {"text": "hi"})).status == (
+                "denied"
+            )
+        assert (await host.call(snap, "c2", "mcp__a__look")).status == "ok"
+        stats = host.approvals.statistics()
+    assert (stats.asked, stats.denied, stats.answers) == (0, 2, {})
+
+
 async def raising_approver(request: ApprovalRequest) -> str:
     raise RuntimeError("the approval UI is gone")
 

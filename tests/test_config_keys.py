@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
@@ -508,6 +509,41 @@ def test_every_documented_key_has_a_row_here():
     for table, key, *_ in ROWS:
         rows[table].add(key)
     assert rows == documented_keys()
+
+
+def test_every_documented_default_is_what_a_file_without_the_key_builds():
+    """The reference's ``key (default)`` of ``[mcp_servers.<name>]`` and ``[mcpbind]`` is
+    what a file that leaves the key out gets (mutation testing found
+    ``close_timeout_sec``'s default of 5 changeable with no test failing)."""
+    config = parse_toml('[mcp_servers.s]\ncommand = "x"\n', environ=ENVIRON).config
+    owners = {"key in `[mcp_servers.<name>]`": config.servers["s"], "key in `[mcpbind]`": config}
+    checked: dict[str, Any] = {}
+    owner = None
+    for line in REFERENCE.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if not line.startswith("|") or cells[0] in owners:
+            owner = owners.get(cells[0]) if line.startswith("|") else None
+            continue
+        for key, default in re.findall(r"`([a-z_]+)` \((`[^`]*`|[0-9a-z]+)\)", cells[0]):
+            if owner is not None:
+                checked[key] = tomllib.loads(f"v = {default.strip('`')}")["v"]
+                assert getattr(owner, key) == checked[key], key
+    assert sorted(checked) == [
+        "binding_policy",
+        "close_timeout_sec",
+        "defer_threshold",
+        "elicitation",
+        "enabled",
+        "image_capable",
+        "max_name_length",
+        "output_limit",
+        "required",
+        "resource_tools",
+        "schema_limit_bytes",
+        "startup_timeout_sec",
+        "supports_parallel_tool_calls",
+        "tool_timeout_sec",
+    ]
 
 
 @pytest.mark.parametrize(

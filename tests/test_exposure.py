@@ -351,6 +351,29 @@ def test_level_one_drops_annotations_everywhere_but_keeps_properties_named_descr
     assert schema_bytes(short) < full
 
 
+def test_level_one_drops_annotations_of_subschemas_only_never_of_values():
+    """``items`` is one subschema (its annotations go), ``const`` and ``default`` are
+    values (an object among them keeps every key, annotation-like or not)."""
+    value = {"mode": {"title": "Fast", "description": "kept: a value, not a note"}}
+    schema = {
+        "type": "object",
+        "description": " ".join(["word"] * 30),
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "description": "a tag"}},
+            "preset": {"type": "object", "const": value, "default": value},
+        },
+    }
+    short = shorten_schema(schema, schema_bytes(schema) - 1)
+    assert short == {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "preset": {"type": "object", "const": value, "default": value},
+        },
+    }
+    jsonschema.validate({"preset": value}, dict(short))
+
+
 def test_level_two_keeps_top_level_properties_and_their_childrens_types():
     schema = big_schema(properties=40, words=3)
     level_one = shorten_schema(schema, schema_bytes(schema) - 1)

@@ -29,6 +29,7 @@ import pytest
 import trio
 from cli_runner import mcpbind
 from testservers.oauth_server import Served, require_write, revoke_refresh, serving
+from testservers.processes import http_server
 
 from mcpbind.impl import (
     AuthorizationFailed,
@@ -750,6 +751,26 @@ async def test_dpop_required_from_a_server_that_does_not_offer_it_fails_before_a
 
 
 @pytest.mark.trio
+async def test_only_a_form_post_is_a_token_request_not_a_registration_that_reads_like_one(
+    served: Served,
+) -> None:
+    """A token request is a form ``POST`` with ``grant_type``. The registration is a JSON
+    ``POST``: even when its redirect URI's query reads ``&grant_type=`` as a form would, it
+    is not a token request, so ``dpop_required`` with no DPoP offered lets it through and
+    stops the flow at the token request, after the client registered and the person
+    authorized."""
+    callback = "http://127.0.0.1:9/callback?from=mcpbind&grant_type=code"
+    oauth = OAuthConfig(dpop_required=True, callback_url=callback)
+    with pytest.raises(ServerStartupError) as caught:
+        async with Host.open(host_config(served, MemoryTokenStore(), approve, oauth=oauth)):
+            pass
+    assert isinstance(caught.value.__cause__, AuthorizationFailed)
+    assert "does not offer DPoP" in str(caught.value)
+    assert kinds(served)[:2] == ["register", "authorize"]
+    assert token_requests(served) == []
+
+
+@pytest.mark.trio
 async def test_dpop_wanted_from_a_server_that_does_not_offer_it_uses_bearer_tokens(
     served: Served,
 ) -> None:
@@ -884,6 +905,22 @@ async def test_a_provider_that_cannot_be_built_fails_the_login_typed_naming_why(
     assert isinstance(caught.value.__cause__, AuthorizationFailed)
     assert "ValueError: client_metadata_url must be a valid HTTPS URL" in str(caught.value)
     assert "authorize" not in kinds(served)
+
+
+@pytest.mark.trio
+async def test_a_server_that_asks_for_no_authorization_never_builds_the_oauth_provider(
+    tmp_path: pathlib.Path,
+) -> None:
+    """OAuth is lazy: with nothing stored, requests go out untouched until the server
+    refuses one, so a server that never does is reached even with an OAuth setting the
+    SDK's provider would refuse (a ``client_metadata_url`` that is not HTTPS)."""
+    oauth = OAuthConfig(client_metadata_url="http://127.0.0.1:9/client.json")
+    async with http_server(tmp_path, listening=True) as port:
+        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True, oauth=oauth)
+        config = HostConfig(servers={"s": server}, oauth_store=MemoryTokenStore())
+        async with Host.open(config) as host:
+            result = await host.call(host.sample(), "c1", "mcp__s__echo", {"text": "hi"})
+    assert result.status == "ok", result.output
 
 
 @pytest.mark.trio

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from testservers.inproc import paged_server, tool
 
-from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
 from mcpbind.model import texts
 
 
@@ -47,3 +47,29 @@ async def test_a_replacement_whose_listing_fails_removes_the_old_catalog_and_say
         step = host.sample()
         assert step.specs == ()
         assert step.generation == generation + 1
+
+
+class Publications(NullRecorder):
+    def __init__(self) -> None:
+        self.log: list[tuple[int, str, tuple[str, ...]]] = []
+
+    def published(self, generation: int, source: str, names: tuple[str, ...]) -> None:
+        self.log.append((generation, source, names))
+
+
+async def test_removals_report_the_emptied_catalogs_alone_in_one_generation():
+    """INV-1, INV-15: removing a server with tools and one with none moves G by one, and
+    only the catalog that changed is reported published (in-process twin of
+    ``tests/test_reconfigure.py``'s removals)."""
+    servers = {
+        "a": ServerConfig(target=paged_server([[tool("echo")]])),
+        "b": ServerConfig(target=paged_server([[]])),
+        "c": ServerConfig(target=paged_server([[tool("echo")]])),
+    }
+    recorder = Publications()
+    async with Host.open(HostConfig(servers=servers), recorder=recorder) as host:
+        generation = host.sample().generation
+        before = len(recorder.log)
+        report = await host.reconfigure(HostConfig(servers={"c": servers["c"]}))
+        assert recorder.log[before:] == [(generation + 1, "mcp:a", ())]
+        assert report.generation == host.sample().generation == generation + 1

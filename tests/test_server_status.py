@@ -172,6 +172,33 @@ async def test_the_notification_streams_refusals_and_failures_are_told_and_nothi
     assert told == ["expired", "reachable", "unreachable", "reachable"]
 
 
+async def test_an_optional_server_that_never_started_counts_its_one_failed_attempt() -> None:
+    """``attempts`` counts the failures since the last session, and a server with none
+    yet counts from 0: its first attempt failed, it says 1."""
+    target = StdioServerParameters(command="sh", args=["-c", "echo no such server >&2; exit 3"])
+    async with Host.open(patient(ServerConfig(target=target))) as host:
+        await wait_state(host, "reconnecting")
+        [status] = host.server_status()
+    assert (status.connected, status.attempts) == (False, 1)
+
+
+async def test_only_a_successful_answer_clears_a_fault_and_only_a_fault_is_cleared() -> None:
+    """``reachable`` is told once, for the first answer under 400 after a fault: not for
+    the answers of a healthy session, not for a failed answer while the fault lasts."""
+    told: list[str] = []
+    http = HttpStatus(url="http://127.0.0.1:1/mcp", on_idle=told.append)
+    await http.on_response(response("POST", 200))
+    await http.on_response(response("GET", 200))
+    assert told == []
+    http.on_unreachable(response("GET", 200).request)
+    await http.on_response(response("POST", 500))
+    await http.on_response(response("POST", 401))
+    assert told == ["unreachable"]
+    await http.on_response(response("POST", 200))
+    await http.on_response(response("POST", 202))
+    assert told == ["unreachable", "reachable"]
+
+
 def test_the_state_word_follows_the_runtime_fields() -> None:
     def state(**fields: object) -> str:
         base: dict[str, object] = {

@@ -16,7 +16,7 @@ import trio
 import trio.testing
 
 from mcpbind.impl.calls.tasks import await_task
-from mcpbind.impl.wire.seam import TaskHandle, TaskPoll
+from mcpbind.impl.wire.seam import RequestFailed, TaskHandle, TaskPoll
 from mcpbind.impl.wire.tasks import TaskWire, task_handle
 
 KEY = {True: "pollIntervalMs", False: "pollInterval"}
@@ -120,3 +120,27 @@ async def test_a_2026_server_names_its_interval_only_as_poll_interval_ms(
     start = trio.current_time()
     await await_task(server, task, give_up=never_given_up)
     assert [at - start for at in server.polled_at] == pytest.approx([1.0])
+
+
+class FailingPoll:
+    """A connection whose first ``tasks/get`` fails: the host gives the task up."""
+
+    async def poll_task(self, task: TaskHandle) -> TaskPoll:
+        raise RequestFailed("the poll failed")
+
+
+@pytest.mark.trio
+async def test_a_tasks_cancel_that_gets_no_answer_is_waited_for_five_seconds(
+    autojump_clock: trio.testing.MockClock,
+):
+    """SPEC §8.12: ``tasks/cancel`` is sent under a shield within ``CANCEL_GRACE`` (5 s);
+    a server that never answers it holds the call's end that long, no longer."""
+    given_up: list[float] = []
+
+    async def unanswered(error: BaseException) -> None:
+        given_up.append(trio.current_time())
+        await trio.sleep_forever()
+
+    with pytest.raises(RequestFailed):
+        await await_task(FailingPoll(), handle(True, 2000), give_up=unanswered)
+    assert trio.current_time() - given_up[0] == pytest.approx(5.0)

@@ -136,7 +136,7 @@ class PendingCall:
     @property
     def capped(self) -> bool:
         """Its deadline that fired was the cap (SPEC §8.11)."""
-        return self._cap != math.inf and anyio.current_time() >= self._cap
+        return anyio.current_time() >= self._cap
 
     # --- verbs ------------------------------------------------------------------------------
 
@@ -152,12 +152,13 @@ class PendingCall:
         self._move("approval")
 
     def attach(self, server: str, timeout: float, cap: float) -> None:
-        """It reached ``server``: its tool timeout (0: none) runs from now; ``cap`` (0:
-        none) bounds its whole time when progress re-arms the timeout (SPEC §8.11)."""
+        """It reached ``server``: its tool timeout (0: none) runs from now; ``cap``
+        (``math.inf``: none) bounds its whole time when progress re-arms the timeout (SPEC
+        §8.11)."""
         self._server = server
         self._started = anyio.current_time()
         self.scope.deadline = self._started + timeout if timeout > 0 else math.inf
-        self._cap = self._started + cap if cap > 0 else math.inf
+        self._cap = self._started + cap
 
     def wait_start(self) -> None:
         """It waits for its server's lazy start (INV-11)."""
@@ -287,7 +288,7 @@ class CallTable:
         if not self._pending and self._emptied is not None:
             self._emptied.set()
 
-    def attach(self, call: PendingCall, server: str, timeout: float, cap: float = 0.0) -> None:
+    def attach(self, call: PendingCall, server: str, timeout: float, cap: float = math.inf) -> None:
         """The call reached ``server`` (:meth:`PendingCall.attach`); a disconnect of
         ``server`` ends it from now on (INV-8)."""
         call.attach(server, timeout, cap)

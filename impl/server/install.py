@@ -49,9 +49,9 @@ class Installer:
         """A reconfiguration removed or replaced the server (SPEC §11.17): a listing still
         being read is dropped, never installed (INV-16)."""
         self._resources: Resources = NO_RESOURCES
-        self._resources_read: tuple[Connection, int] | None = None
-        """SPEC §11.20: the session and its count of resource changes when
-        ``_resources`` were read; a refresh reads them again only when these moved."""
+        self._resources_read: object = None
+        """SPEC §11.20: the session's :meth:`~.seam.Connection.resources_version` when
+        ``_resources`` were read; a refresh reads them again only when it moved."""
         self.closing = False
         """The host is closing (SPEC §11.14): its refresh already ended ``rejected``, so a
         listing still being read is dropped (no ``list_done``, nothing installed, no
@@ -97,8 +97,8 @@ class Installer:
                 )
                 resources = NO_RESOURCES  # SPEC §11.20: the resources, by the same refresh
                 if connection.declares_resources():
-                    heard = (connection, connection.resource_changes())
-                    if heard == self._resources_read:  # no change of them heard since
+                    heard = connection.resources_version()
+                    if heard is self._resources_read:  # no change of them heard since
                         resources = self._resources
                     else:
                         resources = await read_resources(self.name, connection.list_resources)

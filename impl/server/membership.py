@@ -100,7 +100,9 @@ class ServerMembership:
         self._installer.retired = how
         refreshes = self._refreshes
         reason = texts.REJECT_RECONFIGURED.format(how=how, server=self.name)
-        refreshes.reject_all(refreshes.rejected("reconfigured", reason), first=True)
+        rejected = refreshes.rejected("reconfigured", reason)
+        refreshes.reject_all(rejected)
+        refreshes.reject_first(rejected)
 
     async def retired(self, settled: Callable[[], Awaitable[None]]) -> None:
         """Once ``settled`` returned (the calls the reconfiguration ended have their

@@ -75,7 +75,8 @@ class Refreshes:
         return self.first
 
     def reject_first(self, outcome: RefreshOutcome) -> None:
-        """A lazy start's first connection failed: the run it owed ends ``outcome``."""
+        """A lazy start's first connection failed, or the server closes or retires: the
+        run it owed ends ``outcome``."""
         run, self.first = self.first, None
         if run is not None:
             self.resolve(run, outcome, record=True)
@@ -111,16 +112,12 @@ class Refreshes:
         queued, self.queued = self.queued, None
         return queued
 
-    def reject_all(self, outcome: RefreshOutcome, *, first: bool = False) -> None:
-        """INV-8, INV-12: the run in flight and the queued one end ``rejected`` (and the
-        one a dormant server was asked for, with ``first``)."""
-        current, queued, waiting = self.current, self.queued, self.first if first else None
+    def reject_all(self, outcome: RefreshOutcome) -> None:
+        """INV-8, INV-12: the run in flight and the queued one end ``rejected``; the one a
+        dormant server was asked for waits for a session (:meth:`reject_first` ends it)."""
+        current, queued = self.current, self.queued
         self.current = self.queued = None
-        if first:
-            self.first = None
         if current is not None and current.outcome is None:
             self.resolve(current, outcome, record=True)
         if queued is not None:
             self.resolve(queued, outcome, record=False)  # never ran: not a refresh outcome
-        if waiting is not None:
-            self.resolve(waiting, outcome, record=True)

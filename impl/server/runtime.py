@@ -238,7 +238,9 @@ class ServerRuntime(ServerNotices, ServerMembership):
         self.closing_starts()
         refreshes = self._refreshes
         reason = texts.REJECT_CLOSED.format(server=self.name)
-        refreshes.reject_all(refreshes.rejected("closed", reason), first=True)
+        rejected = refreshes.rejected("closed", reason)
+        refreshes.reject_all(rejected)
+        refreshes.reject_first(rejected)
         await self._end()
 
     async def _end(self) -> None:

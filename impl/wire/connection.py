@@ -234,7 +234,7 @@ class McpConnection(Connection):
         http: HttpStatus | None = None,
         server: str = "",
         *,
-        url_elicitation: bool = False,
+        url_elicitation: bool,
     ) -> None:
         self._client = client
         self._server = server
@@ -243,8 +243,9 @@ class McpConnection(Connection):
         self._url_elicitation = url_elicitation
         """The host's handler takes URL requests (``HostConfig(elicitation_url=True)``)."""
         self._http = http
-        self._resource_changes = 1
-        """SPEC §11.20: the session's start, then each change of its resources heard."""
+        self._resources_version = object()
+        """SPEC §11.20: new at the session's start and at each change of its resources
+        heard (:meth:`resources_version`)."""
         self._tasks = TaskWire(
             self._raw_request,
             self._modern(),
@@ -314,7 +315,7 @@ class McpConnection(Connection):
             refusable=refusable,
         )
 
-    async def _guarded(self, send: Callable[[], Awaitable[Any]], *, refusable: bool = False) -> Any:
+    async def _guarded(self, send: Callable[[], Awaitable[Any]], *, refusable: bool) -> Any:
         """One request, its failures mapped: ConnectionLost, ServerError, RequestFailed.
 
         A request the server refused because it no longer knows the session is
@@ -416,13 +417,13 @@ class McpConnection(Connection):
         capabilities = self._client.session.server_capabilities
         return capabilities is not None and capabilities.resources is not None
 
-    def resource_changes(self) -> int:
-        return self._resource_changes
+    def resources_version(self) -> object:
+        return self._resources_version
 
     def heard_resources_change(self) -> None:
         """A ``notifications/resources/list_changed`` (or its listen-stream event) came,
         or a stream ended and what it would have carried is lost (SPEC §11.20)."""
-        self._resource_changes += 1
+        self._resources_version = object()
 
     async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
         params = types.PaginatedRequestParams(cursor=cursor)

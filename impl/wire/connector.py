@@ -75,7 +75,7 @@ class McpConnector(Connector):
         *,
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
-        url_elicitation: bool = False,
+        url_elicitation: bool,
         on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         return self._connect(

@@ -213,10 +213,11 @@ class Connection(Protocol):
     def declares_resources(self) -> bool:
         """The server declares the ``resources`` capability (SPEC §11.20)."""
 
-    def resource_changes(self) -> int:
-        """How many changes of its resources this session has heard, counting its start
-        as one: a refresh reads the resource lists again only when this moved since it
-        last read them on this session (SPEC §11.20)."""
+    def resources_version(self) -> object:
+        """A new object at this session's start and at each change of its resources it
+        hears (compared by identity, so no two sessions share one): a refresh reads the
+        resource lists again only when this is not the one it last read them under (SPEC
+        §11.20)."""
 
     async def list_resources(self, cursor: str | None, *, templates: bool = False) -> Any:
         """The raw JSON of one ``resources/list`` page (``resources/templates/list`` with
@@ -242,7 +243,7 @@ class Connector(Protocol):
         *,
         on_elicit: Elicit | None = None,
         on_stderr: OnStderr | None = None,
-        url_elicitation: bool = False,
+        url_elicitation: bool,
         on_stream: OnStream | None = None,
     ) -> AbstractAsyncContextManager[Connection]:
         """Open a session; ``on_list_changed`` is called (synchronously) on every
