@@ -1,8 +1,16 @@
 """mcpbind's benchmarks: every figure a ratio against a baseline measured in the same run.
 
-Each comparison alternates the two sides round by round after a warm-up, and reports the
-median per-operation time of each side with its min-max over rounds, and the ratio of the
-medians. Nothing here is a test: no figure is asserted anywhere.
+Each comparison takes its rounds in pairs after a warm-up: one round of each side, back to
+back, the side that goes first alternating from pair to pair, both sides treated alike
+(the garbage collector run before each round and paused inside it). It reports each
+side's median per-operation time with its min-max over rounds, and as ``ratio`` the
+median over the pairs of the subject's time over the baseline's (``paired``): the two
+rounds of a pair are a few milliseconds apart, so a change of the machine's load or
+clock hits both, where a ratio of the two sides' medians (``ratio_of_medians``, kept
+beside it) lets a busy stretch that fell on more rounds of one side count. In-process
+the whole operation runs in this process, and ``cpu_ratio`` is the same paired ratio of
+the process's CPU time per round: the time other processes take from this one on a
+shared machine is not in it. Nothing here is a test: no figure is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -34,34 +42,45 @@ def _summary(samples: list[float]) -> dict[str, float]:
     }
 
 
+def _paired(mine: list[float], theirs: list[float]) -> float:
+    """The median over pairs of rounds of the subject's time over the baseline's."""
+    return round(statistics.median(a / b for a, b in zip(mine, theirs, strict=True)), 3)
+
+
 async def compare(
     subject: Op, baseline: Op, *, rounds: int, per_round: int, warmup: int
 ) -> dict[str, Any]:
-    """Alternate ``subject`` and ``baseline`` rounds; per-operation medians and their ratio."""
+    """``rounds`` pairs of rounds of ``subject`` and ``baseline`` (the module's docstring):
+    per-operation medians and the paired ratio, of wall time and of CPU time."""
     counter = [0]
 
-    async def run(op: Op, n: int) -> float:
-        started = time.perf_counter()
+    async def run(op: Op, n: int) -> tuple[float, float]:
+        started, cpu = time.perf_counter(), time.process_time()
         for _ in range(n):
             counter[0] += 1
             await op(counter[0])
-        return (time.perf_counter() - started) / n
+        return (time.perf_counter() - started) / n, (time.process_time() - cpu) / n
 
     await run(subject, warmup)
     await run(baseline, warmup)
-    mine: list[float] = []
-    theirs: list[float] = []
+    times: tuple[list[float], list[float]] = ([], [])  # the subject's, the baseline's
+    cpu: tuple[list[float], list[float]] = ([], [])
     for index in range(rounds):
-        order = (subject, baseline) if index % 2 == 0 else (baseline, subject)
-        for op in order:
+        for side in (0, 1) if index % 2 == 0 else (1, 0):
             gc.collect()
             gc.disable()  # GC paused inside a timed round, collected between rounds
             try:
-                (mine if op is subject else theirs).append(await run(op, per_round))
+                wall, used = await run((subject, baseline)[side], per_round)
             finally:
                 gc.enable()
+            times[side].append(wall)
+            cpu[side].append(used)
+    mine, theirs = times
     return {
-        "ratio": round(statistics.median(mine) / statistics.median(theirs), 3),
+        "ratio": _paired(mine, theirs),
+        "statistic": "paired",
+        "ratio_of_medians": round(statistics.median(mine) / statistics.median(theirs), 3),
+        "cpu_ratio": _paired(*cpu),
         "mcpbind": _summary(mine),
         "baseline": _summary(theirs),
         "rounds": rounds,
@@ -435,8 +454,11 @@ async def peer_session_group(*, rounds: int, per_round: int) -> dict[str, Any]:
 def catalog_ratio(rounds: int) -> dict[str, Any]:
     """``mcpbind catalog`` on the embedded demo vs the raw SDK listing the same three
     servers (``benchmarks/catalog_raw.py``): whole processes, start-up and imports
-    included, wall time per run, rounds alternated. Run from an empty directory, so that
-    no ``./mcpbind.toml`` is read."""
+    included, in pairs of runs as :func:`compare` takes its rounds; wall time per run, and
+    the CPU time of the run's processes (the command's and its three servers'), which the
+    load of a shared machine moves far less. Run from an empty directory, so that no
+    ``./mcpbind.toml`` is read."""
+    import resource  # noqa: PLC0415
     import shutil  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
@@ -448,26 +470,43 @@ def catalog_ratio(rounds: int) -> dict[str, Any]:
         "mcpbind": [*command, "catalog"],
         "baseline": [sys.executable, "-m", "benchmarks.catalog_raw"],
     }
-    env = {**os.environ, "PYTHONPATH": root}
+    # Both sides run from bytecode written by the warm-up, as from an installed package:
+    # with PYTHONDONTWRITEBYTECODE in the environment, every run compiled again each of
+    # mcpbind's modules whose bytecode was missing or older than its source.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = root
     times: dict[str, list[float]] = {side: [] for side in sides}
+    cpu: dict[str, list[float]] = {side: [] for side in sides}
+
+    def children_cpu() -> float:
+        # a waited-for child's usage includes its own waited-for children: the servers
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
     with tempfile.TemporaryDirectory() as empty:
 
-        def run(side: str) -> float:
-            started = time.perf_counter()
+        def run(side: str) -> tuple[float, float]:
+            started, used = time.perf_counter(), children_cpu()
             subprocess.run(
                 sides[side], cwd=empty, env=env, check=True, capture_output=True, timeout=300
             )
-            return time.perf_counter() - started
+            return time.perf_counter() - started, children_cpu() - used
 
-        run("mcpbind")  # warm-up: the file system cache, the bytecode
+        run("mcpbind")  # warm-up: the file system cache, the bytecode (written)
         run("baseline")
         for index in range(rounds):
             for side in ("mcpbind", "baseline") if index % 2 == 0 else ("baseline", "mcpbind"):
-                times[side].append(run(side))
+                wall, used = run(side)
+                times[side].append(wall)
+                cpu[side].append(used)
     result: dict[str, Any] = {side: _summary(samples) for side, samples in times.items()}
-    result["ratio"] = round(
+    result["ratio"] = _paired(times["mcpbind"], times["baseline"])
+    result["statistic"] = "paired"
+    result["ratio_of_medians"] = round(
         statistics.median(times["mcpbind"]) / statistics.median(times["baseline"]), 3
     )
+    result["cpu_ratio"] = _paired(cpu["mcpbind"], cpu["baseline"])
+    result["cpu"] = {side: _summary(samples) for side, samples in cpu.items()}
     result["rounds"] = rounds
     return result
 
@@ -489,16 +528,16 @@ SIZES = {
         "trace_calls": (100, 10),
     },
     "quick": {
-        "rounds": 10,
-        "per_round": 50,
+        "rounds": 30,
+        "per_round": 20,
         "tools": 256,
         "sample": (1000, 100),
         "calls": (100, 1000),
         "trace_calls": (4000, 400),
     },
     "full": {
-        "rounds": 30,
-        "per_round": 100,
+        "rounds": 100,
+        "per_round": 30,
         "tools": 2048,
         "sample": (10_000, 100),
         "calls": (1000, 10_000),

@@ -53,6 +53,25 @@ def test_importing_the_runtime_package_loads_none_of_its_modules_nor_the_sdk():
     assert python(code) == "[]"
 
 
+def test_the_host_loads_without_the_models_rules_invariants_or_explorer():
+    """The runtime uses the model's values and naming only (issue 29: start-up)."""
+    unused = ("mcpbind.model.rules", "mcpbind.model.invariants", "mcpbind.model.explore")
+    code = (
+        f"import sys, mcpbind.impl.host; print(sorted(m for m in {unused!r} if m in sys.modules))"
+    )
+    assert python(code) == "[]"
+
+
+def test_the_models_names_load_on_first_use_and_explore_stays_the_function():
+    """A name of ``mcpbind.model`` loads its module when asked for; ``explore`` is the
+    explorer function even after something imported the module of the same name."""
+    code = (
+        "import mcpbind.model.explore, mcpbind.model as m; "
+        "print(m.explore.__name__, callable(m.explore), m.step.__name__, m.Call.__name__)"
+    )
+    assert python(code) == "explore True step Call"
+
+
 @pytest.mark.parametrize(
     "argv",
     # (``explore``'s own parser reads the model's invariant ids for its help: not here)

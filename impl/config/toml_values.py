@@ -3,7 +3,6 @@ error names the file, the table and the key, and never quotes a secret."""
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -128,6 +127,8 @@ class Values:
         return ConfigError(f"{self.path}: {where}: {problem}")
 
     def unknown(self, table: str, key: str, known: frozenset[str]) -> ConfigError:
+        import difflib  # noqa: PLC0415 - only for a bad key: not on every command's start-up
+
         close = difflib.get_close_matches(key, sorted(known), n=1)
         hint = (
             f"; did you mean {close[0]!r}?"
