@@ -32,6 +32,7 @@ from .values import (
     EventKind,
     ListDone,
     ListFailed,
+    Listing,
     OutputKind,
     Published,
     Reconfigure,
@@ -262,11 +263,7 @@ def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | Non
     refresh = before.servers[i].refresh
     if refresh is None:
         return None
-    tools = tuple(tool for page in listings(before, i)[refresh.version] for tool in page)
-    valid = all(tool.valid for tool in tools)
-    excluded = tuple(
-        tool.name for tool in STANDARD.filter_tools(spec, tools) if left_out(spec, tool)
-    )
+    valid, excluded = _listing_facts(spec, listings(before, i)[refresh.version])
     for out in t.outputs:
         if not isinstance(out, RefreshOutcome) or out.server != event.server:
             continue
@@ -276,6 +273,17 @@ def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | Non
             reported = [e.tool for e in out.excluded]
             return f"{event.server} left out {list(excluded)} but reported {reported}"
     return None
+
+
+@functools.cache
+def _listing_facts(spec: ServerSpec, listing: Listing) -> tuple[bool, tuple[str, ...]]:
+    """Whether every tool of ``listing`` is valid, and the tools the host leaves out."""
+    tools = tuple(tool for page in listing for tool in page)
+    valid = all(tool.valid for tool in tools)
+    excluded = tuple(
+        tool.name for tool in STANDARD.filter_tools(spec, tools) if left_out(spec, tool)
+    )
+    return valid, excluded
 
 
 # --- INV-4 one terminal result per call_id ----------------------------------------------
@@ -1190,7 +1198,7 @@ def check_transition(
             type(event),
             after.registry is not before.registry,
             after.steps is not before.steps,
-            *[type(out) for out in outputs],
+            *map(type, outputs),
         )
         if _PLANNED_FROM[0] is not _TRANSITION_CHECKS:
             _PLANS.clear()

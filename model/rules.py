@@ -70,6 +70,7 @@ that :mod:`mcpbind.model.mutants` can break exactly one rule.
 from __future__ import annotations
 
 import functools
+import typing
 from collections.abc import Callable, Mapping
 
 import attrs
@@ -184,6 +185,16 @@ def listings(state: State, i: int) -> tuple[Listing, ...]:
     return spec.versions
 
 
+_seconds = functools.cache(texts.seconds)
+""":func:`texts.seconds`, each duration said once (a timeout is frequent)."""
+
+
+@functools.cache
+def _flat(listing: Listing) -> tuple[ToolDef, ...]:
+    """Every tool of a listing, in listing order (pages concatenated)."""
+    return tuple(tool for page in listing for tool in page)
+
+
 Handler = Callable[[State, Event], Transition]
 """The effect of one event type (:attr:`Rules.handlers`)."""
 
@@ -193,10 +204,30 @@ def call_id_for(index: int) -> str:
     return f"c{index + 1}"
 
 
+class _Tables:
+    """What a rules instance keeps for one bound (SPEC §10.10): each table maps what a
+    computation reads to what it gave. Every computation kept is a function of its key
+    and the bound alone and reads no binding policy (a policy read must count, §10.8)."""
+
+    def __init__(self, bound: Bound | None) -> None:
+        self.bound = bound
+        self.installs: dict[object, tuple[Registry | None, tuple[Output, ...]]] = {}
+        """:meth:`Rules.install`: the new registry (None: unchanged) and the outputs."""
+        self.closes: dict[object, tuple[typing.Any, ...]] = {}
+        """:meth:`Rules._on_close`: the servers, the calls and the outputs."""
+        self.disconnects: dict[object, tuple[typing.Any, ...]] = {}
+        """:meth:`Rules._on_disconnect`: the server, the calls and the outputs."""
+        self.ends: dict[object, tuple[tuple[CallRecord, ...], tuple[Output, ...]]] = {}
+        """:meth:`Rules.end_call`: the calls and the outputs."""
+        self.events: dict[CallRecord, tuple[Event, ...]] = {}
+        """:meth:`Rules.enabled`: each record's events (:meth:`Rules.call_events`)."""
+
+
 class Rules:
     """The standard rules. Subclasses in ``mutants.py`` override single hooks."""
 
     name = "standard"
+    _tables = _Tables(None)
 
     # --- public API ------------------------------------------------------------------
 
@@ -302,12 +333,30 @@ class Rules:
             if state.calls:
                 first = state.calls[0]
                 events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
-        for record in state.calls:
-            events.extend(self.call_events(record, allowed, bound))
+        self.calls_events(state, events)
         if not state.reconfigured and any(s.change is not None for s in bound.servers):
             events.append(Reconfigure())
         events.append(Close())
         return events
+
+    def calls_events(self, state: State, events: list[Event]) -> None:
+        """Every accepted call's events, in order. A record's events depend on it and the
+        bound alone: listed once per record, for the bound explored last (SPEC §10.10)."""
+        bound = state.bound
+        table = self.tables(bound).events
+        for record in state.calls:
+            found = table.get(record)
+            if found is None:
+                found = table[record] = tuple(self.call_events(record, bound.environment, bound))
+            events.extend(found)
+
+    def tables(self, bound: Bound) -> _Tables:
+        """What this instance worked out once for ``bound`` and keeps (SPEC §10.10): the
+        tables of the bound used last, new ones for another bound."""
+        tables = self._tables
+        if tables.bound is not bound:
+            tables = self._tables = _Tables(bound)
+        return tables
 
     def call_events(
         self, record: CallRecord, allowed: frozenset[str] | None, bound: Bound
@@ -529,7 +578,7 @@ class Rules:
         spec = state.bound.servers[i]
         refresh = state.servers[i].refresh
         assert refresh is not None
-        tools = tuple(tool for page in listings(state, i)[refresh.version] for tool in page)
+        tools = _flat(listings(state, i)[refresh.version])
         outputs: list[Output] = []
         state = self.install(state, spec, tools, outputs)
         return self.end_refresh(state, i, outputs, completed=True)
@@ -542,7 +591,31 @@ class Rules:
         self, state: State, spec: ServerSpec, tools: tuple[ToolDef, ...], outputs: list[Output]
     ) -> State:
         """Validate, filter, leave out, name and replace the source in one publication
-        (SPEC §5.2-5.5)."""
+        (SPEC §5.2-5.5).
+
+        What it does is a function of the registry, the server, the listing and the name
+        length alone (the hooks it calls are methods without state of their own, and the
+        standard ``publish`` reads no other part of the state), so it is worked out once
+        per such key and the new registry and the outputs are shared (SPEC §10.10). A
+        ``publish`` overridden (a mutant) may read more: then nothing is kept."""
+        if type(self).publish is not Rules.publish:
+            return self.installed(state, spec, tools, outputs)
+        key = (state.registry, spec, tools)
+        memo = self.tables(state.bound).installs
+        found = memo.get(key)
+        if found is None:
+            produced: list[Output] = []
+            after = self.installed(state, spec, tools, produced)
+            changed = after.registry is not state.registry
+            found = memo[key] = (after.registry if changed else None, tuple(produced))
+        registry, made = found
+        outputs.extend(made)
+        return state if registry is None else _evolve(state, registry=registry)
+
+    def installed(
+        self, state: State, spec: ServerSpec, tools: tuple[ToolDef, ...], outputs: list[Output]
+    ) -> State:
+        """:meth:`install` worked out."""
         registry = state.registry
         generation = registry.generation
         server = spec.name
@@ -967,6 +1040,24 @@ class Rules:
         cancellation owed to it. Afterwards no server is connected and no call accepted."""
         assert isinstance(event, Close)
         bound = state.bound
+        generation = state.registry.generation
+        # What close does is a function of the bound, the servers, the calls and the
+        # generation (the hooks it calls are methods without state of their own): worked
+        # out once per such key, for the bound explored last (SPEC §10.10).
+        memo = self.tables(bound).closes
+        key = (state.servers, state.calls, generation)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = self.closing(state)
+        servers, calls, outputs = found
+        closed = State(bound, servers, state.registry, state.steps, calls, True, state.reconfigured)
+        return Transition(closed, outputs)
+
+    def closing(
+        self, state: State
+    ) -> tuple[tuple[ServerState, ...], tuple[CallRecord, ...], tuple[Output, ...]]:
+        """What close does to the servers and the calls, and what it outputs."""
+        bound = state.bound
         outputs: list[Output] = []
         generation = state.registry.generation
         for spec, server in zip(bound.servers, state.servers, strict=True):
@@ -983,10 +1074,7 @@ class Rules:
             if server.connected:
                 outputs.append(Sent(spec.name, "close"))
         servers = tuple(ServerState(False, 0, None) if s.present else ABSENT for s in state.servers)
-        closed = State(
-            bound, servers, state.registry, state.steps, tuple(calls), True, state.reconfigured
-        )
-        return Transition(closed, tuple(outputs))
+        return servers, tuple(calls), tuple(outputs)
 
     def ends_at_close(self, record: CallRecord) -> bool:
         """INV-12: every pending call ends at close, whatever it waits for."""
@@ -1296,12 +1384,12 @@ class Rules:
         assert record.binding is not None
         assert record.binding.server
         server = record.binding.server
-        seconds = texts.seconds(state.bound.server(server).tool_timeout_sec)
         spec = state.bound.server(server)
+        seconds = _seconds(spec.tool_timeout_sec)
         if record.phase == "starting":
             text = texts.TIMED_OUT_STARTING.format(seconds=seconds, server=server)
         elif event.cap:
-            text = texts.TIMED_OUT_CAP.format(seconds=texts.seconds(spec.tool_max_sec))
+            text = texts.TIMED_OUT_CAP.format(seconds=_seconds(spec.tool_max_sec))
         elif record.phase in ("sent", "task") and spec.idle_timeout:
             text = texts.TIMED_OUT_IDLE.format(seconds=seconds)
         elif record.phase == "retrying":
@@ -1329,7 +1417,40 @@ class Rules:
     ) -> Transition:
         """The one terminal result of an accepted call (INV-4), then the lane moves on.
         Ended early (cancelled, timed out, or a task ``given_up``), an in-flight call owes
-        its server one cancellation signal (INV-7)."""
+        its server one cancellation signal (INV-7).
+
+        It changes the calls alone, as a function of the calls, the record, the result
+        and the bound (the standard ``hand_off`` reads no other part; the other hooks are
+        methods without state of their own): worked out once per such key (SPEC §10.10)."""
+        if not self._lanes_kept:
+            return self.ended(state, record, status, text, given_up=given_up)
+        memo = self.tables(state.bound).ends
+        key = (state.calls, record, status, text, given_up)
+        found = memo.get(key)
+        if found is None:
+            t = self.ended(state, record, status, text, given_up=given_up)
+            found = memo[key] = (t.state.calls, t.outputs)
+        calls, outputs = found
+        return Transition(_evolve(state, calls=calls), outputs)
+
+    @functools.cached_property
+    def _lanes_kept(self) -> bool:
+        """Whether what ends a call or a connection may be kept (:meth:`end_call`,
+        :meth:`_on_disconnect`): the hooks that get the whole state are the standard ones
+        (a mutant's may read more of it)."""
+        kind = type(self)
+        return kind.fail_calls is Rules.fail_calls and kind.hand_off is Rules.hand_off
+
+    def ended(
+        self,
+        state: State,
+        record: CallRecord,
+        status: texts.CallStatus,
+        text: str | None,
+        *,
+        given_up: bool = False,
+    ) -> Transition:
+        """:meth:`end_call` worked out."""
         outputs: list[Output] = [Result(record.call_id, status, text)]
         late = record.late
         in_flight = record.phase in {"sent", "task"}
@@ -1394,15 +1515,45 @@ class Rules:
 
     def _on_disconnect(self, state: State, event: Event) -> Transition:
         assert isinstance(event, Disconnect)
-        i = state.bound.index(event.server)
+        bound = state.bound
+        i = bound.index(event.server)
+        server = state.servers[i]
+        if server.replacing or not self._lanes_kept:
+            return self.disconnected(state, i)
+        # Unless a replacement ends with it, a disconnect changes the server and the calls
+        # alone, as a function of the server, the calls and the generation (the standard
+        # ``fail_calls`` and ``hand_off`` read no other part; the other hooks they call
+        # are methods without state of their own): worked out once per such key, for the
+        # bound explored last (SPEC §10.10).
+        memo = self.tables(bound).disconnects
+        key = (i, server, state.calls, state.registry.generation)
+        found = memo.get(key)
+        if found is None:
+            t = self.disconnected(state, i)
+            found = memo[key] = (t.state.servers[i], t.state.calls, t.outputs)
+        lost, calls, outputs = found
+        servers = state.servers
+        after = State(
+            bound,
+            (*servers[:i], lost, *servers[i + 1 :]),
+            state.registry,
+            state.steps,
+            calls,
+            state.closed,
+            state.reconfigured,
+        )
+        return Transition(after, outputs)
+
+    def disconnected(self, state: State, i: int) -> Transition:
+        """The connection to server ``i`` is lost: its refresh ends ``rejected``, its calls
+        fail (INV-8), a replacement's old catalog goes (INV-15)."""
+        name = state.bound.servers[i].name
         server = state.servers[i]
         outputs: list[Output] = []
         if server.refresh is not None:
-            reason = texts.REJECT_DISCONNECTED.format(server=event.server)
+            reason = texts.REJECT_DISCONNECTED.format(server=name)
             outputs.append(
-                RefreshOutcome(
-                    event.server, "rejected", state.registry.generation, "disconnected", reason
-                )
+                RefreshOutcome(name, "rejected", state.registry.generation, "disconnected", reason)
             )
         if server.replacing:
             state = self.replaced(state, i, outputs)
@@ -1411,7 +1562,7 @@ class Rules:
             server, connected=False, refresh=None, start=None, listening=True, replacing=False
         )
         state = _with_server(state, i, lost)
-        return Transition(self.fail_calls(state, event.server, outputs), tuple(outputs))
+        return Transition(self.fail_calls(state, name, outputs), tuple(outputs))
 
     def lost_start_fails(self, record: CallRecord) -> bool:
         """INV-11: a connection lost before the first refresh ended fails the calls that

@@ -107,6 +107,23 @@ def run_job(job: SuiteJob) -> list[Run]:
     return _run_job(job)
 
 
+_WEIGHTS = {
+    "catalogs": 10.1,
+    "calls": 10.0,
+    "approval": 7.5,
+    "sessions": 6.7,
+    "lazy": 4.9,
+    "retry": 3.4,
+    "reconfigure": 3.4,
+    "tasks": 2.6,
+    "progress": 0.9,
+    "resources": 0.1,
+}
+"""CPU seconds of each part under both policies (the standard suite's ``cpu_seconds``,
+load 16): the order the workers are handed the parts in, heaviest first (a part not
+named: 1). The nightly bound's parts keep the same order."""
+
+
 def _run_indexed(indexed: tuple[int, _Job]) -> tuple[int, list[Run]]:
     return indexed[0], _run_job(indexed[1])
 
@@ -153,9 +170,10 @@ def run_suite(
     else:
         # A multiprocessing pool, not concurrent.futures: leaving it terminates the
         # workers, so Ctrl-C stops at once; the workers ignore SIGINT (one line from the
-        # parent). One job at a time, in the suite's order, the largest parts first.
+        # parent). One job at a time, the heaviest first, so that no long one starts last.
+        order = sorted(enumerate(jobs), key=lambda job: -_WEIGHTS.get(job[1].part, 1.0))
         with worker_pool(count, _ignore_sigint) as pool:
-            for i, part_runs in pool.imap_unordered(_run_indexed, list(enumerate(jobs))):
+            for i, part_runs in pool.imap_unordered(_run_indexed, order):
                 runs[i] = part_runs
                 for run in part_runs:
                     heard(run, total)
