@@ -278,9 +278,12 @@ class Host(Reconfiguring, HostLifetime):
         with anyio.move_on_after(timeout if timeout > 0 else math.inf):
             self._calls.close_all()
             await self._calls.wait_empty()
-            async with anyio.create_task_group() as closing:
-                for runtime in self.servers.values():
-                    closing.start_soon(runtime.close)
+            # Every server's close is decided first, then waited for: a task per server
+            # would only wait side by side for the same ends.
+            for runtime in self.servers.values():
+                runtime.begin_close()
+            for runtime in self.servers.values():
+                await runtime.wait_ended()
             for retirement in list(self._retiring):  # a reconfiguration's, under way
                 await retirement.closed.wait()
 

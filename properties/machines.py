@@ -6,6 +6,7 @@ Used by the tests and by ``mcpbind check``; each entry point raises
 
 from __future__ import annotations
 
+import gc
 import json
 import pathlib
 from collections import Counter
@@ -45,6 +46,8 @@ __all__ = [
 
 Policy = Literal["frozen", "revalidate"]
 STEPS = 30
+GC_RUNS = 20
+"""The odometer collects the young generations' garbage every this many runs."""
 
 
 def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant = PLAIN) -> Bound:
@@ -173,13 +176,23 @@ def run_odometer(
     bound = lockstep_bound(policy)
     odometer = Odometer(depth, prefix)
     steps = 0
-    while True:
-        trace = run_machine(
-            bound, odometer, steps=depth, seams=seams, backend=backend, coverage=coverage
-        )
-        steps += len(trace)
-        if not odometer.advance():
-            return OdometerReport(odometer.runs, steps)
+    # A run's garbage is collected every GC_RUNS runs, not during them: 4% fewer
+    # instructions per run (docs/development.md, "Measured durations").
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        while True:
+            trace = run_machine(
+                bound, odometer, steps=depth, seams=seams, backend=backend, coverage=coverage
+            )
+            steps += len(trace)
+            if not odometer.advance():
+                return OdometerReport(odometer.runs, steps)
+            if odometer.runs % GC_RUNS == 0:
+                gc.collect(1)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def odometer_shards(policy: Policy, depth: int, choices: int = 2) -> list[tuple[int, ...]]:

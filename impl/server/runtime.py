@@ -204,12 +204,17 @@ class ServerRuntime(ServerNotices, ServerMembership):
         first catalog installs only once the servers before it are decided.
 
         The report is made by this task itself (anyio's asyncio backend requires it), once
-        the server's life, which runs beside it, says its first attempt settled."""
+        the server's life, which runs beside it, says its first attempt settled. Started
+        without ``task_status`` (``start_soon``), it has nothing to report and lives the
+        server's life itself: one task fewer per server."""
         self._start.turn = turn
         try:
-            async with anyio.create_task_group() as life:
-                life.start_soon(self._live)
-                task_status.started(await self._start.wait_reported())
+            if task_status is anyio.TASK_STATUS_IGNORED:  # nothing to report: no second task
+                await self._live()
+            else:
+                async with anyio.create_task_group() as life:
+                    life.start_soon(self._live)
+                    task_status.started(await self._start.wait_reported())
         finally:
             self._start.release()  # the host is closing: calls waiting for a start end now
             self._settled.set()  # and so does anyone waiting for an attempt
@@ -224,16 +229,18 @@ class ServerRuntime(ServerNotices, ServerMembership):
 
     def closing_starts(self) -> None:
         """The host starts to close (SPEC §11.14), decided at once: a listing that answers
-        from now on is dropped, and no queued refresh starts (INV-12); ``close`` ends the
+        from now on is dropped, and no queued refresh starts (INV-12); ``begin_close`` ends the
         refresh runs."""
         self._installer.closing = True
 
-    async def close(self) -> None:
-        """INV-12 (SPEC §11.14): the host closes. The refresh in flight ends ``rejected``;
-        the session, if there is one, is closed gracefully — the transport delivers what
-        it was handed (the cancellations owed), then ends the session as the SDK does
-        (stdin closed, then terminate, then kill; an HTTP ``DELETE``) — and the server is
-        not reconnected. A server without a session just stops. Returns once it ended."""
+    def begin_close(self) -> None:
+        """INV-12 (SPEC §11.14): the host closes, decided at once. The refresh in flight
+        ends ``rejected``; the session, if there is one, is closed gracefully — the
+        transport delivers what it was handed (the cancellations owed), then ends the
+        session as the SDK does (stdin closed, then terminate, then kill; an HTTP
+        ``DELETE``) — and the server is not reconnected. A server without a session just
+        stops. :meth:`wait_ended` returns once it ended (the host decides every server's
+        close, then waits: no task for each)."""
         self._closing = True
         self.closing_starts()
         refreshes = self._refreshes
@@ -241,16 +248,23 @@ class ServerRuntime(ServerNotices, ServerMembership):
         rejected = refreshes.rejected("closed", reason)
         refreshes.reject_all(rejected)
         refreshes.reject_first(rejected)
-        await self._end()
+        self._end_now()
+
+    async def wait_ended(self) -> None:
+        """Return once the server's task ended (its session closed, or it stopped)."""
+        await self._ended.wait()
 
     async def _end(self) -> None:
+        self._end_now()
+        await self._ended.wait()
+
+    def _end_now(self) -> None:
         session = self._session
         if session is None:
             self.stop()
         else:
             self._context.recorder.sent(self.name, "close", "")
             self.end_session(session)
-        await self._ended.wait()
 
     async def wait_reported(self) -> None:
         """Return once its first attempt settled, or the host stopped waiting for it."""
@@ -341,7 +355,10 @@ class ServerRuntime(ServerNotices, ServerMembership):
             first = self._start_refresh(self._refreshes.first)
             self._refreshes.first = None
             await self._start.settle_with(first.done.wait)  # this refresh settles a start
-            group.start_soon(self._settle_after, first)
+            if first.done.is_set():  # a first start waited for it: settled now
+                self._attempt_settled()
+            else:
+                group.start_soon(self._settle_after, first)
             group.start_soon(self._watch, connection)
             await session.lost.wait()
             group.cancel_scope.cancel()
