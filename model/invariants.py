@@ -16,7 +16,7 @@ import attrs
 
 from . import texts
 from .naming import is_mcp_source, source_owner
-from .rules import STANDARD, left_out, listings
+from .rules import STANDARD, flat_tools, left_out, listings
 from .values import (
     OUTPUT_KIND,
     Approve,
@@ -278,7 +278,7 @@ def _listing_outcome(before: State, event: ListDone, t: Transition) -> str | Non
 @functools.cache
 def _listing_facts(spec: ServerSpec, listing: Listing) -> tuple[bool, tuple[str, ...]]:
     """Whether every tool of ``listing`` is valid, and the tools the host leaves out."""
-    tools = tuple(tool for page in listing for tool in page)
+    tools = flat_tools(listing)
     valid = all(tool.valid for tool in tools)
     excluded = tuple(
         tool.name for tool in STANDARD.filter_tools(spec, tools) if left_out(spec, tool)

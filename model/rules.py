@@ -190,7 +190,7 @@ _seconds = functools.cache(texts.seconds)
 
 
 @functools.cache
-def _flat(listing: Listing) -> tuple[ToolDef, ...]:
+def flat_tools(listing: Listing) -> tuple[ToolDef, ...]:
     """Every tool of a listing, in listing order (pages concatenated)."""
     return tuple(tool for page in listing for tool in page)
 
@@ -578,7 +578,7 @@ class Rules:
         spec = state.bound.servers[i]
         refresh = state.servers[i].refresh
         assert refresh is not None
-        tools = _flat(listings(state, i)[refresh.version])
+        tools = flat_tools(listings(state, i)[refresh.version])
         outputs: list[Output] = []
         state = self.install(state, spec, tools, outputs)
         return self.end_refresh(state, i, outputs, completed=True)

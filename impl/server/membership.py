@@ -100,9 +100,7 @@ class ServerMembership:
         self._installer.retired = how
         refreshes = self._refreshes
         reason = texts.REJECT_RECONFIGURED.format(how=how, server=self.name)
-        rejected = refreshes.rejected("reconfigured", reason)
-        refreshes.reject_all(rejected)
-        refreshes.reject_first(rejected)
+        refreshes.reject_every(refreshes.rejected("reconfigured", reason))
 
     async def retired(self, settled: Callable[[], Awaitable[None]]) -> None:
         """Once ``settled`` returned (the calls the reconfiguration ended have their

@@ -112,6 +112,13 @@ class Refreshes:
         queued, self.queued = self.queued, None
         return queued
 
+    def reject_every(self, outcome: RefreshOutcome) -> None:
+        """INV-12, SPEC §11.17: the host closes or the server retires: every run ends
+        ``outcome``, the one a dormant server was asked for too (:meth:`reject_all`, then
+        :meth:`reject_first`)."""
+        self.reject_all(outcome)
+        self.reject_first(outcome)
+
     def reject_all(self, outcome: RefreshOutcome) -> None:
         """INV-8, INV-12: the run in flight and the queued one end ``rejected``; the one a
         dormant server was asked for waits for a session (:meth:`reject_first` ends it)."""

@@ -245,9 +245,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
         self.closing_starts()
         refreshes = self._refreshes
         reason = texts.REJECT_CLOSED.format(server=self.name)
-        rejected = refreshes.rejected("closed", reason)
-        refreshes.reject_all(rejected)
-        refreshes.reject_first(rejected)
+        refreshes.reject_every(refreshes.rejected("closed", reason))
         self._end_now()
 
     async def wait_ended(self) -> None:
@@ -256,7 +254,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
 
     async def _end(self) -> None:
         self._end_now()
-        await self._ended.wait()
+        await self.wait_ended()
 
     def _end_now(self) -> None:
         session = self._session
