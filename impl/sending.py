@@ -74,11 +74,9 @@ class Sending:
         """The lane (INV-9), then ``tools/call`` with the raw name; the raw result, or the
         Ending of a call its retry ended (SPEC §8.9). The lane is held across the retry."""
         lane = self.lanes.get(step) if exclusive else None
-        if lane is not None:
-            try:
-                lane.acquire_nowait()  # uncontended: no extra trip through the scheduler
-            except anyio.WouldBlock:
-                await lane.acquire()
+        # Uncontended, the lane is taken with no extra trip through the scheduler.
+        if lane is not None and not lane.acquire_nowait():
+            await self.lanes.acquire(step, lane, call.order)  # SPEC §8.3: acceptance order
         try:
             retries = 0
             while True:

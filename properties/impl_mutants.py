@@ -14,13 +14,12 @@ import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-import anyio
 import attrs
 from typing_extensions import override
 
 from mcpbind.impl.calls.approval import ApprovalGate
 from mcpbind.impl.calls.endings import Ending
-from mcpbind.impl.calls.lanes import Lanes
+from mcpbind.impl.calls.lanes import Lane, Lanes
 from mcpbind.impl.calls.table import CallTable, PendingCall
 from mcpbind.impl.catalog.exposure import Exposure
 from mcpbind.impl.catalog.listing import BuildBindings, Decision, build_bindings, read_listing
@@ -356,8 +355,8 @@ class _ForgetPendingAtClose(CallTable):
 
 class _NoLane(Lanes):
     @override
-    def get(self, step: int) -> anyio.Lock:
-        return anyio.Lock()  # a lane of its own for every call
+    def get(self, step: int) -> Lane:
+        return Lane()  # a lane of its own for every call
 
 
 # --- LIVE-2 ---------------------------------------------------------------------------

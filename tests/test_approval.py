@@ -446,6 +446,67 @@ async def test_cancel_while_waiting_for_approval_ends_cancelled_and_sends_nothin
     assert seen.ran == []
 
 
+# --- the lane after approval -------------------------------------------------------------
+
+
+@attrs.define
+class PerCall:
+    """An approver that allows each call once the test opens that call's gate."""
+
+    asked: dict[str, anyio.Event] = attrs.field(factory=dict)
+    go: dict[str, anyio.Event] = attrs.field(factory=dict)
+
+    def gate(self, call_id: str) -> None:
+        self.asked[call_id], self.go[call_id] = anyio.Event(), anyio.Event()
+
+    async def __call__(self, request: ApprovalRequest) -> str:
+        self.asked[request.call_id].set()
+        await self.go[request.call_id].wait()
+        return "allow"
+
+
+@pytest.mark.trio
+async def test_exclusive_calls_approved_out_of_order_take_the_lane_in_acceptance_order():
+    """SPEC §8.3 (INV-9): when the lane frees, the oldest *accepted* waiting call takes
+    it, not the first approved; the model's ``hand_off`` does the same. The lockstep
+    fuzzing found a runtime that served the lane in approval order."""
+    started: list[str] = []
+    hold = anyio.Event()
+    server = MCPServer("lane")
+
+    @server.tool()
+    async def work(tag: str) -> str:  # neither read-only nor parallel: exclusive
+        started.append(tag)
+        if tag == "c4":
+            await hold.wait()
+        return tag
+
+    _ = work
+    approver = PerCall()
+    config = HostConfig(servers={"s": ServerConfig(target=server)}, approver=approver)
+    async with Host.open(config) as host:
+        snap = host.sample()
+        results: dict[str, str] = {}
+
+        async def run(call_id: str) -> None:
+            result = await host.call(snap, call_id, "mcp__s__work", {"tag": call_id})
+            results[call_id] = result.status
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as nursery:
+                for call_id in ("c1", "c2", "c3", "c4"):  # accepted in this order
+                    approver.gate(call_id)
+                    nursery.start_soon(run, call_id)
+                    await approver.asked[call_id].wait()
+                for call_id in ("c4", "c3", "c2", "c1"):  # approved in the reverse order
+                    approver.go[call_id].set()
+                    await trio.testing.wait_all_tasks_blocked()  # at the lane, or sent
+                assert started == ["c4"]  # c4 holds the lane; c3, c2, c1 queued behind it
+                hold.set()
+    assert started == ["c4", "c1", "c2", "c3"]
+    assert results == dict.fromkeys(("c1", "c2", "c3", "c4"), "ok")
+
+
 # --- allow always ------------------------------------------------------------------------
 
 CONFIG = """\

@@ -1,0 +1,80 @@
+"""The exclusive lane (SPEC §8.3, INV-9) on its own: who takes it when it frees."""
+
+from __future__ import annotations
+
+import anyio
+
+from mcpbind.impl.calls.lanes import Lanes
+
+
+async def test_a_freed_lane_goes_to_the_oldest_accepted_waiter_not_the_first_to_arrive():
+    lanes = Lanes()
+    lane = lanes.get(1)
+    assert lane.acquire_nowait()
+    took: list[int] = []
+
+    async def wait(order: int) -> None:
+        await lanes.acquire(1, lane, order)
+        took.append(order)
+        lanes.release(1, lane)
+
+    async with anyio.create_task_group() as nursery:
+        for order in (7, 3, 5):  # they arrive in this order
+            nursery.start_soon(wait, order)
+            await anyio.wait_all_tasks_blocked()
+        assert not lane.acquire_nowait()  # held, with three waiting
+        lanes.release(1, lane)
+    assert took == [3, 5, 7]
+    assert not lane.locked()
+
+
+async def test_a_waiter_cancelled_leaves_the_queue_and_the_next_oldest_takes_the_lane():
+    lanes = Lanes()
+    lane = lanes.get(1)
+    assert lane.acquire_nowait()
+    took: list[int] = []
+    scope = anyio.CancelScope()
+
+    async def wait(order: int, scope: anyio.CancelScope | None = None) -> None:
+        with scope or anyio.CancelScope():
+            await lanes.acquire(1, lane, order)
+            took.append(order)
+            lanes.release(1, lane)
+
+    async with anyio.create_task_group() as nursery:
+        nursery.start_soon(wait, 1, scope)
+        nursery.start_soon(wait, 2)
+        await anyio.wait_all_tasks_blocked()
+        scope.cancel()  # the oldest gives up before the lane frees
+        await anyio.wait_all_tasks_blocked()
+        lanes.release(1, lane)
+    assert took == [2]
+    assert not lane.locked()
+    assert lanes.get(2) is lane  # free and unwaited: kept as the spare for the next step
+
+
+async def test_a_waiter_cancelled_as_the_lane_is_handed_to_it_passes_the_lane_on():
+    """A waiter cancelled in the same tick as the lane is handed to it never runs with
+    it: it passes the lane to the next waiter, and the lane ends free, never held by
+    nobody."""
+    lanes = Lanes()
+    lane = lanes.get(1)
+    assert lane.acquire_nowait()
+    took: list[int] = []
+    scope = anyio.CancelScope()
+
+    async def wait(order: int, scope: anyio.CancelScope | None = None) -> None:
+        with scope or anyio.CancelScope():
+            await lanes.acquire(1, lane, order)
+            took.append(order)
+            lanes.release(1, lane)
+
+    with anyio.fail_after(5):  # a lane lost with its waiter would hang the second
+        async with anyio.create_task_group() as nursery:
+            nursery.start_soon(wait, 1, scope)
+            nursery.start_soon(wait, 2)
+            await anyio.wait_all_tasks_blocked()
+            scope.cancel()  # 1 is cancelled, and before it runs ...
+            lanes.release(1, lane)  # ... the lane is handed to it
+    assert took == [2]
+    assert not lane.locked()
