@@ -37,7 +37,8 @@ def test_fuzz_finds_a_planted_bug_and_shares_it_through_a_directory_database(tmp
 
 
 def test_fuzz_without_a_bug_exits_zero(tmp_path):
-    done = fuzz("--minutes", "0.1", "--workers", "1", "--db", str(tmp_path / "db"))
+    db, out = str(tmp_path / "db"), str(tmp_path / "failures")
+    done = fuzz("--minutes", "0.1", "--workers", "1", "--db", db, "--failures", out)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["examples"] > 0
 

@@ -6,17 +6,19 @@ heaviest groups of explorations can run on different workers."""
 from __future__ import annotations
 
 import functools
+import json
 
 import attrs
 import pytest
 
-from mcpbind.model import explore
+from mcpbind.cli import mutants as cli_mutants
+from mcpbind.cli.main import main
+from mcpbind.model import Bound, Rules, explore
 from mcpbind.model.bounds import standard_suite
 from mcpbind.model.explore import LIVENESS, Report, Shared, replay
 from mcpbind.model.mutants import MUTANTS, Mutant
 
 
-@functools.cache
 def explored(
     name: str,
     policy: str,
@@ -25,16 +27,37 @@ def explored(
     max_depth: int | None = None,
     every_transition: bool = False,
 ) -> Report:
-    """The explorer on the standard part a model mutant breaks. The search is
-    deterministic, so the tests that ask the same one share a run: for a safety mutant,
-    the one ``mcpbind check`` runs (up to the target, triggers on) is both
-    ``first_violation_of``'s and ``verdicts``' (the one with triggers). Under pytest-xdist
-    the module runs on one worker (``--dist loadfile``), so they share it there too."""
+    """The explorer on the standard part a model mutant breaks (:func:`explore_once`)."""
     m = next(m for m in MUTANTS if m.name == name)
     part = next(p for p in standard_suite(policy) if p.name == m.part)
-    return explore(
+    return explore_once(
         part.bound, m, stop_on=stop_on, max_depth=max_depth, every_transition=every_transition
     )
+
+
+def explore_once(
+    bound: Bound,
+    rules: Rules,
+    *,
+    stop_on: str | None = None,
+    max_depth: int | None = None,
+    every_transition: bool = False,
+) -> Report:
+    """:func:`explore`, each search run once. The search is deterministic, so the tests
+    that ask the same one share a run: for a safety mutant, the one ``mcpbind check``
+    runs (up to the target, triggers on) is ``first_violation_of``'s, ``verdicts``' (the
+    one with triggers), the policy-reuse test's and ``check --mutants``' own. The limits
+    are passed in one order, so a search asked with a default spelled out or left out
+    is the same one. Under pytest-xdist the module runs on one worker (``--dist
+    loadfile``), so they share it there too."""
+    return _explore_once(bound, rules, stop_on, max_depth, every_transition)
+
+
+@functools.cache
+def _explore_once(
+    bound: Bound, rules: Rules, stop_on: str | None, max_depth: int | None, every: bool
+) -> Report:
+    return explore(bound, rules, stop_on=stop_on, max_depth=max_depth, every_transition=every)
 
 
 def first_violation_of(m: Mutant):
@@ -67,11 +90,14 @@ def verdicts(
     search ``mcpbind check`` runs (up to the target) for a safety mutant, the graph up to
     depth 6 for a liveness one (a full graph of a broken rule set need not be finite).
     ``remembered=False``: a run of its own, for invariants changed by the caller."""
-    search = explored if remembered else explored.__wrapped__
-    if m.target.startswith("INV"):
-        report = search(m.name, policy, stop_on=m.target, every_transition=every)
+    limits: dict[str, object] = (
+        {"stop_on": m.target} if m.target.startswith("INV") else {"max_depth": 6}
+    )
+    if remembered:
+        report = explored(m.name, policy, every_transition=every, **limits)  # type: ignore[arg-type]
     else:
-        report = search(m.name, policy, max_depth=6, every_transition=every)
+        part = next(p for p in standard_suite(policy) if p.name == m.part)
+        report = explore(part.bound, m, every_transition=every, **limits)  # type: ignore[arg-type]
     return {v.invariant: v.trace for v in report.violations}
 
 
@@ -134,3 +160,20 @@ def test_mutant_names_are_unique_and_each_names_a_known_invariant():
     assert len(names) == len(set(names))
     ids = {f"INV-{n}" for n in range(1, 17)} | set(LIVENESS)
     assert {m.target for m in MUTANTS} == ids  # at least one mutant per invariant
+
+
+def test_cli_check_mutants_reports_every_mutant_killed(tmp_path, capsys, monkeypatch):
+    """``mcpbind check --stages mutants`` run in this process (what is checked is its
+    report, not the process): its explorations of the model mutants are the searches
+    this module's tests run (:func:`explore_once`), each run once; the runtime mutants
+    are its own, killed through the replay corpus."""
+    monkeypatch.setattr(cli_mutants, "explore", explore_once)
+    status = main(["check", "--stages", "mutants", "--json", "--failures", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert status == 0, out + err
+    mutants = json.loads(out)["mutants"]
+    assert {m["kind"] for m in mutants} == {"model", "runtime"}
+    assert len(mutants) >= 8 + 8
+    for m in mutants:
+        assert m["killed"], m
+        assert m["invariant"].startswith(("INV-", "LIVE-"))
