@@ -26,6 +26,7 @@ from typing import Any
 import mcp_types as types
 import mcp_types._v2025_11_25 as schema_2025  # the schema's own models, generated
 import mcp_types._v2026_07_28 as schema_2026
+import pytest
 from mcp import StdioServerParameters
 from mcp_types import methods
 
@@ -33,7 +34,7 @@ from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.sending import META_CALL_ID, META_SESSION_ID, META_STEP
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.impl.wire.connection import answer_elicitation
-from mcpbind.impl.wire.seam import TaskHandle
+from mcpbind.impl.wire.seam import ServerError, TaskHandle
 from mcpbind.impl.wire.tasks import RELATED_TASK, TASK_TTL_MS, TaskWire
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
@@ -122,7 +123,10 @@ class Recorder:
     async def __call__(self, method: str, params: dict[str, Any], *, name: str) -> Any:
         assert name == params["taskId"]  # Mcp-Name on 2026-07-28 sessions
         self.sent.append((method, params))
-        return self.answers[method].pop(0)
+        answer = self.answers[method].pop(0)
+        if isinstance(answer, Exception):  # the server's JSON-RPC error
+            raise answer
+        return answer
 
 
 def answering(handler: Callable[[ElicitationRequest], Any]) -> Any:
@@ -240,3 +244,26 @@ async def test_a_declined_2026_task_input_answer_is_the_action_alone():
         "tasks/update",
         {"taskId": "t-1", "inputResponses": {"k": {"action": "decline"}}},
     )
+
+
+@pytest.mark.parametrize(
+    ("modern", "code", "late"),
+    [(False, -32602, True), (False, -32603, False), (True, -32602, False)],
+)
+async def test_a_2025_task_cancel_refused_as_already_ended_is_a_late_answer(modern, code, late):
+    """2025-11-25: ``tasks/cancel`` of a task already terminal MUST be refused with
+    -32602; the call has ended (INV-4), so that refusal is the task's late answer, said
+    once. Any other error, and any error on 2026-07-28, is the request's failure (issue
+    33: this branch ran in no test a sample run chooses)."""
+    refused = ServerError(code, "task already terminal")
+    recorder = Recorder({"tasks/cancel": [refused]})
+    wire = TaskWire(recorder, modern, answering(accept))
+    said: list[str] = []
+    if late:
+        await wire.cancel(TASK, on_late=lambda: said.append("late"))
+    else:
+        with pytest.raises(ServerError) as caught:
+            await wire.cancel(TASK, on_late=lambda: said.append("late"))
+        assert caught.value is refused
+    assert said == (["late"] if late else [])
+    assert recorder.sent == [("tasks/cancel", {"taskId": "t-1"})]

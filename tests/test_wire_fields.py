@@ -1,0 +1,164 @@
+"""The fields mcpbind writes and reads on the wire, exactly, one module at a time: a
+failed HTTP answer's text as a message quotes it (SPEC §11.2), a DPoP proof's claims and
+header (RFC 9449 §4.2, SPEC §11.15), a ``-32042`` error's URL steps (SPEC §11.10), and a
+stdio server that exits before its session opens (SPEC §11.14).
+
+Mutation testing (issue 33) found each of these changeable with no test failing that a
+sample run chooses: a secret of three characters redacted, a proof's ``jti`` made of
+another number of random bytes, and the exit status of a stdio server lost, which only
+tests marked ``slow`` (not run by ``scripts/mutation --sample``) noticed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sys
+
+import anyio
+import jwt
+import pytest
+from mcp import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
+from mcpbind.impl.wire.dpop import new_key, proof
+from mcpbind.impl.wire.http import REDACTED, TEXT_LIMIT, body_text
+from mcpbind.impl.wire.seam import UrlStep
+from mcpbind.impl.wire.url_elicitation import url_steps
+
+# --- a failed answer's text (SPEC §11.2) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "secrets", "expected"),
+    [
+        pytest.param(b"  no\n\tsuch   tool ", "text/plain", (), "no such tool", id="whitespace"),
+        pytest.param(b"", "text/plain", (), None, id="empty"),
+        pytest.param(b" \n ", "text/plain", (), None, id="blank"),
+        pytest.param(
+            b"<html><style>p{}</style><p>Gone &amp; away</p></html>",
+            "text/html; charset=utf-8",
+            (),
+            "Gone & away",
+            id="markup",
+        ),
+        pytest.param(b"  <b>x</b>", "text/plain", (), "x", id="markup without its type"),
+        pytest.param(b"a<b", "text/plain", (), "a<b", id="a less-than sign in text"),
+        pytest.param(b"bad key abcd here", "text/plain", ("abcd",), f"bad key {REDACTED} here"),
+        pytest.param(b"bad key abc here", "text/plain", ("abc",), "bad key abc here", id="short"),
+        pytest.param(
+            b"token tok12345 refused",
+            "text/plain",
+            ("Bearer tok12345",),
+            f"token {REDACTED} refused",
+            id="a long word of a secret",
+        ),
+        pytest.param(
+            b"token tok1234 refused",
+            "text/plain",
+            ("Bearer tok1234",),
+            "token tok1234 refused",
+            id="a short word of a secret",
+        ),
+        pytest.param(
+            b"abcdefgh and abcd",
+            "text/plain",
+            ("abcd", "abcdefgh"),
+            f"{REDACTED} and {REDACTED}",
+            id="the longest secret first",
+        ),
+        pytest.param(b"a\x00b\x7fc", "text/plain", (), "a b c", id="unprintable"),
+        pytest.param(b"\xff!", "text/plain", (), "\ufffd!", id="not utf-8"),
+    ],
+)
+def test_a_failed_answers_text_is_one_clean_line_without_its_secrets(
+    body, content_type, secrets, expected
+):
+    assert body_text(body, content_type, secrets) == expected
+
+
+def test_a_failed_answers_text_is_cut_to_its_limit_with_an_ellipsis():
+    exact = "x" * TEXT_LIMIT
+    assert body_text(exact.encode(), "text/plain") == exact
+    cut = body_text(exact.encode() + b"y", "text/plain")
+    assert cut == "x" * (TEXT_LIMIT - 1) + "…"
+
+
+# --- a DPoP proof (RFC 9449 §4.2) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("alg", ["ES256", "ES384", "EdDSA", "RS256"])
+def test_a_dpop_proof_has_exactly_the_claims_and_header_rfc_9449_names(alg):
+    key = new_key(alg)
+    token = proof(key, "post", "https://as.example/token?x=1#frag")
+    header = jwt.get_unverified_header(token)
+    assert header["typ"] == "dpop+jwt"
+    assert header["alg"] == alg
+    public = {k: v for k, v in key["jwk"].items() if k not in ("d", "p", "q", "dp", "dq", "qi")}
+    assert header["jwk"] == public  # the public key alone
+    verifier = jwt.get_algorithm_by_name(alg).from_jwk(header["jwk"])
+    claims = jwt.decode(token, verifier, algorithms=[alg])
+    assert sorted(claims) == ["htm", "htu", "iat", "jti"]
+    assert (claims["htm"], claims["htu"]) == ("POST", "https://as.example/token")
+    # 24 random bytes: 32 base64url characters, new for every proof
+    assert len(claims["jti"]) == 32
+    assert len(base64.urlsafe_b64decode(claims["jti"])) == 24
+    assert proof(key, "POST", "https://as.example/token") != token
+
+
+def test_a_dpop_proof_for_a_token_carries_its_hash_and_the_servers_nonce():
+    key = new_key("ES256")
+    token = proof(key, "GET", "https://rs.example/mcp", access_token="at-1", nonce="n-1")
+    claims = jwt.decode(token, options={"verify_signature": False})
+    digest = base64.urlsafe_b64encode(hashlib.sha256(b"at-1").digest()).rstrip(b"=").decode()
+    assert sorted(claims) == ["ath", "htm", "htu", "iat", "jti", "nonce"]
+    assert (claims["ath"], claims["nonce"], claims["htm"]) == (digest, "n-1", "GET")
+
+
+# --- -32042: the URL steps (SPEC §11.10) ------------------------------------------------
+
+
+STEP = {"mode": "url", "message": "Sign in", "url": "https://x.example/a", "elicitationId": "e1"}
+
+
+@pytest.mark.parametrize(
+    ("code", "data", "expected"),
+    [
+        (-32042, {"elicitations": [STEP]}, (UrlStep("https://x.example/a", "Sign in", "e1"),)),
+        (-32042, {"elicitations": []}, ()),
+        (-32042, None, ()),
+        (-32042, {"elicitations": [{"mode": "url", "message": "no url"}]}, ()),
+        (-32042, {"elicitations": ["not an object"]}, ()),
+        (-32042, {"elicitations": 7}, ()),
+        (-32042, "not an object", ()),
+        (-32000, {"elicitations": [STEP]}, ()),
+    ],
+)
+def test_a_url_elicitation_errors_steps_are_read_or_none_when_malformed(code, data, expected):
+    assert url_steps(MCPError(code, "needs a browser", data)) == expected
+
+
+# --- a stdio server that exits at start (SPEC §11.14) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("import sys; sys.exit(3)", "the server's process exited with status 3 at start"),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            "the server's process was ended by signal 9 at start",
+        ),
+    ],
+)
+async def test_a_stdio_server_that_exits_at_start_is_named_by_its_exit_status(code, said):
+    """Issue 28, without the tests' server (its tests are ``slow``): a process that ends
+    before its session opens is described by how it ended, not the SDK's "Connection
+    closed" alone."""
+    target = StdioServerParameters(command=sys.executable, args=["-S", "-c", code])
+    config = HostConfig(servers={"k": ServerConfig(target=target, required=True)})
+    with anyio.fail_after(30), pytest.raises(ServerStartupError) as raised:
+        async with Host.open(config):
+            pass
+    assert said in str(raised.value)
