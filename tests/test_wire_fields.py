@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
 from mcpbind.impl.wire.dpop import new_key, proof
-from mcpbind.impl.wire.http import REDACTED, TEXT_LIMIT, body_text
+from mcpbind.impl.wire.http import REDACTED, TEXT_LIMIT, body_text, http_read_timeout
 from mcpbind.impl.wire.seam import UrlStep
 from mcpbind.impl.wire.url_elicitation import url_steps
 
@@ -83,6 +83,19 @@ def test_a_failed_answers_text_is_cut_to_its_limit_with_an_ellipsis():
     assert body_text(exact.encode(), "text/plain") == exact
     cut = body_text(exact.encode() + b"y", "text/plain")
     assert cut == "x" * (TEXT_LIMIT - 1) + "…"
+
+
+@pytest.mark.parametrize(
+    ("tool_timeout_sec", "read_timeout"),
+    [(0.0, None), (10.0, 300.0), (270.0, 300.0), (300.0, 330.0), (600.0, 630.0)],
+)
+def test_the_http_read_timeout_is_the_sdks_300_s_or_the_tool_timeout_and_30_s(
+    tool_timeout_sec, read_timeout
+):
+    """SPEC §11.2: none when ``tool_timeout_sec = 0``, otherwise the larger of the SDK's
+    300 s and ``tool_timeout_sec`` + 30 s (the transport never cuts a call first)."""
+    config = ServerConfig(target="http://127.0.0.1:1/mcp", tool_timeout_sec=tool_timeout_sec)
+    assert http_read_timeout(config) == read_timeout
 
 
 # --- a DPoP proof (RFC 9449 §4.2) ------------------------------------------------------
