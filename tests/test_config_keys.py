@@ -880,3 +880,91 @@ def test_a_servers_description_names_its_target_and_nothing_else():
     assert h(config).describe() == "streamable HTTP https://h.example/mcp"
     assert build(toml()).servers["s"].describe() == "stdio: srv"
     assert ServerConfig(target=MCPServer("x")).describe() == "in-process MCPServer"
+
+
+# --- HostConfig from Python: each setting's bounds, both sides --------------------------
+
+ONE = {"s": ServerConfig(target="http://127.0.0.1:1/mcp")}
+
+
+async def _approve(request: Any) -> Any:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"binding_policy": "loose"},
+            "binding_policy must be 'frozen' or 'revalidate', got 'loose'",
+        ),
+        ({"max_name_length": 23}, "max_name_length must be an integer >= 24, got 23"),
+        ({"max_name_length": "64"}, "max_name_length must be an integer >= 24, got '64'"),
+        ({"elicitation": "yes"}, "elicitation must be one of decline, never_ask, ask, got 'yes'"),
+        ({"elicitation_url": 1}, "elicitation_url must be true or false, got 1"),
+        (
+            {"elicitation_url": True},
+            "elicitation_url = true needs elicitation = 'ask' and an elicitation_handler "
+            "that shows the URL to the user",
+        ),
+        ({"image_capable": 1}, "image_capable must be true or false, got 1"),
+        ({"resource_tools": None}, "resource_tools must be true or false, got None"),
+        ({"servers": {"": ONE["s"]}}, "server names must be non-empty strings, got ''"),
+        ({"servers": {1: ONE["s"]}}, "server names must be non-empty strings, got 1"),
+        ({"servers": {"s": "http://x"}}, "server 's': expected a ServerConfig, got 'http://x'"),
+        *(
+            (
+                {"output_limit": bad},
+                f"output_limit must be 0 (no limit) or an integer >= 100, got {bad!r}",
+            )
+            for bad in (1, 99, -1, True, 100.0)
+        ),
+        ({"defer_threshold": -1}, "defer_threshold must be an integer >= 0 or None (off), got -1"),
+        (
+            {"defer_threshold": False},
+            "defer_threshold must be an integer >= 0 or None (off), got False",
+        ),
+        (
+            {"schema_limit_bytes": 0},
+            "schema_limit_bytes must be an integer >= 1 or None (off), got 0",
+        ),
+        (
+            {"schema_limit_bytes": 2.0},
+            "schema_limit_bytes must be an integer >= 1 or None (off), got 2.0",
+        ),
+        ({"catalog_cache": {}}, "catalog_cache must be a CatalogCache, got {}"),
+        ({"approver": "yes"}, "approver must be an async callable, got 'yes'"),
+        ({"close_timeout_sec": -1}, "close_timeout_sec must be a number >= 0, got -1"),
+        (
+            {"optional_startup_grace_sec": -0.5},
+            "optional_startup_grace_sec must be a number >= 0, got -0.5",
+        ),
+    ],
+)
+def test_a_host_setting_out_of_bounds_is_refused_naming_it(settings, message):
+    with pytest.raises(ConfigError) as caught:
+        HostConfig(**{"servers": ONE, **settings})
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"max_name_length": 24},
+        {"output_limit": 0},
+        {"output_limit": None},
+        {"output_limit": 100},
+        {"defer_threshold": 0},
+        {"defer_threshold": None},
+        {"schema_limit_bytes": 1},
+        {"schema_limit_bytes": None},
+        {"close_timeout_sec": 0},
+        {"optional_startup_grace_sec": 0.0},
+        {"approver": _approve},
+        {"servers": {}},
+    ],
+)
+def test_a_host_setting_at_its_bound_is_taken_as_given(settings):
+    config = HostConfig(**{"servers": ONE, **settings})
+    for key, value in settings.items():
+        assert getattr(config, key) == value
