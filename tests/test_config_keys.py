@@ -14,15 +14,17 @@ import pathlib
 import re
 import tomllib
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
+import attrs
 import pytest
 from mcp.server import MCPServer
 
 from mcpbind.impl import ConfigError, HostConfig, ServerConfig
 from mcpbind.impl.config import toml_values
 from mcpbind.impl.config.host import parse_toml
-from mcpbind.impl.config.oauth import AssertionFile, AssertionValue
+from mcpbind.impl.config.oauth import AssertionFile, AssertionValue, OAuthConfig
 
 REFERENCE = pathlib.Path(__file__).parent.parent / "docs" / "configuration.md"
 ENVIRON = {"TOKEN": "secret-token", "KEY": "header-key", "SECRET": "client-secret"}
@@ -968,3 +970,74 @@ def test_a_host_setting_at_its_bound_is_taken_as_given(settings):
     config = HostConfig(**{"servers": ONE, **settings})
     for key, value in settings.items():
         assert getattr(config, key) == value
+
+
+# --- secrets: in the built configuration, never in its repr ------------------------------
+
+SECRET = "sk-7f3e9a1c0b2d-SECRET"
+SECRET_ROWS = [
+    ("s", f'env = {{ A = "{SECRET}" }}'),
+    ("h", f'http_headers = {{ "X-Key" = "{SECRET}" }}'),
+    ("h", 'env_http_headers = { "X-Key" = "SECRET_VAR" }'),
+    ("h", 'bearer_token_env_var = "SECRET_VAR"'),
+    ("mcpbind.oauth.h", 'client_secret_env_var = "SECRET_VAR"'),
+    (
+        "mcpbind.oauth.h",
+        'grant = "jwt_bearer"\nissuer = "https://a"\nassertion_env_var = "SECRET_VAR"',
+    ),
+    ("mcpbind.oauth.h", "private_key_file = 'KEY_PATH'"),
+    (
+        "mcpbind.oauth.h",
+        IDENTITY_PROVIDER.replace('"KEY"', '"SECRET_VAR"').replace('"TOKEN"', '"SECRET_VAR"'),
+    ),
+]
+
+
+@pytest.mark.parametrize(("where", "line"), SECRET_ROWS, ids=[r[1][:30] for r in SECRET_ROWS])
+def test_a_secret_reaches_the_configuration_but_never_its_repr(where, line, tmp_path):
+    """SPEC §11.4: values of ``env``, headers, tokens, client secrets, keys and assertions
+    never appear in output; a ``repr`` is output (issue 33: ``repr=False`` made true on
+    each secret field survived, only ``slow`` tests looked)."""
+    key = tmp_path / "key.pem"
+    key.write_text(SECRET)
+    text = toml(where, line.replace("KEY_PATH", str(key)))
+    config = parse_toml(text, environ={**ENVIRON, "SECRET_VAR": SECRET}).config
+    built = list(parts(config))
+    assert any(SECRET in repr(attrs.asdict(part, recurse=True)) for part in built)
+    for part in built:
+        assert SECRET not in repr(part), type(part).__name__
+
+
+def parts(value: Any) -> Any:
+    """``value`` and every attrs instance inside it, however deep."""
+    if attrs.has(type(value)):
+        yield value
+        for field in attrs.fields(type(value)):
+            yield from parts(getattr(value, field.name))
+    elif isinstance(value, dict | MappingProxyType):
+        for item in value.values():
+            yield from parts(item)
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from parts(item)
+
+
+def test_a_library_assertion_hook_is_never_shown_by_the_configurations_repr():
+    """The hook is the library's own callable: its repr may hold what it closes over."""
+
+    class Hook:
+        def __repr__(self) -> str:
+            return f"Hook(token={SECRET!r})"
+
+        async def __call__(self, issuer: str, resource: str) -> str:
+            return SECRET
+
+    oauth = OAuthConfig(
+        grant="identity_assertion",
+        client_id="c",
+        client_secret="s",
+        issuer="https://a.example",
+        assertion=Hook(),
+    )
+    assert SECRET not in repr(oauth)
+    assert SECRET not in repr(ServerConfig(target="https://h.example/mcp", oauth=oauth))
