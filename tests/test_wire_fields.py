@@ -14,6 +14,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl
 
 import anyio
 import jwt
@@ -22,9 +27,12 @@ from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
+from mcpbind.impl.config.oauth import IdentityProvider
+from mcpbind.impl.errors import AuthorizationFailed
 from mcpbind.impl.wire.dpop import new_key, proof
 from mcpbind.impl.wire.http import REDACTED, TEXT_LIMIT, body_text, http_read_timeout
 from mcpbind.impl.wire.seam import UrlStep
+from mcpbind.impl.wire.token_exchange import exchange_at
 from mcpbind.impl.wire.url_elicitation import url_steps
 
 # --- a failed answer's text (SPEC §11.2) ---------------------------------------------
@@ -175,3 +183,100 @@ async def test_a_stdio_server_that_exits_at_start_is_named_by_its_exit_status(co
         async with Host.open(config):
             pass
     assert said in str(raised.value)
+
+
+# --- the identity provider's token exchange (SEP-990, RFC 8693; SPEC §11.15) ------------
+
+
+class _Endpoint(ThreadingHTTPServer):
+    """A token endpoint on 127.0.0.1: records each form, answers with ``answer``."""
+
+    forms: list[dict[str, str]]
+    answer: tuple[int, bytes] = (500, b"")
+
+
+class _IdentityProvider(BaseHTTPRequestHandler):
+    server: _Endpoint
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        form = dict(parse_qsl(self.rfile.read(length).decode()))
+        self.server.forms.append(form)
+        status, body = self.server.answer
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def identity_provider() -> Iterator[_Endpoint]:
+    server = _Endpoint(("127.0.0.1", 0), _IdentityProvider)
+    server.forms = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _provider(server: _Endpoint, secret: str | None) -> IdentityProvider:
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}/token"
+    return IdentityProvider(endpoint, "host-client", id_token="the.id.token", client_secret=secret)
+
+
+@pytest.mark.parametrize("secret", [None, "idp-secret"])
+async def test_the_token_exchange_sends_rfc_8693s_fields_and_returns_the_id_jag(
+    identity_provider, secret
+):
+    identity_provider.answer = (200, b'{"access_token": "the.id-jag", "token_type": "N_A"}')
+    exchange = exchange_at("crm", _provider(identity_provider, secret))
+    assert await exchange("https://as.example", "https://crm.example/mcp") == "the.id-jag"
+    expected = {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "subject_token": "the.id.token",
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "audience": "https://as.example",
+        "resource": "https://crm.example/mcp",
+        "client_id": "host-client",
+    }
+    if secret is not None:
+        expected["client_secret"] = secret
+    assert identity_provider.forms == [expected]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "why"),
+    [
+        (400, b'{"error": "invalid_grant"}', "answered HTTP 400: invalid_grant"),
+        (400, b'{"error": 7}', "answered HTTP 400"),
+        (500, b"<html>down</html>", "answered HTTP 500"),
+        (200, b"not json", "answered HTTP 200"),
+        (200, b"[]", "answered HTTP 200"),
+        (200, b'{"token_type": "N_A"}', "issued no ID-JAG"),
+        (200, b'{"access_token": ""}', "issued no ID-JAG"),
+        (200, b'{"access_token": 5}', "issued no ID-JAG"),
+    ],
+)
+async def test_a_refused_or_empty_token_exchange_fails_naming_the_endpoint_and_code(
+    identity_provider, status, body, why
+):
+    identity_provider.answer = (status, body)
+    provider = _provider(identity_provider, "idp-secret")
+    with pytest.raises(AuthorizationFailed) as caught:
+        await exchange_at("crm", provider)("https://as.example", "https://crm.example/mcp")
+    endpoint = provider.token_endpoint
+    if "issued" in why:
+        assert caught.value.why == f"the identity provider at {endpoint} {why}"
+    else:
+        said = f"the identity provider's token exchange at {endpoint} {why}"
+        assert caught.value.why == said
+    assert "the.id.token" not in str(caught.value)
+    assert "idp-secret" not in str(caught.value)
