@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
+import httpx2
 import jwt
 import pytest
 from mcp import StdioServerParameters
@@ -30,7 +31,14 @@ from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
 from mcpbind.impl.config.oauth import IdentityProvider
 from mcpbind.impl.errors import AuthorizationFailed
 from mcpbind.impl.wire.dpop import new_key, proof
-from mcpbind.impl.wire.http import REDACTED, TEXT_LIMIT, body_text, http_read_timeout
+from mcpbind.impl.wire.http import (
+    BODY_BYTES,
+    REDACTED,
+    TEXT_LIMIT,
+    HttpStatus,
+    body_text,
+    http_read_timeout,
+)
 from mcpbind.impl.wire.seam import UrlStep
 from mcpbind.impl.wire.token_exchange import exchange_at
 from mcpbind.impl.wire.url_elicitation import url_steps
@@ -280,3 +288,65 @@ async def test_a_refused_or_empty_token_exchange_fails_naming_the_endpoint_and_c
         assert caught.value.why == said
     assert "the.id.token" not in str(caught.value)
     assert "idp-secret" not in str(caught.value)
+
+
+# --- which failed answers' text is read (SPEC §11.2) ------------------------------------
+
+
+def _failed(body: bytes, headers: dict[str, str], sent: dict[str, str] | None = None) -> Any:
+    request = httpx2.Request("POST", "http://127.0.0.1:1/mcp", headers=sent or {})
+    return httpx2.Response(403, headers=headers, content=body, request=request)
+
+
+LONG = "x" * BODY_BYTES
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "sent", "expected"),
+    [
+        pytest.param(b"go away", {"content-type": "text/plain"}, None, "go away", id="plain"),
+        pytest.param(
+            b"data: x\n\n", {"content-type": "Text/Event-Stream"}, None, None, id="a stream"
+        ),
+        pytest.param(
+            (LONG + "y").encode(),
+            {"content-length": str(BODY_BYTES + 1)},
+            None,
+            None,
+            id="past 64 KiB",
+        ),
+        pytest.param(
+            LONG.encode(),
+            {"content-length": str(BODY_BYTES)},
+            None,
+            "x" * (TEXT_LIMIT - 1) + "…",
+            id="64 KiB",
+        ),
+        pytest.param(b"go away", {"content-length": "-7"}, None, None, id="a bad length"),
+        pytest.param(b"go away", {"content-length": ""}, None, "go away", id="no length"),
+        pytest.param(
+            b"bad token tok-12345678 and key k3y-secret!",
+            {"content-type": "text/plain"},
+            {"authorization": "Bearer tok-12345678", "cookie": "k3y-secret!"},
+            f"bad token {REDACTED} and key {REDACTED}",
+            id="the request's secrets",
+        ),
+        pytest.param(
+            b"header hdr-value-1 quoted",
+            {"content-type": "text/plain"},
+            None,
+            f"header {REDACTED} quoted",
+            id="the configured headers",
+        ),
+    ],
+)
+async def test_a_failed_answers_text_is_read_only_when_short_and_not_a_stream(
+    body, headers, sent, expected
+):
+    status = HttpStatus(url="http://127.0.0.1:1/mcp", secrets=("hdr-value-1",))
+    response = _failed(body, headers, sent)
+    if headers.get("content-length") == "":  # chunked: no length said
+        del response.headers["content-length"]
+    elif "content-length" in headers:  # as the server said it, not as httpx counts
+        response.headers["content-length"] = headers["content-length"]
+    assert await status._text(response) == expected
