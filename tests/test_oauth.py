@@ -867,6 +867,34 @@ async def test_a_refused_or_unreadable_jwt_bearer_assertion_fails_once_without_a
 
 
 @pytest.mark.trio
+async def test_a_jwt_bearer_assertion_goes_to_the_configured_issuer_alone(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A server whose authorization server is not the configured ``issuer`` gets no
+    grant: the workload's JWT would be given to a stranger. The login fails once, typed,
+    naming both; no token request is sent (issue 33: the check's ``or`` made ``and``,
+    which sent it, survived)."""
+    private, public = workload_key(tmp_path)
+    async with serving(tmp_path / "server.log", workload_key=public) as served:
+        actual = f"http://127.0.0.1:{served.port}"
+        elsewhere = "https://issuer.example"
+        oauth = OAuthConfig(
+            grant="jwt_bearer",
+            client_id="workload-client",
+            issuer=elsewhere,
+            assertion=AssertionValue(workload_jwt(private, actual)),
+        )
+        with pytest.raises(ServerStartupError) as caught:
+            async with Host.open(host_config(served, MemoryTokenStore(), oauth=oauth)):
+                pass
+        assert isinstance(caught.value.__cause__, AuthorizationFailed)
+        said = str(caught.value)
+        assert f"the workload's assertion goes to {elsewhere} alone; the server led to" in said
+        assert actual in said.split("the server led to", 1)[1]
+        assert token_requests(served) == []
+
+
+@pytest.mark.trio
 async def test_an_identity_assertion_grant_the_server_does_not_offer_fails_with_its_error(
     served: Served,
 ) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import mcp_types as types
 import mcp_types._v2025_11_25 as schema_2025  # the schema's own models, generated
 import mcp_types._v2026_07_28 as schema_2026
+import pytest
 from mcp import StdioServerParameters
 from mcp_types import methods
 
@@ -33,7 +34,7 @@ from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.sending import META_CALL_ID, META_SESSION_ID, META_STEP
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.impl.wire.connection import answer_elicitation
-from mcpbind.impl.wire.seam import TaskHandle
+from mcpbind.impl.wire.seam import RequestFailed, ServerError, TaskHandle, TaskPoll
 from mcpbind.impl.wire.tasks import RELATED_TASK, TASK_TTL_MS, TaskWire
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
@@ -122,7 +123,10 @@ class Recorder:
     async def __call__(self, method: str, params: dict[str, Any], *, name: str) -> Any:
         assert name == params["taskId"]  # Mcp-Name on 2026-07-28 sessions
         self.sent.append((method, params))
-        return self.answers[method].pop(0)
+        answer = self.answers[method].pop(0)
+        if isinstance(answer, Exception):  # the server's JSON-RPC error
+            raise answer
+        return answer
 
 
 def answering(handler: Callable[[ElicitationRequest], Any]) -> Any:
@@ -240,3 +244,158 @@ async def test_a_declined_2026_task_input_answer_is_the_action_alone():
         "tasks/update",
         {"taskId": "t-1", "inputResponses": {"k": {"action": "decline"}}},
     )
+
+
+@pytest.mark.parametrize(
+    ("modern", "code", "late"),
+    [(False, -32602, True), (False, -32603, False), (True, -32602, False)],
+)
+async def test_a_2025_task_cancel_refused_as_already_ended_is_a_late_answer(modern, code, late):
+    """2025-11-25: ``tasks/cancel`` of a task already terminal MUST be refused with
+    -32602; the call has ended (INV-4), so that refusal is the task's late answer, said
+    once. Any other error, and any error on 2026-07-28, is the request's failure (issue
+    33: this branch ran in no test a sample run chooses)."""
+    refused = ServerError(code, "task already terminal")
+    recorder = Recorder({"tasks/cancel": [refused]})
+    wire = TaskWire(recorder, modern, answering(accept))
+    said: list[str] = []
+    if late:
+        await wire.cancel(TASK, on_late=lambda: said.append("late"))
+    else:
+        with pytest.raises(ServerError) as caught:
+            await wire.cancel(TASK, on_late=lambda: said.append("late"))
+        assert caught.value is refused
+    assert said == (["late"] if late else [])
+    assert recorder.sent == [("tasks/cancel", {"taskId": "t-1"})]
+
+
+# --- each poll's answer, read in its era (SPEC §8.12) -----------------------------------
+
+GOT = "tasks/get"
+
+
+def got(status: str, **fields: Any) -> dict[str, Any]:
+    return {"taskId": "t-1", "status": status, **fields}
+
+
+@pytest.mark.parametrize(
+    ("modern", "answers", "expected"),
+    [
+        pytest.param(False, {GOT: [got("working", pollInterval=250)]}, TaskPoll("working", 0.25)),
+        pytest.param(
+            False,
+            {GOT: [got("working", pollIntervalMs=250)]},
+            TaskPoll("working", None),
+            id="2025 reads pollInterval only",
+        ),
+        pytest.param(
+            True,
+            {GOT: [got("working", pollIntervalMs=250, pollInterval=9)]},
+            TaskPoll("working", 0.25),
+            id="2026 reads pollIntervalMs only",
+        ),
+        pytest.param(
+            False,
+            {GOT: [got("cancelled", statusMessage="stopped by admin")]},
+            TaskPoll("cancelled", None, message="stopped by admin"),
+        ),
+        pytest.param(True, {GOT: [got("cancelled", statusMessage=7)]}, TaskPoll("cancelled", None)),
+        pytest.param(
+            False,
+            {GOT: [got("completed")], "tasks/result": [{"content": []}]},
+            TaskPoll("completed", None, result={"content": []}),
+        ),
+        pytest.param(
+            False,
+            {GOT: [got("failed")], "tasks/result": [ServerError(-32603, "the tool broke")]},
+            TaskPoll("failed", None, message="the tool broke"),
+            id="2025 failed: tasks/result's error",
+        ),
+        pytest.param(
+            True,
+            {GOT: [got("completed", result={"content": []})]},
+            TaskPoll("completed", None, result={"content": []}),
+        ),
+        pytest.param(
+            True,
+            {GOT: [got("failed", error={"code": 1, "message": "why"}, statusMessage="no")]},
+            TaskPoll("failed", None, message="why"),
+        ),
+        pytest.param(
+            True,
+            {GOT: [got("failed", error={"code": 1}, statusMessage="status says")]},
+            TaskPoll("failed", None, message="status says"),
+        ),
+        pytest.param(
+            True,
+            {GOT: [got("input_required", inputRequests={})]},
+            TaskPoll("input_required", None),
+            id="2026 nothing new to answer: no tasks/update",
+        ),
+    ],
+)
+async def test_a_polls_answer_is_read_as_its_era_defines_it(modern, answers, expected):
+    recorder = Recorder({method: list(script) for method, script in answers.items()})
+    wire = TaskWire(recorder, modern, answering(accept))
+    assert await wire.poll(TASK) == expected
+    assert [method for method, _ in recorder.sent] == list(answers)
+
+
+@pytest.mark.parametrize(
+    ("modern", "answer", "message"),
+    [
+        (False, [], "malformed tasks/get answer: no valid status"),
+        (True, got("sleeping"), "malformed tasks/get answer: no valid status"),
+        (True, got("completed"), "malformed tasks/get answer: a completed task without result"),
+        (True, got("completed", result=[]), "malformed tasks/get answer: a completed task"),
+        (True, got("input_required"), "input_required without inputRequests"),
+        (True, got("input_required", inputRequests={"k": "ask me"}), "malformed input request"),
+        (
+            True,
+            got(
+                "input_required",
+                inputRequests={
+                    "k": {
+                        "method": "roots/list",
+                        "params": {},
+                    }
+                },
+            ),
+            "the server asked for roots/list, which mcpbind does not provide",
+        ),
+    ],
+)
+async def test_a_malformed_poll_answer_fails_the_request_naming_what_is_wrong(
+    modern, answer, message
+):
+    wire = TaskWire(Recorder({GOT: [answer]}), modern, answering(accept))
+    with pytest.raises(RequestFailed) as caught:
+        await wire.poll(TASK)
+    assert message in str(caught.value)
+
+
+async def test_a_2025_tasks_result_that_is_not_an_object_fails_the_request():
+    recorder = Recorder({GOT: [got("completed")], "tasks/result": [["content"]]})
+    wire = TaskWire(recorder, False, answering(accept))
+    with pytest.raises(RequestFailed, match="malformed tasks/result answer: not a JSON object"):
+        await wire.poll(TASK)
+
+
+async def test_a_2026_input_request_asked_again_is_answered_once():
+    """SEP-2663: every poll repeats a pending request; its key is answered once, and a
+    terminal status forgets the keys."""
+    waiting = got("input_required", inputRequests={"k": elicit()})
+    recorder = Recorder(
+        {GOT: [waiting, waiting, got("completed", result={}), waiting], "tasks/update": [{}, {}]}
+    )
+    wire = TaskWire(recorder, True, answering(accept))
+    for _ in range(4):
+        await wire.poll(TASK)
+    assert [method for method, _ in recorder.sent] == [
+        GOT,
+        "tasks/update",
+        GOT,
+        GOT,
+        GOT,
+        "tasks/update",
+    ]

@@ -174,8 +174,8 @@ class _Reader(Values):
             where = f"mcpbind.oauth.{name}"
             if name not in servers:
                 raise self.error("mcpbind.oauth", name, "names no server of [mcp_servers]")
-            current = servers[name].oauth
-            if current is None or not isinstance(given, dict):
+            current = servers[name].oauth  # a stdio server's default too: not None
+            if current is None or not servers[name].over_http or not isinstance(given, dict):
                 raise self.error(where, None, "must be a table, for a url server")
             values: dict[str, Any] = {}
             for key, value in given.items():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import attrs
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from pydantic import ValidationError
 
 from ..values import ElicitationRequest
 from .seam import Elicit, UrlElicitationRequired, UrlStep
@@ -26,7 +25,7 @@ def url_steps(error: MCPError) -> tuple[UrlStep, ...]:
     holds none or is malformed: then it is a plain JSON-RPC error (SPEC §11.10)."""
     try:
         found = UrlElicitationRequiredError.from_error(error.error).elicitations
-    except (ValidationError, ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError):  # pydantic's ValidationError is a ValueError
         return ()
     return tuple(UrlStep(e.url, e.message, e.elicitation_id) for e in found)
 
