@@ -37,8 +37,10 @@ from .rules import STANDARD, Rules
 from .values import (
     Approve,
     Bound,
+    Call,
     CallFailed,
     CallProgress,
+    CallRecord,
     CallResponded,
     Deny,
     Event,
@@ -51,13 +53,17 @@ from .values import (
     Reconnect,
     RefreshOutcome,
     Refused,
+    Registry,
     Relisten,
     Result,
+    Sample,
     Sent,
+    ServerState,
     State,
     TaskCreated,
     TaskStatus,
     Timeout,
+    Transition,
 )
 
 __all__ = [
@@ -219,6 +225,13 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     given_checks: list[list[tuple[str, str]] | None] = [] if given is None else given.checks
     given_events: list[tuple[Event, ...] | None] = [] if given is None else given.events
     kept: dict[tuple[Output, ...], tuple[Output, ...]] = {}
+    # SPEC §10.10: what a transition gave (its steps aside) and what its checks but
+    # INV-2's found, for the states equal but in their steps: one table for each such
+    # class, found by the ids of its parts (those of a stored state are the interner's,
+    # alive while it is, so an id names one value).
+    kept_transitions: dict[tuple[int, int, int, bool], dict[object, _Kept]] | None = (
+        {} if rules.steps_unread else None
+    )
     if recording:
         bound = _watched(bound)
     rows: list[_Row | None] = []
@@ -279,16 +292,52 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         events = rules.enabled(state) if listed is None else listed
         assert known is None or len(known) == len(events)
         row: list[_Done | None] | None = None
+        same_but_steps: dict[object, _Kept] | None = None
+        if kept_transitions is not None and known is None and not state.closed:
+            base = (id(state.servers), id(state.registry), id(state.calls), state.reconfigured)
+            same_but_steps = kept_transitions.get(base)
+            if same_but_steps is None:
+                same_but_steps = kept_transitions[base] = {}
         if recording and reads[0] == read:
             row = []
         for k, event in enumerate(events):
             done = None if known is None else known[k]
             if done is None:
-                read = reads[0]
-                t = rules.apply(state, event)
+                if same_but_steps is None or type(event) is Sample:
+                    read = reads[0]
+                    t = rules.apply(state, event)
+                    failed = check_transition(state, event, t, every=every)
+                    pure = reads[0] == read
+                else:
+                    # A call reads the step it names too.
+                    which = (event, state.steps[event.step]) if type(event) is Call else event
+                    entry = same_but_steps.get(which)
+                    if entry is None:
+                        read = reads[0]
+                        t = rules.apply(state, event)
+                        failed = check_transition(state, event, t, every=every, steps=False)
+                        failed = failed or _NONE  # one empty list for the many kept
+                        gave = t.state
+                        entry = same_but_steps[which] = (
+                            gave.servers,
+                            gave.registry,
+                            gave.calls,
+                            gave.closed,
+                            gave.reconfigured,
+                            t.outputs,
+                            failed,
+                            reads[0] == read,
+                        )
+                    else:
+                        servers, registry, calls, closed, again, outputs, failed, _ = entry
+                        steps = state.steps
+                        gave = State(state.bound, servers, registry, steps, calls, closed, again)
+                        t = rules.collected(state, Transition(gave, outputs))
+                    pure = entry[7]
+                    stepwise = check_transition(state, event, t, every=every, steps=True)
+                    if stepwise:
+                        failed = failed + stepwise
                 after, outputs = t.state, t.outputs
-                failed = check_transition(state, event, t, every=every)
-                pure = reads[0] == read
             else:
                 assert given is not None
                 after, outputs, failed = given.states[done[0]], done[1], done[2]
@@ -362,6 +411,19 @@ _Row = tuple[_Done | None, ...]
 """A state's transitions, in ``enabled`` order (None: not shared); None for a state whose
 ``enabled`` read the policy."""
 _NONE: list[tuple[str, str]] = []
+_Kept = tuple[
+    tuple[ServerState, ...],
+    Registry,
+    tuple[CallRecord, ...],
+    bool,
+    bool,
+    tuple[Output, ...],
+    list[tuple[str, str]],
+    bool,
+]
+"""A transition kept for the states equal but in their steps (SPEC §10.10): its state's
+servers, registry, calls, ``closed`` and ``reconfigured``, its outputs, the checks but
+INV-2's that failed, and whether it read no policy."""
 
 
 class Shared:

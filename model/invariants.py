@@ -1175,45 +1175,83 @@ _EVENT_TRIGGERS = (
 """The event types whose kind is a trigger (the others trigger by what they touch)."""
 
 _Plan = tuple[tuple[str, TransitionPredicate], ...]
-_PLANS: dict[tuple[object, ...], _Plan] = {}
+_PLANS: dict[tuple[object, ...], tuple[_Plan, _Plan, _Plan]] = {}
 """The predicates a transition runs, by what decides its triggers: the event's type, the
-output types and whether the registry and the steps changed. The explorer sees a few
-hundred such shapes and millions of transitions."""
+output types and whether the registry and the steps changed; with the plan, its
+predicates but those of ``_STEP_CHECKS``, and those. The explorer sees a few hundred such
+shapes and millions of transitions."""
 _PLANNED_FROM: list[object] = [None]
 """The ``_TRANSITION_CHECKS`` the plans were made from (a test narrows it)."""
 
+_STEP_CHECKS: frozenset[TransitionPredicate] = frozenset({inv_2_transition})
+"""The transition predicates that read the step snapshots whatever the event: INV-2
+compares them before and after. Every other predicate reads a step only to resolve a
+``call``'s name, in the step the call names (SPEC §10.10)."""
+
 
 def check_transition(
-    before: State, event: Event, t: Transition, *, every: bool = False
+    before: State,
+    event: Event,
+    t: Transition,
+    *,
+    every: bool = False,
+    steps: bool | None = None,
 ) -> list[tuple[str, str]]:
     """Every transition invariant that fails, as ``(id, explanation)``. A predicate runs
     only on a transition that touches one of its ``triggers``; with ``every``, on all of
-    them (what the test that triggers hide nothing compares against)."""
+    them (what the test that triggers hide nothing compares against). With ``steps``, only
+    the predicates that read the step snapshots whatever the event (INV-2); with
+    ``steps=False``, only the others: a caller that keeps their results for the states
+    equal but in their steps (SPEC §10.10)."""
     if every:
-        plan: _Plan = tuple((inv_id, predicate) for inv_id, predicate, _ in _TRANSITION_CHECKS)
+        plans = _EVERY.get(_TRANSITION_CHECKS)
+        if plans is None:
+            _EVERY.clear()
+            plans = _EVERY[_TRANSITION_CHECKS] = _split(
+                tuple((inv_id, predicate) for inv_id, predicate, _ in _TRANSITION_CHECKS)
+            )
     else:
         after = t.state
-        outputs = t.outputs
         shape = (
             type(event),
             after.registry is not before.registry,
             after.steps is not before.steps,
-            *map(type, outputs),
+            *map(type, t.outputs),
         )
         if _PLANNED_FROM[0] is not _TRANSITION_CHECKS:
             _PLANS.clear()
             _PLANNED_FROM[0] = _TRANSITION_CHECKS
-        found_plan = _PLANS.get(shape)
-        if found_plan is None:
-            found = triggers_of(before, event, t)
-            found_plan = _PLANS[shape] = tuple(
-                (inv_id, predicate)
-                for inv_id, predicate, triggers in _TRANSITION_CHECKS
-                if not triggers.isdisjoint(found)
+        found = _PLANS.get(shape)
+        if found is None:
+            touched = triggers_of(before, event, t)
+            found = _PLANS[shape] = _split(
+                tuple(
+                    (inv_id, predicate)
+                    for inv_id, predicate, triggers in _TRANSITION_CHECKS
+                    if not triggers.isdisjoint(touched)
+                )
             )
-        if not found_plan:
-            return []
-        plan = found_plan
+        plans = found
+    plan = plans[0] if steps is None else plans[2] if steps else plans[1]
+    if not plan:
+        return []
+    return _run(plan, before, event, t)
+
+
+_EVERY: dict[object, tuple[_Plan, _Plan, _Plan]] = {}
+"""The plan of ``every``, split, for the ``_TRANSITION_CHECKS`` it was made from."""
+
+
+def _split(plan: _Plan) -> tuple[_Plan, _Plan, _Plan]:
+    """The plan; its predicates but those of ``_STEP_CHECKS``; those."""
+    return (
+        plan,
+        tuple(p for p in plan if p[1] not in _STEP_CHECKS),
+        tuple(p for p in plan if p[1] in _STEP_CHECKS),
+    )
+
+
+def _run(plan: _Plan, before: State, event: Event, t: Transition) -> list[tuple[str, str]]:
     failures = []
     for inv_id, predicate in plan:
         why = predicate(before, event, t)

@@ -486,7 +486,11 @@ class Rules:
 
     def apply(self, state: State, event: Event) -> Transition:
         """Apply an event known to be enabled (the explorer's fast path)."""
-        t = self.handlers[type(event)](state, event)
+        return self.collected(state, self.handlers[type(event)](state, event))
+
+    def collected(self, state: State, t: Transition) -> Transition:
+        """``t``, a transition from ``state``, with the snapshots no call can use any more
+        forgotten (:func:`collect_steps`)."""
         if t.state.calls is state.calls and t.state.steps is state.steps:
             return t
         steps = collect_steps(t.state)
@@ -1432,6 +1436,27 @@ class Rules:
             found = memo[key] = (t.state.calls, t.outputs)
         calls, outputs = found
         return Transition(_evolve(state, calls=calls), outputs)
+
+    @functools.cached_property
+    def steps_unread(self) -> bool:
+        """Whether every transition but a ``sample``'s is, its steps aside, a function of
+        the event, the bound and the state but its steps (a ``call``'s: and the step it
+        names), so that the explorer may keep its checks' results (SPEC §10.10). True of
+        the standard rules: no method reads a step but ``sampled``, ``resolve`` (the
+        call's own step) and :func:`collect_steps`, which makes steps alone. A rules class
+        that replaces a method given the whole state (or anything but a method or a plain
+        value) may read the steps there: false."""
+        kind = type(self)
+        for cls in kind.__mro__[: kind.__mro__.index(Rules)]:
+            for name, value in vars(cls).items():
+                if name.startswith("__") or value is getattr(Rules, name, None):
+                    continue
+                if isinstance(value, (str, int, bool)):
+                    continue  # a name, a target, a description
+                annotations = getattr(value, "__annotations__", None)
+                if not callable(value) or annotations is None or "State" in annotations.values():
+                    return False
+        return True
 
     @functools.cached_property
     def _lanes_kept(self) -> bool:

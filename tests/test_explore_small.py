@@ -12,9 +12,11 @@ import pytest
 
 from mcpbind.model.bounds import Part, describe, load_bound, standard_suite
 from mcpbind.model.explore import explore, format_event, reachable, replay
+from mcpbind.model.invariants import check_transition
 from mcpbind.model.mutants import MUTANTS, Mutant
+from mcpbind.model.rules import STANDARD, Rules
 from mcpbind.model.suite import run_suite
-from mcpbind.model.values import Bound, ServerSpec
+from mcpbind.model.values import Bound, Call, Sample, ServerSpec, State
 
 
 def part(name: str, policy: str = "revalidate", *, servers: int = 1, calls: int = 1) -> Part:
@@ -296,3 +298,72 @@ def test_only_a_call_rejected_unrun_while_a_refresh_runs_is_ever_marked_behind_i
     for state in reachable(part("retry").bound):
         marked |= {record.phase for record in state.calls if record.behind}
     assert marked == {"retrying"}
+
+
+class _KeepsNothing(Rules):
+    """The standard rules, their transitions computed every time (SPEC §10.10)."""
+
+    steps_unread = False  # type: ignore[assignment]  # a plain value for the cached property
+
+
+@pytest.mark.parametrize("name", ["calls", "catalogs", "approval", "sessions"])
+@pytest.mark.parametrize("policy", ["frozen", "revalidate"])
+def test_keeping_transitions_for_states_equal_but_in_their_steps_changes_no_report(
+    name: str, policy: str
+):
+    """SPEC §10.10: the explorer's kept transitions give the report computing each gives,
+    effects and traces included, with and without a second policy's reuse."""
+    bound = part(name, policy, calls=2).bound
+    kept = explore(bound, effects=True)
+    computed = explore(bound, _KeepsNothing(), effects=True)
+    assert attrs.evolve(kept, seconds=0) == attrs.evolve(computed, seconds=0)
+    every = explore(bound, every_transition=True)
+    assert attrs.evolve(every, seconds=0) == attrs.evolve(kept, seconds=0, effects=())
+
+
+@pytest.mark.parametrize(
+    ("name", "servers"),
+    [("calls", 2), ("catalogs", 1), ("approval", 1), ("sessions", 1), ("tasks", 1)],
+)
+def test_states_equal_but_in_their_steps_make_the_same_transitions_but_in_their_steps(
+    name: str, servers: int
+):
+    """The premise of SPEC §10.10, on every pair of reachable states equal but in their
+    steps (none closed): each event both list but ``sample`` gives, the steps aside, the
+    same transition and the same failed checks but INV-2's (a ``call`` when it names steps
+    holding the same snapshot)."""
+    bound = part(name, "revalidate", servers=servers, calls=2).bound
+    classes: dict[tuple[object, ...], list[State]] = {}
+    for state in reachable(bound):
+        if not state.closed:
+            key = (state.servers, state.registry, state.calls, state.reconfigured)
+            classes.setdefault(key, []).append(state)
+    pairs = 0
+    for states in classes.values():
+        first = states[0]
+        listed = set(STANDARD.enabled(first))
+        for other in states[1:]:
+            for event in STANDARD.enabled(other):
+                if event not in listed or isinstance(event, Sample):
+                    continue
+                if isinstance(event, Call) and first.steps[event.step] != other.steps[event.step]:
+                    continue
+                a, b = STANDARD.apply(first, event), STANDARD.apply(other, event)
+                assert attrs.evolve(a.state, steps=()) == attrs.evolve(b.state, steps=())
+                assert a.outputs == b.outputs
+                found = [
+                    check_transition(s, event, t, steps=False) for s, t in ((first, a), (other, b))
+                ]
+                assert found[0] == found[1]
+                pairs += 1
+    assert pairs > 100
+
+
+def test_only_rules_that_replace_no_method_given_the_whole_state_keep_transitions():
+    """SPEC §10.10: a mutant replacing a hook given a record keeps them; one replacing a
+    hook given the state (where it may read the steps) computes every time."""
+    assert STANDARD.steps_unread
+    by_name = {m.name: m for m in MUTANTS}
+    assert by_name["forget_cancel_notification"].steps_unread  # cancel_messages(server, record)
+    assert not by_name["resolve_through_live_registry"].steps_unread  # resolve(state, ...)
+    assert not by_name["snapshot_by_reference"].steps_unread  # publish(state, ...)
