@@ -225,6 +225,35 @@ async def test_a_read_in_flight_is_cancelled_at_the_server_and_ends_once():
         assert host.statistics().results == {"cancelled": 1}
 
 
+async def test_reads_are_read_only_calls_that_take_no_lane_and_run_beside_one_another():
+    """INV-9: ``read_mcp_resource`` is read-only, so a read of one server runs while another
+    read of it is in flight (an exclusive call would wait for the first to end)."""
+    docs = docs_server()
+    config = HostConfig(servers={"docs": ServerConfig(target=docs.server)})
+    async with Host.open(config) as host:
+        step = host.sample()
+        binding = step.binding("read_mcp_resource")
+        assert binding is not None
+        assert binding.read_only
+        ended: list[str] = []
+
+        async def read(call_id: str, uri: str) -> None:
+            result = await host.call(
+                step, call_id, "read_mcp_resource", {"server": "docs", "uri": uri}
+            )
+            ended.append(f"{call_id} {result.status}")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read, "slow", SLOW)
+            await anyio.wait_all_tasks_blocked()
+            assert docs.reads == [SLOW]
+            group.start_soon(read, "quick", README)
+            await anyio.wait_all_tasks_blocked()
+            assert (docs.reads, ended) == ([SLOW, README], ["quick ok"])
+            docs.release.set()
+        assert ended == ["quick ok", "slow ok"]
+
+
 async def test_a_read_that_outlasts_the_tool_timeout_ends_timed_out_and_is_cancelled():
     """A read is a call: the server's ``tool_timeout_sec`` bounds it (LIVE-1, INV-7)."""
     docs = docs_server()

@@ -21,7 +21,8 @@ from testservers.common import make_server
 
 from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
 from mcpbind.impl.config.recorder import records
-from mcpbind.impl.trace import TraceRecorder, trace_header
+from mcpbind.impl.config.server import ToolConfig
+from mcpbind.impl.trace import TraceRecorder, server_options, trace_header
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model.refine import refine
 from mcpbind.model.trace import (
@@ -690,3 +691,46 @@ async def test_the_trace_says_whether_a_server_answered_is_error():
     recorder.end()
     answered = [r for r in records_of(out.getvalue()) if r["kind"] == "call_responded"]
     assert [(r["call_id"], r["is_error"]) for r in answered] == [("c1", False), ("c2", True)]
+
+
+DEFAULT_OPTIONS = {
+    "parallel": False,
+    "tool_timeout_sec": 300.0,
+    "idle_timeout": False,
+    "tool_max_sec": 3600.0,
+    "enabled_tools": None,
+    "disabled_tools": [],
+    "approval": False,
+    "lazy": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "has_approver", "changed"),
+    [
+        ({}, False, {}),
+        ({}, True, {"approval": True}),
+        ({"default_tools_approval_mode": "prompt"}, False, {"approval": True}),
+        ({"tools": {"t": ToolConfig(approval_mode="approve")}}, False, {"approval": True}),
+        ({"tools": {"t": ToolConfig(output_byte_limit=100)}}, False, {}),
+        ({"supports_parallel_tool_calls": True}, False, {"parallel": True}),
+        (
+            {"tool_timeout_sec": 2, "idle_timeout": True, "tool_max_sec": 9},
+            False,
+            {"tool_timeout_sec": 2, "idle_timeout": True, "tool_max_sec": 9},
+        ),
+        (
+            {"enabled_tools": ["b", "a"], "disabled_tools": ["d", "c"]},
+            False,
+            {"enabled_tools": ["a", "b"], "disabled_tools": ["c", "d"]},
+        ),
+        ({"startup": "lazy_when_cached"}, False, {"lazy": True}),
+    ],
+)
+def test_a_servers_options_in_the_header_are_its_settings_and_whether_any_call_is_gated(
+    settings, has_approver, changed
+):
+    """SPEC §14.1: ``approval`` is true when an approver is given, or the server or any one
+    of its tools sets an approval mode; each other field is the server's setting."""
+    server = ServerConfig(target="http://127.0.0.1:1/mcp", **settings)
+    assert server_options(server, has_approver=has_approver) == {**DEFAULT_OPTIONS, **changed}

@@ -238,7 +238,7 @@ _FACTS_KEPT = 4 * MAX_TOOLS
 """Distinct tool entries whose facts are kept (least recently listed dropped first)."""
 
 
-@functools.lru_cache(maxsize=_FACTS_KEPT)
+@functools.lru_cache(maxsize=_FACTS_KEPT)  # pragma: no mutate - speed only (docs/development.md)
 def _kept_facts(key: bytes) -> _Facts:
     return _Facts(marshal.loads(key))
 
