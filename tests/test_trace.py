@@ -9,6 +9,7 @@ import importlib.resources
 import io
 import json
 import pathlib
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ import anyio
 import jsonschema
 import pytest
 from cli_runner import mcpbind
+from mcp import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from testservers.common import make_server
 
@@ -553,6 +555,34 @@ async def test_a_traced_cancel_of_a_call_that_already_ended_refines(tmp_path):
     assert strict(spliced(written, cancels[0], again)) == ("INV-4", cancels[0] + 2)
 
 
+async def test_a_task_status_that_comes_after_the_host_gave_the_task_up_is_traced_and_dropped():
+    """INV-4, SPEC §8.12: the call of a 2025-11-25 task times out, its ``tasks/cancel`` is
+    refused with -32602 (the task ended meanwhile): the trace says a task status came for
+    the call (``task_status``, not ``call_responded``) and that it was dropped, after the
+    call's one result, which waited for the refusal."""
+    out = io.StringIO()
+    target = StdioServerParameters(command=sys.executable, args=[str(RAW_TASKS_2025)])
+    server = ServerConfig(target=target, required=True, tool_timeout_sec=0.3)
+    config = HostConfig(servers={"s": server})
+    recorder = TraceRecorder(out, trace_header(config))
+    async with Host.open(config, recorder=recorder) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__stuck", {})
+        assert result.status == "timed_out", result.output
+        assert host.statistics().late_dropped == 1
+    recorder.end()
+    written = records_of(out.getvalue())
+    assert [(r["kind"], r.get("method")) for r in written if r.get("call_id") == "c1"] == [
+        ("call", None),
+        ("sent", "tools/call"),
+        ("task_created", None),
+        ("timeout", None),
+        ("sent", "tasks/cancel"),
+        ("task_status", None),  # the refusal: the task had ended
+        ("late_dropped", None),
+        ("result", None),
+    ]
+
+
 async def test_a_listing_answered_while_the_host_closes_installs_nothing_and_refines():
     """SPEC §11.14 (INV-12): a ``tools/list`` answer that arrives once the host started to
     close is dropped (no ``list_done``, nothing published, no page asked for), as the
@@ -692,6 +722,8 @@ async def test_the_trace_says_whether_a_server_answered_is_error():
     answered = [r for r in records_of(out.getvalue()) if r["kind"] == "call_responded"]
     assert [(r["call_id"], r["is_error"]) for r in answered] == [("c1", False), ("c2", True)]
 
+
+RAW_TASKS_2025 = pathlib.Path(__file__).parent / "testservers" / "raw_tasks_2025.py"
 
 DEFAULT_OPTIONS = {
     "parallel": False,
