@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from testservers.inproc import streams_server
 
-from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl import Binding, Host, HostConfig, ServerConfig, ToolRegistry
+from mcpbind.impl.catalog.listing import build_bindings
 from mcpbind.model.naming import hashed_name
 
 NATURAL = "mcp__s__b_c"
@@ -66,3 +67,27 @@ async def test_the_holder_of_a_natural_name_keeps_it_when_a_newcomer_sorts_befor
         assert await listed(host, streams.tools, "b.c") == {newcomer: "b.c"}
         # b_c comes back: it remembered the natural name, which is free again
         assert await listed(host, streams.tools, "b.c", "b_c") == {NATURAL: "b_c", newcomer: "b.c"}
+
+
+CONFIG = ServerConfig(target="http://127.0.0.1:1/mcp")
+
+
+def bindings(registry: ToolRegistry, server: str, *tools: str) -> tuple[Binding, ...]:
+    listing = [{"name": t, "inputSchema": {"type": "object"}} for t in tools]
+    return build_bindings(server, CONFIG, listing, registry.state, 64).bindings
+
+
+def test_several_catalogs_replaced_in_one_publication_remember_their_names_too():
+    """``ToolRegistry.replace_sources`` (SPEC §11.17, INV-1): one generation for all, and
+    each identity's name remembered (§6.6) as one source's replacement remembers it."""
+    registry = ToolRegistry()
+    state = registry.replace_sources(
+        {"mcp:s": bindings(registry, "s", "b.c", "b_c"), "mcp:t": bindings(registry, "t", "x")}
+    )
+    assert state is not None
+    assert state.generation == 1
+    assert sorted(state.by_name) == sorted([NATURAL, HASHED, "mcp__t__x"])
+    assert registry.replace_sources({"mcp:s": (), "mcp:t": ()}) is not None
+    assert registry.replace_sources({"mcp:s": ()}) is None  # nothing changed: no publication
+    assert registry.state.generation == 2
+    assert [b.name for b in bindings(registry, "s", "b_c")] == [HASHED]
