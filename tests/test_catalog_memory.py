@@ -4,7 +4,8 @@ kept while its holder stays listed (INV-6), a call routed by the raw name (§6.7
 
 from __future__ import annotations
 
-from testservers.inproc import streams_server
+import pytest
+from testservers.inproc import paged_server, streams_server, tool
 
 from mcpbind.impl import Binding, Host, HostConfig, ServerConfig, ToolRegistry
 from mcpbind.impl.catalog.listing import build_bindings
@@ -91,3 +92,45 @@ def test_several_catalogs_replaced_in_one_publication_remember_their_names_too()
     assert registry.replace_sources({"mcp:s": ()}) is None  # nothing changed: no publication
     assert registry.state.generation == 2
     assert [b.name for b in bindings(registry, "s", "b_c")] == [HASHED]
+
+
+ECHO = tool("echo", description="Echo", inputSchema={"type": "object"})
+
+
+@pytest.mark.parametrize(
+    ("after", "status"),
+    [
+        ([ECHO, tool("b")], "unchanged"),
+        ([tool("b"), ECHO], "unchanged"),  # the listing's order is no change
+        ([{**ECHO, "description": "Echo it"}, tool("b")], "installed"),
+        ([{**ECHO, "inputSchema": {"type": "object", "required": []}}, tool("b")], "installed"),
+        ([{**ECHO, "annotations": {"readOnlyHint": True}}, tool("b")], "installed"),
+        ([{**ECHO, "annotations": {"readOnlyHint": False}}, tool("b")], "installed"),
+        ([{**ECHO, "outputSchema": {"type": "object"}}, tool("b")], "installed"),
+        ([{**ECHO, "title": "The echo"}, tool("b")], "unchanged"),  # not shown to the model
+        ([ECHO], "installed"),
+        ([ECHO, tool("b"), tool("c")], "installed"),
+        ([ECHO, tool("B")], "installed"),
+    ],
+)
+async def test_a_refresh_publishes_a_new_generation_exactly_when_what_it_shows_changed(
+    after, status
+):
+    """INV-1: a listing that changes nothing the model sees or the host routes by (names,
+    specs, read-only) publishes nothing; any such change is one new generation."""
+    listing = [ECHO, tool("b")]
+    config = HostConfig(servers={"s": ServerConfig(target=paged_server([listing]))})
+    async with Host.open(config) as host:
+        before = host.sample()
+        listing[:] = after
+        outcome = await host.refresh("s")
+        step = host.sample()
+        assert outcome.status == status
+        if status == "unchanged":
+            assert outcome.generation == step.generation == before.generation
+            assert step.specs == before.specs
+        else:
+            assert outcome.generation == step.generation == before.generation + 1
+            assert sorted(s.name for s in step.specs) == sorted(
+                f"mcp__s__{t['name']}" for t in after
+            )
