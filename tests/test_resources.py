@@ -20,6 +20,8 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
+from mcpbind.impl.catalog.registry import Resources, ToolRegistry
+from mcpbind.impl.catalog.resources import list_output
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.wire.connector import McpConnector
@@ -322,3 +324,131 @@ async def test_the_resource_tool_names_are_reserved_while_they_are_on():
     async with Host.open(HostConfig(contributors=(clash,), resource_tools=False)) as host:
         step = host.sample()
         assert (await host.call(step, "c1", "list_mcp_resources", {})).output.endswith("mine")
+
+
+def _listed_state() -> Any:
+    """A registry whose ``a`` lists 101 resources and a template, ``b`` two resources;
+    no other server (``c``, ``x``) publishes resources."""
+    registry = ToolRegistry()
+    many = tuple({"uri": f"docs://{i:03}", "name": f"r{i}"} for i in range(101))
+    template = ({"uriTemplate": "docs://{x}", "name": "t"},)
+    registry.replace_source("mcp:a", (), Resources(True, many, template))
+    registry.replace_source("mcp:b", (), Resources(True, ({"uri": "b://1"}, {"uri": "b://2"})))
+    return registry.state
+
+
+def _a(*indexes: int) -> list[dict[str, str]]:
+    return [{"server": "a", "uri": f"docs://{i:03}", "name": f"r{i}"} for i in indexes]
+
+
+B_ENTRIES = [{"server": "b", "uri": "b://1"}, {"server": "b", "uri": "b://2"}]
+
+
+def bad(tool: str, problem: str) -> str:
+    return texts.RESOURCE_BAD_ARGUMENTS.format(name=tool, problem=problem)
+
+
+def unknown_cursor(cursor: str) -> str:
+    return bad("list_mcp_resources", f"unknown cursor {cursor!r}: give one this tool returned")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "status", "body"),
+    [
+        ("list_mcp_resources", {}, "ok", {"resources": _a(*range(100))}),
+        ("list_mcp_resources", {"server": "  "}, "ok", {"resources": _a(*range(100))}),
+        (
+            "list_mcp_resources",
+            {"server": "a"},
+            "ok",
+            {"server": "a", "resources": _a(*range(100)), "nextCursor": "100"},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "1"},  # the last page, exactly full: no cursor
+            "ok",
+            {"server": "a", "resources": _a(*range(1, 101))},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": " a ", "cursor": "100"},
+            "ok",
+            {"server": "a", "resources": _a(100)},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "101"},
+            "ok",
+            {"server": "a", "resources": []},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": ""},
+            "ok",
+            {"server": "a", "resources": _a(*range(100)), "nextCursor": "100"},
+        ),
+        ("list_mcp_resources", {"server": "b"}, "ok", {"server": "b", "resources": B_ENTRIES}),
+        (
+            "list_mcp_resource_templates",
+            {},
+            "ok",
+            {"resourceTemplates": [{"server": "a", "uriTemplate": "docs://{x}", "name": "t"}]},
+        ),
+        (
+            "list_mcp_resource_templates",
+            {"server": "b"},
+            "ok",
+            {"server": "b", "resourceTemplates": []},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "102"},
+            "error",
+            unknown_cursor("102"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "-1"},
+            "error",
+            unknown_cursor("-1"),
+        ),
+        (
+            "list_mcp_resources",
+            {"cursor": "1"},
+            "error",
+            bad("list_mcp_resources", "cursor can only be used when a server is specified"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": 3},
+            "error",
+            bad("list_mcp_resources", "server must be a string"),
+        ),
+        (
+            "list_mcp_resource_templates",
+            {"server": "a", "cursor": 3},
+            "error",
+            bad("list_mcp_resource_templates", "cursor must be a string"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "c"},
+            "error",
+            texts.RESOURCE_NO_SERVER.format(server="c"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "x"},
+            "error",
+            texts.RESOURCE_NO_SERVER.format(server="x"),
+        ),
+    ],
+)
+def test_the_list_tools_answer_every_shape_of_arguments_from_the_steps_state(
+    tool, arguments, status, body
+):
+    """SPEC §11.20: the servers that declare resources, sorted, a page of 100 entries
+    (``nextCursor`` only when one server was named), each entry naming its server."""
+    got_status, got = list_output(_listed_state(), tool, arguments)
+    assert got_status == status
+    assert (json.loads(got) if status == "ok" else got) == body
