@@ -20,8 +20,8 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
-from mcpbind.impl.catalog.registry import Resources, ToolRegistry
-from mcpbind.impl.catalog.resources import list_output
+from mcpbind.impl.catalog.registry import Binding, Resources, ToolRegistry
+from mcpbind.impl.catalog.resources import list_output, read_binding
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.wire.connector import McpConnector
@@ -452,3 +452,40 @@ def test_the_list_tools_answer_every_shape_of_arguments_from_the_steps_state(
     got_status, got = list_output(_listed_state(), tool, arguments)
     assert got_status == status
     assert (json.loads(got) if status == "ok" else got) == body
+
+
+@pytest.mark.parametrize(
+    ("arguments", "read"),
+    [
+        ({"server": "a", "uri": "docs://000"}, ("a", "docs://000", "listed")),
+        ({"server": " a ", "uri": " docs://000 "}, ("a", "docs://000", "listed")),
+        ({"server": "a", "uri": "docs://elsewhere"}, ("a", "docs://elsewhere", "unlisted")),
+        ({"server": "b", "uri": "docs://000"}, ("b", "docs://000", "unlisted")),
+        ({"uri": "docs://000"}, bad("read_mcp_resource", "server must be a non-empty string")),
+        (
+            {"server": " ", "uri": "docs://000"},
+            bad("read_mcp_resource", "server must be a non-empty string"),
+        ),
+        ({"server": "a", "uri": 7}, bad("read_mcp_resource", "uri must be a non-empty string")),
+        ({"server": "c", "uri": "x"}, texts.RESOURCE_NO_SERVER.format(server="c")),
+    ],
+)
+def test_a_read_is_bound_to_its_server_and_uri_or_says_what_is_wrong(arguments, read):
+    """SPEC §11.20: a read-only binding of the server's current generation, its remote name
+    the URI, listed or not; or the text of the ``error``."""
+    state = _listed_state()
+    got = read_binding(state, arguments)
+    if isinstance(read, str):
+        assert got == read
+        return
+    assert isinstance(got, Binding)
+    server, uri, how = read
+    assert (got.name, got.source, got.server, got.remote_name, got.resource) == (
+        "read_mcp_resource",
+        f"mcp:{server}",
+        server,
+        uri,
+        how,
+    )
+    assert got.read_only
+    assert got.source_generation == state.catalog(f"mcp:{server}").generation
