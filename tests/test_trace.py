@@ -25,7 +25,7 @@ from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
 from mcpbind.impl.config.recorder import records
 from mcpbind.impl.config.server import ToolConfig
 from mcpbind.impl.trace import TraceRecorder, server_options, trace_header
-from mcpbind.impl.values import RefreshOutcome
+from mcpbind.impl.values import RefreshOutcome, ToolResult
 from mcpbind.model.refine import refine
 from mcpbind.model.trace import (
     REQUIRED,
@@ -766,3 +766,97 @@ def test_a_servers_options_in_the_header_are_its_settings_and_whether_any_call_i
     of its tools sets an approval mode; each other field is the server's setting."""
     server = ServerConfig(target="http://127.0.0.1:1/mcp", **settings)
     assert server_options(server, has_approver=has_approver) == {**DEFAULT_OPTIONS, **changed}
+
+
+@pytest.mark.parametrize(
+    ("report", "record"),
+    [
+        (
+            lambda r: r.published(3, "mcp:s", ("mcp__s__a",)),
+            {"kind": "published", "generation": 3, "source": "mcp:s", "names": ["mcp__s__a"]},
+        ),
+        (
+            lambda r: r.refresh_outcome(RefreshOutcome("s", "installed", 2)),
+            {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 2},
+        ),
+        (
+            lambda r: r.refresh_outcome(
+                RefreshOutcome("s", "rejected", 2, kind="invalid", reason="bad")
+            ),
+            {
+                "kind": "refresh_outcome",
+                "server": "s",
+                "status": "rejected",
+                "generation": 2,
+                "reject": "invalid",
+                "reason": "bad",
+            },
+        ),
+        (
+            lambda r: r.refresh_outcome(
+                RefreshOutcome(
+                    "s", "installed", 2, excluded=(Exclusion("t", "task_required", "why"),)
+                )
+            ),
+            {
+                "kind": "refresh_outcome",
+                "server": "s",
+                "status": "installed",
+                "generation": 2,
+                "excluded": ["t"],
+            },
+        ),
+        (
+            lambda r: r.result(ToolResult("c1", "ok", "out")),
+            {"kind": "result", "call_id": "c1", "status": "ok", "text": "out"},
+        ),
+        (
+            lambda r: r.sent("s", "tools/call", "echo", "c1"),
+            {
+                "kind": "sent",
+                "server": "s",
+                "method": "tools/call",
+                "call_id": "c1",
+                "detail": "echo",
+            },
+        ),
+        (
+            lambda r: r.sent("s", "tools/list", ""),
+            {"kind": "sent", "server": "s", "method": "tools/list"},
+        ),
+        (
+            lambda r: r.sent("s", "notifications/cancelled", "c1"),
+            {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"},
+        ),
+        (
+            lambda r: r.sent("s", "tasks/cancel", "c1", "ignored"),
+            {"kind": "sent", "server": "s", "method": "tasks/cancel", "call_id": "c1"},
+        ),
+        (
+            lambda r: r.refused("c1", "why"),
+            {"kind": "refused", "call_id": "c1", "text": "why"},
+        ),
+        (lambda r: r.late_dropped("c1"), {"kind": "late_dropped", "call_id": "c1"}),
+        (
+            lambda r: r.event("list_changed", {"server": "s"}),
+            {"kind": "list_changed", "server": "s"},
+        ),
+    ],
+)
+def test_each_report_is_written_as_one_record_stamped_with_the_clock(report, record):
+    """SPEC §14.1, §14.6: one JSON line per report, ``at`` from the clock on every record
+    but the header and the end; nothing after the end."""
+    out = io.StringIO()
+    recorder = TraceRecorder(out, {"kind": "header", "x": 1}, clock=lambda: 12.5)
+    report(recorder)
+    recorder.end()
+    report(recorder)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines == [{"kind": "header", "x": 1}, {**record, "at": 12.5}, {"kind": "end"}]
+
+
+def test_without_a_clock_no_record_is_stamped():
+    out = io.StringIO()
+    recorder = TraceRecorder(out, {"kind": "header"})
+    recorder.late_dropped("c1")
+    assert out.getvalue() == '{"kind": "header"}\n{"kind": "late_dropped", "call_id": "c1"}\n'
