@@ -489,3 +489,25 @@ def test_a_read_is_bound_to_its_server_and_uri_or_says_what_is_wrong(arguments, 
     )
     assert got.read_only
     assert got.source_generation == state.catalog(f"mcp:{server}").generation
+
+
+async def test_the_hosts_own_tools_are_read_only_and_a_servers_tool_is_not():
+    """``tool_search`` and the three resource tools change nothing: their bindings say
+    ``read_only``, which ``mcpbind catalog`` shows as ``parallel`` (a host may run them
+    beside any call); a server's tool without ``readOnlyHint`` is not."""
+    docs = docs_server()
+    config = HostConfig(servers={"docs": ServerConfig(target=docs.server)}, defer_threshold=1)
+    async with Host.open(config) as host:
+        step = host.sample()
+        shown = {s.name: step.binding(s.name) for s in step.specs}
+        assert {n: b.read_only for n, b in shown.items() if b is not None} == {
+            "tool_search": True,
+            "list_mcp_resources": True,
+            "list_mcp_resource_templates": True,
+            "read_mcp_resource": True,
+        }
+        result = await host.call(step, "s1", "tool_search", {"query": "link"})
+        assert result.status == "ok", result.output
+        link = host.sample().binding("mcp__docs__link")
+        assert link is not None
+        assert not link.read_only
