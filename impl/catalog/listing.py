@@ -234,7 +234,7 @@ class _Facts:
         return made
 
 
-_FACTS_KEPT = 4 * MAX_TOOLS
+_FACTS_KEPT = 4 * MAX_TOOLS  # pragma: no mutate - a cache's size: speed only
 """Distinct tool entries whose facts are kept (least recently listed dropped first)."""
 
 
