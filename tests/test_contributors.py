@@ -215,6 +215,23 @@ async def test_between_two_contributors_the_later_one_is_rejected():
         assert {n: b.source for n, b in snap.names.items()} == {"x": "ext:first", "y": "ext:second"}
 
 
+async def test_a_contributor_tool_that_only_becomes_read_only_is_a_change():
+    """INV-1, INV-9: read-only decides whether a call takes the lane, so a tool whose only
+    change is ``read_only`` is published anew (its spec, what the model sees, is equal);
+    the same handler and spec again is no change."""
+    tool = ext_tool("a1", "a")
+    a = Tools("a", [tool])
+    async with Host.open(HostConfig(contributors=(a,))) as host:
+        assert [o.status for o in host.refresh_contributors()] == ["unchanged"]
+        a.current = [attrs.evolve(tool, read_only=True)]
+        assert [(o.status, o.generation) for o in host.refresh_contributors()] == [("installed", 1)]
+        binding = host.sample().binding("a1")
+        assert binding is not None
+        assert binding.read_only
+        a.current = [attrs.evolve(tool, read_only=True, handler=ext_tool("a1", "b").handler)]
+        assert [o.status for o in host.refresh_contributors()] == ["installed"]
+
+
 async def test_refresh_contributors_publishes_one_generation_per_changed_contributor():
     """INV-1: one publication per changed contributor, none when nothing changed."""
     a = Tools("a", [ext_tool("a1", "a")])

@@ -19,7 +19,7 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
-from mcpbind.impl.catalog.exposure import search_words
+from mcpbind.impl.catalog.exposure import parse_search_arguments, search_words
 from mcpbind.impl.catalog.schemas import schema_bytes, shorten_schema
 from mcpbind.impl.config.host import parse_toml
 from mcpbind.impl.config.server import TOOL_SEARCH
@@ -590,3 +590,26 @@ async def test_the_tool_search_schema_the_model_reads_accepts_exactly_the_limits
             arguments = {"query": "filler", "limit": limit}
             result = await host.call(snap, f"c{limit}", TOOL_SEARCH, arguments)
             assert (result.status == "ok") is validator.is_valid(arguments), (limit, result)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "read"),
+    [
+        ({"query": "x"}, ("x", 8)),
+        ({"query": " x ", "limit": 1}, (" x ", 1)),
+        ({"query": "x", "limit": 50}, ("x", 50)),
+        ({"query": "x", "limit": 3.0}, ("x", 3)),
+        ({"query": "x", "limit": 3.5}, "limit must be an integer"),
+        ({"query": "x", "limit": True}, "limit must be an integer"),
+        ({"query": "x", "limit": None}, "limit must be an integer"),
+        ({"query": "x", "limit": 0}, "limit must be from 1 to 50, got 0"),
+        ({"query": "x", "limit": -1.0}, "limit must be from 1 to 50, got -1"),
+        ({"query": "x", "limit": 51}, "limit must be from 1 to 50, got 51"),
+        ({"query": 3}, "query must be a non-empty string"),
+        ({"query": ""}, "query must be a non-empty string"),
+    ],
+)
+def test_tool_search_reads_its_query_and_limit_or_says_what_is_wrong(arguments, read):
+    """SPEC §11.9: ``limit`` defaults to 8, from 1 to 50, a whole float taken as an integer;
+    the query is searched as given."""
+    assert parse_search_arguments(arguments) == read

@@ -438,6 +438,43 @@ async def test_every_successful_refresh_stores_its_listing_and_a_rejected_one_do
         assert cache.get(ident) == (tool("grep"),)
 
 
+@pytest.mark.parametrize("phase", ["connected", "dormant", "connecting"])
+async def test_reconnect_returns_at_once_and_connects_nothing_for_a_server_in_no_backoff(
+    phase: str,
+):
+    """SPEC §11.18: ``host.reconnect`` has no effect on a server that is connected, dormant
+    (``lazy_when_cached``) or whose first attempt is under way: it returns before anything
+    else happens, no new connection listed, and the server's state unchanged."""
+    cache = CatalogCache()
+    counting = Counting(["read"])
+    if phase == "dormant":
+        await warm(cache, s=lazy(counting))
+    config = lazy(counting) if phase == "dormant" else ServerConfig(target=counting.server)
+    if phase == "connecting":
+        counting.gate = anyio.Event()  # its first listing is held: the attempt is under way
+    host_config = HostConfig(servers={"s": config}, catalog_cache=cache)
+    async with Host.open(host_config, wait_ready=phase != "connecting") as host:
+        await anyio.wait_all_tasks_blocked()
+        listings, (before,) = counting.listings, host.server_status()
+        returned: list[bool] = []
+
+        async def reconnect() -> None:
+            await host.reconnect("s")
+            returned.append(True)
+
+        async with anyio.create_task_group() as nursery:
+            nursery.start_soon(reconnect)
+            await anyio.wait_all_tasks_blocked()
+            try:
+                assert returned == [True]
+                assert counting.listings == listings
+                assert host.server_status() == [before]
+            finally:
+                nursery.cancel_scope.cancel()
+                if counting.gate is not None:
+                    counting.gate.set()
+
+
 # --- the grace for optional servers ----------------------------------------------------
 
 

@@ -6,9 +6,18 @@ so that mutation testing's ``--sample`` runs reach ``impl/server/membership.py``
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from testservers.inproc import paged_server, tool
 
 from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
+from mcpbind.impl.reconfigure import (
+    ReconfigurePlan,
+    ReconfigureReport,
+    ServerChange,
+    plan_reconfiguration,
+)
 from mcpbind.model import texts
 
 
@@ -73,3 +82,56 @@ async def test_removals_report_the_emptied_catalogs_alone_in_one_generation():
         report = await host.reconfigure(HostConfig(servers={"c": servers["c"]}))
         assert recorder.log[before:] == [(generation + 1, "mcp:a", ())]
         assert report.generation == host.sample().generation == generation + 1
+
+
+def _server(target: str = "http://127.0.0.1:1/mcp", **settings: Any) -> ServerConfig:
+    return ServerConfig(target=target, **settings)
+
+
+A, B, C = _server(), _server("http://127.0.0.1:2/mcp"), _server("http://127.0.0.1:3/mcp")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "plan"),
+    [
+        ({}, {}, ReconfigurePlan()),
+        ({"a": A}, {"a": A}, ReconfigurePlan(unchanged=("a",))),
+        ({"a": A}, {"a": _server()}, ReconfigurePlan(unchanged=("a",))),  # equal settings
+        ({"a": A}, {"a": _server(tool_timeout_sec=9)}, ReconfigurePlan(changed=("a",))),
+        ({"a": A}, {"a": B}, ReconfigurePlan(changed=("a",))),
+        ({}, {"b": B, "a": A}, ReconfigurePlan(added=("b", "a"))),  # the new order
+        ({"b": B, "a": A}, {}, ReconfigurePlan(removed=("b", "a"))),  # the old order
+        (
+            {"a": A, "b": B, "c": C},
+            {"c": _server("http://127.0.0.1:9/mcp"), "d": A, "a": A},
+            ReconfigurePlan(added=("d",), removed=("b",), changed=("c",), unchanged=("a",)),
+        ),
+        ({"a": _server(enabled=False)}, {"a": A}, ReconfigurePlan(added=("a",))),
+        ({"a": A}, {"a": _server(enabled=False)}, ReconfigurePlan(removed=("a",))),
+        ({"a": _server(enabled=False)}, {"a": _server(enabled=False)}, ReconfigurePlan()),
+    ],
+)
+def test_a_reconfiguration_plans_each_enabled_server_by_name_in_configuration_order(old, new, plan):
+    """SPEC §11.17: by name, enabled servers only; changed when its effective settings
+    differ; each list in its configuration's order."""
+    assert plan_reconfiguration(old, new) == plan
+
+
+def test_a_reports_lists_name_the_servers_of_each_kind_of_change_in_order():
+    servers = tuple(
+        ServerChange(name, change, connected=change != "removed", tools=0)
+        for name, change in [
+            ("a", "added"),
+            ("r", "removed"),
+            ("c", "changed"),
+            ("b", "added"),
+            ("u", "unchanged"),
+        ]
+    )
+    report = ReconfigureReport(generation=3, servers=servers)
+    assert (report.added, report.removed, report.changed, report.unchanged) == (
+        ("a", "b"),
+        ("r",),
+        ("c",),
+        ("u",),
+    )

@@ -20,6 +20,8 @@ from mcpbind.impl import (
     HostConfig,
     ServerConfig,
 )
+from mcpbind.impl.catalog.registry import Binding, Resources, ToolRegistry
+from mcpbind.impl.catalog.resources import list_output, read_binding
 from mcpbind.impl.seams import PRODUCTION, Seams
 from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.wire.connector import McpConnector
@@ -225,6 +227,35 @@ async def test_a_read_in_flight_is_cancelled_at_the_server_and_ends_once():
         assert host.statistics().results == {"cancelled": 1}
 
 
+async def test_reads_are_read_only_calls_that_take_no_lane_and_run_beside_one_another():
+    """INV-9: ``read_mcp_resource`` is read-only, so a read of one server runs while another
+    read of it is in flight (an exclusive call would wait for the first to end)."""
+    docs = docs_server()
+    config = HostConfig(servers={"docs": ServerConfig(target=docs.server)})
+    async with Host.open(config) as host:
+        step = host.sample()
+        binding = step.binding("read_mcp_resource")
+        assert binding is not None
+        assert binding.read_only
+        ended: list[str] = []
+
+        async def read(call_id: str, uri: str) -> None:
+            result = await host.call(
+                step, call_id, "read_mcp_resource", {"server": "docs", "uri": uri}
+            )
+            ended.append(f"{call_id} {result.status}")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(read, "slow", SLOW)
+            await anyio.wait_all_tasks_blocked()
+            assert docs.reads == [SLOW]
+            group.start_soon(read, "quick", README)
+            await anyio.wait_all_tasks_blocked()
+            assert (docs.reads, ended) == ([SLOW, README], ["quick ok"])
+            docs.release.set()
+        assert ended == ["quick ok", "slow ok"]
+
+
 async def test_a_read_that_outlasts_the_tool_timeout_ends_timed_out_and_is_cancelled():
     """A read is a call: the server's ``tool_timeout_sec`` bounds it (LIVE-1, INV-7)."""
     docs = docs_server()
@@ -293,3 +324,190 @@ async def test_the_resource_tool_names_are_reserved_while_they_are_on():
     async with Host.open(HostConfig(contributors=(clash,), resource_tools=False)) as host:
         step = host.sample()
         assert (await host.call(step, "c1", "list_mcp_resources", {})).output.endswith("mine")
+
+
+def _listed_state() -> Any:
+    """A registry whose ``a`` lists 101 resources and a template, ``b`` two resources;
+    no other server (``c``, ``x``) publishes resources."""
+    registry = ToolRegistry()
+    many = tuple({"uri": f"docs://{i:03}", "name": f"r{i}"} for i in range(101))
+    template = ({"uriTemplate": "docs://{x}", "name": "t"},)
+    registry.replace_source("mcp:a", (), Resources(True, many, template))
+    registry.replace_source("mcp:b", (), Resources(True, ({"uri": "b://1"}, {"uri": "b://2"})))
+    return registry.state
+
+
+def _a(*indexes: int) -> list[dict[str, str]]:
+    return [{"server": "a", "uri": f"docs://{i:03}", "name": f"r{i}"} for i in indexes]
+
+
+B_ENTRIES = [{"server": "b", "uri": "b://1"}, {"server": "b", "uri": "b://2"}]
+
+
+def bad(tool: str, problem: str) -> str:
+    return texts.RESOURCE_BAD_ARGUMENTS.format(name=tool, problem=problem)
+
+
+def unknown_cursor(cursor: str) -> str:
+    return bad("list_mcp_resources", f"unknown cursor {cursor!r}: give one this tool returned")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "status", "body"),
+    [
+        ("list_mcp_resources", {}, "ok", {"resources": _a(*range(100))}),
+        ("list_mcp_resources", {"server": "  "}, "ok", {"resources": _a(*range(100))}),
+        (
+            "list_mcp_resources",
+            {"server": "a"},
+            "ok",
+            {"server": "a", "resources": _a(*range(100)), "nextCursor": "100"},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "1"},  # the last page, exactly full: no cursor
+            "ok",
+            {"server": "a", "resources": _a(*range(1, 101))},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": " a ", "cursor": "100"},
+            "ok",
+            {"server": "a", "resources": _a(100)},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "101"},
+            "ok",
+            {"server": "a", "resources": []},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": ""},
+            "ok",
+            {"server": "a", "resources": _a(*range(100)), "nextCursor": "100"},
+        ),
+        ("list_mcp_resources", {"server": "b"}, "ok", {"server": "b", "resources": B_ENTRIES}),
+        (
+            "list_mcp_resource_templates",
+            {},
+            "ok",
+            {"resourceTemplates": [{"server": "a", "uriTemplate": "docs://{x}", "name": "t"}]},
+        ),
+        (
+            "list_mcp_resource_templates",
+            {"server": "b"},
+            "ok",
+            {"server": "b", "resourceTemplates": []},
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "102"},
+            "error",
+            unknown_cursor("102"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "a", "cursor": "-1"},
+            "error",
+            unknown_cursor("-1"),
+        ),
+        (
+            "list_mcp_resources",
+            {"cursor": "1"},
+            "error",
+            bad("list_mcp_resources", "cursor can only be used when a server is specified"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": 3},
+            "error",
+            bad("list_mcp_resources", "server must be a string"),
+        ),
+        (
+            "list_mcp_resource_templates",
+            {"server": "a", "cursor": 3},
+            "error",
+            bad("list_mcp_resource_templates", "cursor must be a string"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "c"},
+            "error",
+            texts.RESOURCE_NO_SERVER.format(server="c"),
+        ),
+        (
+            "list_mcp_resources",
+            {"server": "x"},
+            "error",
+            texts.RESOURCE_NO_SERVER.format(server="x"),
+        ),
+    ],
+)
+def test_the_list_tools_answer_every_shape_of_arguments_from_the_steps_state(
+    tool, arguments, status, body
+):
+    """SPEC §11.20: the servers that declare resources, sorted, a page of 100 entries
+    (``nextCursor`` only when one server was named), each entry naming its server."""
+    got_status, got = list_output(_listed_state(), tool, arguments)
+    assert got_status == status
+    assert (json.loads(got) if status == "ok" else got) == body
+
+
+@pytest.mark.parametrize(
+    ("arguments", "read"),
+    [
+        ({"server": "a", "uri": "docs://000"}, ("a", "docs://000", "listed")),
+        ({"server": " a ", "uri": " docs://000 "}, ("a", "docs://000", "listed")),
+        ({"server": "a", "uri": "docs://elsewhere"}, ("a", "docs://elsewhere", "unlisted")),
+        ({"server": "b", "uri": "docs://000"}, ("b", "docs://000", "unlisted")),
+        ({"uri": "docs://000"}, bad("read_mcp_resource", "server must be a non-empty string")),
+        (
+            {"server": " ", "uri": "docs://000"},
+            bad("read_mcp_resource", "server must be a non-empty string"),
+        ),
+        ({"server": "a", "uri": 7}, bad("read_mcp_resource", "uri must be a non-empty string")),
+        ({"server": "c", "uri": "x"}, texts.RESOURCE_NO_SERVER.format(server="c")),
+    ],
+)
+def test_a_read_is_bound_to_its_server_and_uri_or_says_what_is_wrong(arguments, read):
+    """SPEC §11.20: a read-only binding of the server's current generation, its remote name
+    the URI, listed or not; or the text of the ``error``."""
+    state = _listed_state()
+    got = read_binding(state, arguments)
+    if isinstance(read, str):
+        assert got == read
+        return
+    assert isinstance(got, Binding)
+    server, uri, how = read
+    assert (got.name, got.source, got.server, got.remote_name, got.resource) == (
+        "read_mcp_resource",
+        f"mcp:{server}",
+        server,
+        uri,
+        how,
+    )
+    assert got.read_only
+    assert got.source_generation == state.catalog(f"mcp:{server}").generation
+
+
+async def test_the_hosts_own_tools_are_read_only_and_a_servers_tool_is_not():
+    """``tool_search`` and the three resource tools change nothing: their bindings say
+    ``read_only``, which ``mcpbind catalog`` shows as ``parallel`` (a host may run them
+    beside any call); a server's tool without ``readOnlyHint`` is not."""
+    docs = docs_server()
+    config = HostConfig(servers={"docs": ServerConfig(target=docs.server)}, defer_threshold=1)
+    async with Host.open(config) as host:
+        step = host.sample()
+        shown = {s.name: step.binding(s.name) for s in step.specs}
+        assert {n: b.read_only for n, b in shown.items() if b is not None} == {
+            "tool_search": True,
+            "list_mcp_resources": True,
+            "list_mcp_resource_templates": True,
+            "read_mcp_resource": True,
+        }
+        result = await host.call(step, "s1", "tool_search", {"query": "link"})
+        assert result.status == "ok", result.output
+        link = host.sample().binding("mcp__docs__link")
+        assert link is not None
+        assert not link.read_only

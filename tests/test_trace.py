@@ -9,6 +9,7 @@ import importlib.resources
 import io
 import json
 import pathlib
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,13 +17,15 @@ import anyio
 import jsonschema
 import pytest
 from cli_runner import mcpbind
+from mcp import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from testservers.common import make_server
 
 from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
 from mcpbind.impl.config.recorder import records
-from mcpbind.impl.trace import TraceRecorder, trace_header
-from mcpbind.impl.values import RefreshOutcome
+from mcpbind.impl.config.server import ToolConfig
+from mcpbind.impl.trace import TraceRecorder, server_options, trace_header
+from mcpbind.impl.values import RefreshOutcome, ToolResult
 from mcpbind.model.refine import refine
 from mcpbind.model.trace import (
     REQUIRED,
@@ -552,6 +555,34 @@ async def test_a_traced_cancel_of_a_call_that_already_ended_refines(tmp_path):
     assert strict(spliced(written, cancels[0], again)) == ("INV-4", cancels[0] + 2)
 
 
+async def test_a_task_status_that_comes_after_the_host_gave_the_task_up_is_traced_and_dropped():
+    """INV-4, SPEC §8.12: the call of a 2025-11-25 task times out, its ``tasks/cancel`` is
+    refused with -32602 (the task ended meanwhile): the trace says a task status came for
+    the call (``task_status``, not ``call_responded``) and that it was dropped, after the
+    call's one result, which waited for the refusal."""
+    out = io.StringIO()
+    target = StdioServerParameters(command=sys.executable, args=[str(RAW_TASKS_2025)])
+    server = ServerConfig(target=target, required=True, tool_timeout_sec=0.3)
+    config = HostConfig(servers={"s": server})
+    recorder = TraceRecorder(out, trace_header(config))
+    async with Host.open(config, recorder=recorder) as host:
+        result = await host.call(host.sample(), "c1", "mcp__s__stuck", {})
+        assert result.status == "timed_out", result.output
+        assert host.statistics().late_dropped == 1
+    recorder.end()
+    written = records_of(out.getvalue())
+    assert [(r["kind"], r.get("method")) for r in written if r.get("call_id") == "c1"] == [
+        ("call", None),
+        ("sent", "tools/call"),
+        ("task_created", None),
+        ("timeout", None),
+        ("sent", "tasks/cancel"),
+        ("task_status", None),  # the refusal: the task had ended
+        ("late_dropped", None),
+        ("result", None),
+    ]
+
+
 async def test_a_listing_answered_while_the_host_closes_installs_nothing_and_refines():
     """SPEC §11.14 (INV-12): a ``tools/list`` answer that arrives once the host started to
     close is dropped (no ``list_done``, nothing published, no page asked for), as the
@@ -690,3 +721,142 @@ async def test_the_trace_says_whether_a_server_answered_is_error():
     recorder.end()
     answered = [r for r in records_of(out.getvalue()) if r["kind"] == "call_responded"]
     assert [(r["call_id"], r["is_error"]) for r in answered] == [("c1", False), ("c2", True)]
+
+
+RAW_TASKS_2025 = pathlib.Path(__file__).parent / "testservers" / "raw_tasks_2025.py"
+
+DEFAULT_OPTIONS = {
+    "parallel": False,
+    "tool_timeout_sec": 300.0,
+    "idle_timeout": False,
+    "tool_max_sec": 3600.0,
+    "enabled_tools": None,
+    "disabled_tools": [],
+    "approval": False,
+    "lazy": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "has_approver", "changed"),
+    [
+        ({}, False, {}),
+        ({}, True, {"approval": True}),
+        ({"default_tools_approval_mode": "prompt"}, False, {"approval": True}),
+        ({"tools": {"t": ToolConfig(approval_mode="approve")}}, False, {"approval": True}),
+        ({"tools": {"t": ToolConfig(output_byte_limit=100)}}, False, {}),
+        ({"supports_parallel_tool_calls": True}, False, {"parallel": True}),
+        (
+            {"tool_timeout_sec": 2, "idle_timeout": True, "tool_max_sec": 9},
+            False,
+            {"tool_timeout_sec": 2, "idle_timeout": True, "tool_max_sec": 9},
+        ),
+        (
+            {"enabled_tools": ["b", "a"], "disabled_tools": ["d", "c"]},
+            False,
+            {"enabled_tools": ["a", "b"], "disabled_tools": ["c", "d"]},
+        ),
+        ({"startup": "lazy_when_cached"}, False, {"lazy": True}),
+    ],
+)
+def test_a_servers_options_in_the_header_are_its_settings_and_whether_any_call_is_gated(
+    settings, has_approver, changed
+):
+    """SPEC §14.1: ``approval`` is true when an approver is given, or the server or any one
+    of its tools sets an approval mode; each other field is the server's setting."""
+    server = ServerConfig(target="http://127.0.0.1:1/mcp", **settings)
+    assert server_options(server, has_approver=has_approver) == {**DEFAULT_OPTIONS, **changed}
+
+
+@pytest.mark.parametrize(
+    ("report", "record"),
+    [
+        (
+            lambda r: r.published(3, "mcp:s", ("mcp__s__a",)),
+            {"kind": "published", "generation": 3, "source": "mcp:s", "names": ["mcp__s__a"]},
+        ),
+        (
+            lambda r: r.refresh_outcome(RefreshOutcome("s", "installed", 2)),
+            {"kind": "refresh_outcome", "server": "s", "status": "installed", "generation": 2},
+        ),
+        (
+            lambda r: r.refresh_outcome(
+                RefreshOutcome("s", "rejected", 2, kind="invalid", reason="bad")
+            ),
+            {
+                "kind": "refresh_outcome",
+                "server": "s",
+                "status": "rejected",
+                "generation": 2,
+                "reject": "invalid",
+                "reason": "bad",
+            },
+        ),
+        (
+            lambda r: r.refresh_outcome(
+                RefreshOutcome(
+                    "s", "installed", 2, excluded=(Exclusion("t", "task_required", "why"),)
+                )
+            ),
+            {
+                "kind": "refresh_outcome",
+                "server": "s",
+                "status": "installed",
+                "generation": 2,
+                "excluded": ["t"],
+            },
+        ),
+        (
+            lambda r: r.result(ToolResult("c1", "ok", "out")),
+            {"kind": "result", "call_id": "c1", "status": "ok", "text": "out"},
+        ),
+        (
+            lambda r: r.sent("s", "tools/call", "echo", "c1"),
+            {
+                "kind": "sent",
+                "server": "s",
+                "method": "tools/call",
+                "call_id": "c1",
+                "detail": "echo",
+            },
+        ),
+        (
+            lambda r: r.sent("s", "tools/list", ""),
+            {"kind": "sent", "server": "s", "method": "tools/list"},
+        ),
+        (
+            lambda r: r.sent("s", "notifications/cancelled", "c1"),
+            {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"},
+        ),
+        (
+            lambda r: r.sent("s", "tasks/cancel", "c1", "ignored"),
+            {"kind": "sent", "server": "s", "method": "tasks/cancel", "call_id": "c1"},
+        ),
+        (
+            lambda r: r.refused("c1", "why"),
+            {"kind": "refused", "call_id": "c1", "text": "why"},
+        ),
+        (lambda r: r.late_dropped("c1"), {"kind": "late_dropped", "call_id": "c1"}),
+        (
+            lambda r: r.event("list_changed", {"server": "s"}),
+            {"kind": "list_changed", "server": "s"},
+        ),
+    ],
+)
+def test_each_report_is_written_as_one_record_stamped_with_the_clock(report, record):
+    """SPEC §14.1, §14.6: one JSON line per report, ``at`` from the clock on every record
+    but the header and the end; nothing after the end."""
+    out = io.StringIO()
+    recorder = TraceRecorder(out, {"kind": "header", "x": 1}, clock=lambda: 12.5)
+    report(recorder)
+    recorder.end()
+    report(recorder)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines == [{"kind": "header", "x": 1}, {**record, "at": 12.5}, {"kind": "end"}]
+
+
+def test_without_a_clock_no_record_is_stamped():
+    out = io.StringIO()
+    recorder = TraceRecorder(out, {"kind": "header"})
+    recorder.late_dropped("c1")
+    assert out.getvalue() == '{"kind": "header"}\n{"kind": "late_dropped", "call_id": "c1"}\n'

@@ -62,14 +62,14 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | str:
             return error.at("arguments")
         return plain
     if isinstance(arguments, str | bytes):
-        text = arguments.decode() if isinstance(arguments, bytes) else arguments
-        if not text.strip():
-            return {}
         try:
+            text = arguments.decode() if isinstance(arguments, bytes) else arguments
+            if not text.strip():
+                return {}
             value = json.loads(text)
         except json.JSONDecodeError as error:
             return f"not valid JSON ({error.msg} at position {error.pos})"
-        except ValueError as error:
+        except ValueError as error:  # bytes that are not UTF-8
             return f"not valid JSON ({error})"
         if isinstance(value, dict):
             return value

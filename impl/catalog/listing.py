@@ -234,11 +234,11 @@ class _Facts:
         return made
 
 
-_FACTS_KEPT = 4 * MAX_TOOLS
+_FACTS_KEPT = 4 * MAX_TOOLS  # pragma: no mutate - a cache's size: speed only
 """Distinct tool entries whose facts are kept (least recently listed dropped first)."""
 
 
-@functools.lru_cache(maxsize=_FACTS_KEPT)
+@functools.lru_cache(maxsize=_FACTS_KEPT)  # pragma: no mutate - speed only (docs/development.md)
 def _kept_facts(key: bytes) -> _Facts:
     return _Facts(marshal.loads(key))
 

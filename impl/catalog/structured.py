@@ -130,10 +130,11 @@ def compile_check(schema: Any) -> Check | None:
         if check is None:
             return None
         checks.append(check)
-    if not checks:
-        return _always
-    if len(checks) == 1:
-        return checks[0]
+    match checks:  # a pattern: no ``len(checks) == 1`` whose ``<= 1`` would mean the same
+        case []:
+            return _always
+        case [check]:
+            return check
     every = tuple(checks)
 
     def conforms(instance: Any) -> bool:
@@ -318,7 +319,7 @@ class OutputSchema:
         return problem if len(problem) <= MAX_PROBLEM else problem[: MAX_PROBLEM - 1] + "…"
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)  # pragma: no mutate - speed only (docs/development.md)
 def _compiled(text: str) -> OutputSchema | str:
     schema = json.loads(text)
     if "$schema" not in schema and plainly_valid(schema):

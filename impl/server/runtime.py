@@ -315,7 +315,7 @@ class ServerRuntime(ServerNotices, ServerMembership):
             with anyio.move_on_after(delay):
                 await self._retry.wait()  # SPEC §11.18: new credentials end the wait
             self._retry = anyio.Event()
-            delay = min(max(delay * 2, settings.reconnect_initial_sec), settings.reconnect_max_sec)
+            delay = min(delay * 2, settings.reconnect_max_sec)
 
     async def _attempt(self) -> Failed | None:
         """One connection's life (:func:`.attempt.connect_and_serve`)."""

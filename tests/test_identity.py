@@ -1,0 +1,98 @@
+"""Runtime objects compare by identity (STYLE: objects with mutable state are
+``@attrs.define(eq=False)``), and so do the published values that stand for one moment
+(a registry state, a step's snapshot and exposure, a checked output schema): two pending
+calls, refresh runs or sessions with the same fields are never taken for one another by
+``in``, ``remove`` or a dict key, and a generation's state is the one it is.
+
+Every attrs class of ``impl/`` is found by walking the package; the imports below name
+the modules that declare such classes, so that mutation testing runs this file for a
+mutant of theirs (``scripts/mutation`` chooses test files by their imports)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import attrs
+import pytest
+
+import mcpbind.impl
+from mcpbind.impl import contributors, reconfigure
+from mcpbind.impl.calls import approval, lanes, progress, table
+from mcpbind.impl.catalog import exposure, planner, publisher, registry, structured
+from mcpbind.impl.config import catalog_cache
+from mcpbind.impl.server import context, refreshes, startup
+
+DECLARING = (
+    approval,
+    lanes,
+    progress,
+    table,
+    exposure,
+    planner,
+    publisher,
+    registry,
+    structured,
+    catalog_cache,
+    contributors,
+    reconfigure,
+    context,
+    refreshes,
+    startup,
+)
+
+VALUE_RECORDS = {"mcpbind.impl.wire.http.HttpStatus"}
+"""Mutable, and compared by value: what the HTTP transport last saw, a plain record."""
+
+SNAPSHOTS = {
+    "mcpbind.impl.catalog.registry.RegistryState",
+    "mcpbind.impl.catalog.planner.StepSnapshot",
+    "mcpbind.impl.catalog.exposure.Exposure",
+    "mcpbind.impl.catalog.structured.OutputSchema",
+}
+"""Frozen, and compared by identity: each stands for one publication or one schema text."""
+
+
+def attrs_classes() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(mcpbind.impl.__path__, "mcpbind.impl."):
+        module = importlib.import_module(info.name)
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and cls.__module__ == module.__name__ and attrs.has(cls):
+                found[f"{module.__name__}.{name}"] = cls
+    return found
+
+
+def frozen(cls: type) -> bool:
+    return getattr(cls.__setattr__, "__name__", "") == "_frozen_setattrs"
+
+
+def by_identity(cls: type) -> bool:
+    return cls.__eq__ is object.__eq__ and cls.__hash__ is object.__hash__
+
+
+CLASSES = attrs_classes()
+MUTABLE = sorted(name for name, cls in CLASSES.items() if not frozen(cls))
+
+
+def test_the_declaring_modules_are_every_module_with_a_class_compared_by_identity():
+    declaring = {m.__name__ for m in DECLARING}
+    assert {n.rsplit(".", 1)[0] for n, c in CLASSES.items() if by_identity(c)} == declaring
+
+
+@pytest.mark.parametrize("name", [n for n in MUTABLE if n not in VALUE_RECORDS])
+def test_a_runtime_object_is_equal_only_to_itself(name):
+    assert by_identity(CLASSES[name])
+
+
+@pytest.mark.parametrize("name", sorted(SNAPSHOTS))
+def test_a_published_snapshot_is_equal_only_to_itself(name):
+    assert frozen(CLASSES[name])
+    assert by_identity(CLASSES[name])
+
+
+def test_the_mutable_classes_are_the_runtime_objects_and_the_value_records():
+    assert len(MUTABLE) >= 20  # the walk found the package's classes
+    assert set(MUTABLE) >= VALUE_RECORDS
+    assert not by_identity(CLASSES["mcpbind.impl.wire.http.HttpStatus"])
