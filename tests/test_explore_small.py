@@ -249,6 +249,30 @@ def test_run_suite_with_a_mutant_stops_each_part_at_its_target_and_names_the_rul
     assert {r.report.rules for r in runs} == {"skip_approval"}
 
 
+def test_run_suite_left_to_its_defaults_is_the_standard_suite_of_two_servers_both_policies(
+    monkeypatch,
+):
+    """SPEC §10.3's standard suite is what ``run_suite()`` and ``suite_jobs()`` explore
+    when told nothing (``tests/conftest.py``'s suite and ``scripts/update-spec-table``
+    rely on it; issue 33: ``servers``'s default changed survived). The jobs are caught
+    before any exploring."""
+    import mcpbind.model.suite as suite_module
+
+    seen = []
+
+    def caught(job):
+        seen.append(job)
+        return [None] * len(job.policies)
+
+    monkeypatch.setattr(suite_module, "_run_job", caught)
+    run_suite(workers=1)
+    assert seen == suite_module.suite_jobs()
+    assert [j.part for j in seen] == [p.name for p in standard_suite(servers=2)]
+    settings = {(j.policies, j.servers, j.steps, j.calls, j.depth, j.mutant) for j in seen}
+    assert settings == {(("frozen", "revalidate"), 2, None, None, None, None)}
+    assert {(j.effects, j.suite) for j in seen} == {(False, "standard")}
+
+
 def test_run_suite_refuses_an_unknown_mutant_before_exploring_anything():
     with pytest.raises(KeyError):
         run_suite(mutant="no_such_mutant", workers=1)

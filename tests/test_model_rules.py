@@ -1147,3 +1147,28 @@ def test_a_read_of_a_dropped_resource_is_unavailable_under_revalidate_and_read_u
     state, outputs = run(frozen, *events, Call(0, "c1", READ_A), CallResponded("c1"))
     assert outputs == [Result("c1", "ok", None)]
     assert state.calls[0].results == 1
+
+
+def test_a_listing_ended_before_its_last_page_is_reported_by_inv_3_with_the_pages_read():
+    """INV-3: a publication at a ``list_done`` that came after fewer pages than the
+    listing has (forged: the standard rules allow no such ``list_done``) is reported with
+    the count (issue 33: the check had no coverage)."""
+    from test_explore_small import part
+
+    from mcpbind.model import ListDone
+    from mcpbind.model.explore import reachable
+    from mcpbind.model.invariants import check_transition
+    from mcpbind.model.rules import STANDARD, listings
+
+    bound = part("catalogs").bound
+    early = next(
+        (state, i)
+        for state in reachable(bound)
+        for i, server in enumerate(state.servers)
+        if server.refresh is not None
+        and server.refresh.pages + 1 < len(listings(state, i)[server.refresh.version])
+    )
+    state, i = early
+    event = ListDone(bound.servers[i].name)
+    found = check_transition(state, event, STANDARD.apply(state, event), every=True)
+    assert found == [("INV-3", "mcp:git.hub published after 1 page(s) of a longer listing")]

@@ -221,6 +221,27 @@ def test_the_merge_names_the_wire_calls_after_the_stubs_call_records_in_their_or
     assert check_trace(parsed(merged)) == []
 
 
+def test_the_merge_pairs_each_of_three_wire_calls_of_a_tool_with_the_hosts_call_of_its_rank():
+    """The k-th, for every k: three calls of one tool, the third too (issue 33: counting
+    the calls taken down instead of up paired two calls right and a third wrong)."""
+    ids = ("a", "b", "c")
+    host = [
+        load_header(),
+        *[{"kind": "call", "call_id": c, "name": "mcp__tasks__research", "at": 1.0} for c in ids],
+        *[{"kind": "result", "call_id": c, "status": "ok", "at": 3.0} for c in ids],
+        {"kind": "end"},
+    ]
+    header = {"kind": "header", "format": "mcpbind-trace/1", "side": "wire", "servers": ["tasks"]}
+    sent = {"kind": "sent", "server": "tasks", "method": "tools/call", "detail": "research"}
+    wire = [
+        {**header, "host": {}},
+        *[{**sent, "call_id": n, "at": t} for n, t in (("7", 1.5), ("8", 1.6), ("9", 1.7))],
+        {"kind": "end"},
+    ]
+    merged = merge_traces(parsed(host), [parsed(wire)])
+    assert [r["call_id"] for r in merged if r["kind"] == "sent"] == ["a", "b", "c"]
+
+
 def test_a_call_a_restarted_server_refused_and_its_resend_keep_the_stubs_call_id():
     """SPEC §14.6: the stub names its calls by their ``call`` records; a ``tools/call`` of
     a tool after a ``session_expired`` of that tool's call is its resend, in the new

@@ -155,3 +155,21 @@ def test_a_mutant_that_stops_its_module_importing_is_killed_at_import_and_a_brok
     assert got == status
     assert said in failure
     assert (status in script.KILLED) == status.startswith("killed")
+
+
+def test_no_mutant_is_made_inside_an_assert_or_an_annotation_or_a_marked_line(tmp_path):
+    """An assert's claim decides nothing (the outputs are those of ``python -O``), an
+    annotation is a string never run, a marked line is argued in its comment: no mutant
+    is made there; the statements around them are mutated as usual."""
+    script = load_script()
+    script.ROOT = tmp_path
+    (tmp_path / "m.py").write_text(
+        "from __future__ import annotations\n"
+        "def f(x: int = 1 + 2) -> bool:\n"  # line 2: only the default is mutated
+        "    assert x == 3 and x > 0, x + 1\n"  # line 3: nothing
+        "    weight = 10.1  # pragma: no mutate\n"  # line 4: nothing
+        "    return x < weight\n"  # line 5
+    )
+    mutants = script.mutants_of("m.py", script.operators())
+    assert {m.line for m in mutants} == {2, 5}
+    assert all(m.column > len("def f(x: int = ") - 2 for m in mutants if m.line == 2)

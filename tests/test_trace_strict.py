@@ -211,6 +211,11 @@ DIVERGENT = {
         12,
     ),
     "no listing after a relisten": ([*RELISTENED[:8], *CLOSE, END], "LIVE-3", 11),
+    "a call refused unrun resent before the refresh it waits for": (
+        [*ANSWERED[:8], {"kind": "call_rejected", "call_id": "a"}, SENT, *CLOSE, END],
+        "INV-13",
+        10,
+    ),
     "a call after close accepted": (
         [
             *ANSWERED[:-1],
@@ -228,6 +233,27 @@ DIVERGENT = {
 def test_a_trace_that_leaves_the_model_is_flagged_at_its_line_with_the_id(case):
     records, invariant, line = DIVERGENT[case]
     assert refined(records) == (invariant, line)
+
+
+@pytest.mark.parametrize("status", ["ok", "error"])
+def test_a_host_tools_answer_refines_whatever_its_handler_said(status):
+    """A call of a host tool (the header's ``builtins``) runs its handler in the host: the
+    model says only that it answered, so an ``ok`` or ``error`` result with any text is a
+    run of the model (issue 33: ``_loosen``'s status test negated survived)."""
+    host = {**HEADER, "builtins": ["ask"]}
+    call = {"kind": "call", "step": 0, "call_id": "h", "name": "ask"}
+    answer = {"kind": "result", "call_id": "h", "status": status, "text": "the handler's text"}
+    assert refined([host, *LISTED, call, answer, *CLOSE, END]) is None
+
+
+def test_a_conforming_trace_refines_with_a_replay_bound_counting_its_steps_and_calls():
+    """SPEC §14.5: the replay's bound holds the trace's one step and one call, no gating
+    (issue 33: the gating test's ``and`` made ``or`` left every ungated trace without a
+    bound)."""
+    for records in (ANSWERED, [HEADER, *LISTED, CALL, SENT, END]):  # ended; still out
+        bound = refine(parse_trace(lines(records))).bound
+        assert bound is not None
+        assert (bound.max_steps, bound.max_calls, bound.approval) == (1, 1, False)
 
 
 def test_strict_writes_a_replay_file_that_runs_against_the_runtime_in_lockstep(tmp_path):
