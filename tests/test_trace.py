@@ -289,6 +289,17 @@ def test_a_trace_breaking_one_id_is_flagged_with_it_at_its_line(invariant):
     assert (invariant, line) in violated(records)
 
 
+def test_a_new_session_after_an_expiry_listens_anew_but_still_owes_its_refresh():
+    """LIVE-3 (SPEC §8.13): a session_expired of a call to a server whose stream ended
+    opens a new session, which listens; its first listing and refresh_outcome end the
+    debt, as after a relisten. The lockstep streams machine met this trace."""
+    expired = (LISTED, A_STEP, STREAM_ENDED, CALL, {**SENT_CALL, "detail": "t"}, EXPIRED)
+    assert "LIVE-3" not in {i for i, _ in violated(trace(*expired, LISTING, UNCHANGED))}
+    assert ("LIVE-3", 4) in violated(trace(*expired))  # no listing: still owed
+    other = {**SENT_CALL, "server": "other"}
+    assert ("LIVE-3", 4) in violated(trace(*expired[:4], other, EXPIRED, LISTING, UNCHANGED))
+
+
 def test_the_conforming_versions_of_those_traces_conform():
     assert violated(trace(LISTED, PUBLISHED, LISTED, {**PUBLISHED, "generation": 2})) == []
     excluded = {"name": "t", "problem": "bad header", "excluded": "x_mcp_header"}
