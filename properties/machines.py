@@ -136,24 +136,15 @@ def lockstep_property(
     def lockstep(data: Any) -> None:
         if on_example is not None:
             on_example()
-        # An example's garbage is collected once it ends, not while it runs: a tenth of a
-        # machine's CPU (the young generations, as the odometer does every GC_RUNS runs).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            trace = run_machine(
-                bound,
-                DrawChooser(data),
-                steps=steps,
-                seams=seams,
-                backend=backend,
-                defer_threshold=threshold,
-                coverage=coverage,
-            )
-        finally:
-            if collecting:
-                gc.collect(1)
-                gc.enable()
+        trace = run_machine(
+            bound,
+            DrawChooser(data),
+            steps=steps,
+            seams=seams,
+            backend=backend,
+            defer_threshold=threshold,
+            coverage=coverage,
+        )
         note(f"{len(trace)} events")
 
     lockstep.__name__ = (
