@@ -34,8 +34,8 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -85,12 +85,14 @@ from .values import (
     TaskStatus,
     Timeout,
     ToolDef,
+    Transition,
     evolve,
 )
 
 __all__ = [
     "TOOL_SEARCH",
     "NotRefinable",
+    "RecentRules",
     "Refinement",
     "deferring_view",
     "refine",
@@ -99,6 +101,7 @@ __all__ = [
 ]
 
 Normal = tuple[Any, ...]
+T = TypeVar("T")
 _FAR = 10**9
 """``max_steps``, ``max_calls`` and the idle re-arms of a trace's bound: no bound."""
 _EMPTY_LISTING: tuple[tuple[ToolDef, ...], ...] = ((),)
@@ -322,9 +325,73 @@ def _with_listings(state: State, server: str, versions: tuple[Any, ...]) -> Stat
     return _with_spec(state, server, **{field: versions})
 
 
+class RecentRules:
+    """``rules``' answers for the states met lately, kept: ``initial``, ``enabled``, and
+    ``apply``'s transitions. The lockstep machine's runs, and the refinement of their
+    traces, meet the same states again and again: every run starts from the same ones,
+    and runs share their first events (in ``mcpbind check``'s machines and odometer,
+    85-95% of these calls repeat one made before). Each answer is a pure function of a
+    frozen bound, state and event, so a kept answer is the answer: kept by all three (a
+    state's equality leaves its bound out, and refinement changes the bound). An ``apply`` that
+    raises is not kept, nor is anything about a state that does not hash (a malformed
+    trace's field). Bounded: past ``size`` entries of a kind, all of them are forgotten."""
+
+    def __init__(self, rules: Rules, size: int = 4096) -> None:
+        self.rules = rules
+        self._size = size
+        self._initial: dict[Any, Transition] = {}
+        self._enabled: dict[Any, tuple[tuple[Event, ...], frozenset[Event]]] = {}
+        self._applied: dict[Any, Transition] = {}
+
+    def initial(self, bound: Bound) -> Transition:
+        return self._kept(self._initial, bound, lambda: self.rules.initial(bound))
+
+    def enabled(self, state: State) -> tuple[Event, ...]:
+        """``rules.enabled(state)``, in its order."""
+        return self._guards(state)[0]
+
+    def allows(self, state: State, event: Event) -> bool:
+        """``event`` is in ``rules.enabled(state)`` (as ``Rules.step`` tests it)."""
+        return _guard_key(event) in self._guards(state)[1]
+
+    def apply(self, state: State, event: Event) -> Transition:
+        """``rules.apply(state, event)``."""
+        key = (state.bound, state, event)
+        return self._kept(self._applied, key, lambda: self.rules.apply(state, event))
+
+    def _guards(self, state: State) -> tuple[tuple[Event, ...], frozenset[Event]]:
+        def compute() -> tuple[tuple[Event, ...], frozenset[Event]]:
+            events = tuple(self.rules.enabled(state))
+            return events, frozenset(events)
+
+        return self._kept(self._enabled, (state.bound, state), compute)
+
+    def _kept(self, kept: dict[Any, T], key: object, compute: Callable[[], T]) -> T:
+        try:
+            found = kept.get(key)
+        except TypeError:  # a field that does not hash
+            return compute()
+        if found is None:
+            if len(kept) >= self._size:
+                kept.clear()
+            found = kept[key] = compute()
+        return found
+
+
+RECENT = RecentRules(STANDARD)
+"""The standard rules' recent answers, shared by every refinement that uses them and by
+the lockstep machine."""
+
+
+def recent(rules: Rules) -> RecentRules:
+    """The shared :data:`RECENT` for the standard rules; for others (a mutant), a new one."""
+    return RECENT if rules is STANDARD else RecentRules(rules)
+
+
 class _Refiner:
     def __init__(self, header: TraceRecord, rules: Rules) -> None:
         self.rules = rules
+        self.recent = recent(rules)
         self.bound, self.gating = bound_from_header(header)
         self.listings: dict[tuple[str, bool, int], tuple[tuple[ToolDef, ...], ...]] = {}
         """``(server, replaced, version)`` -> the listing its ``list_done`` showed."""
@@ -350,7 +417,7 @@ class _Refiner:
         walk of the whole trace (the checker drops equal candidates at every input)."""
 
     def start(self) -> _Candidate:
-        t = self.rules.initial(self.bound)
+        t = self.recent.initial(self.bound)
         return _Candidate(t.state, tuple((0, expected(o)) for o in t.outputs), ())
 
     # --- one input, every way the trace allows ---------------------------------------
@@ -634,7 +701,7 @@ class _Refiner:
         if checked and not self._allowed(state, event):
             return
         try:
-            t = self.rules.apply(state, event)
+            t = self.recent.apply(state, event)
         except (EventNotEnabled, AssertionError, KeyError, IndexError):
             return
         snapshots = candidate.snapshots
@@ -708,7 +775,7 @@ class _Refiner:
             if record is None:
                 return False
             return key in self.rules.call_events(record, None, state.bound)
-        return key in self.rules.enabled(state)
+        return self.recent.allows(state, event)
 
 
 TOOL_SEARCH = "tool_search"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
+from hypothesis.control import should_note
 
 __all__ = ["Chooser", "DrawChooser", "Odometer", "Probe", "ReplayChooser", "ReplayMismatch"]
 
@@ -30,12 +31,29 @@ class Chooser(Protocol):
 class DrawChooser:
     def __init__(self, data: Any) -> None:
         self._data = data
+        self._reported = should_note()
+        """The run Hypothesis reports (or a verbose one): its draws are printed."""
 
     def choose(self, options: Sequence[T], label: str) -> T:
-        return self._data.draw(_sampled(tuple(options)), label=label)  # type: ignore[no-any-return]
+        return self._draw(_sampled(tuple(options)), label)  # type: ignore[no-any-return]
 
     def steps(self, most: int) -> int:
-        return self._data.draw(st.integers(0, most), label="steps")  # type: ignore[no-any-return]
+        return self._draw(_integers(most), "steps")  # type: ignore[no-any-return]
+
+    def _draw(self, strategy: st.SearchStrategy[Any], label: str) -> Any:
+        """Generating, a choice is drawn from the test case's data itself: the same spans
+        and choices as ``data.draw`` (so the same examples) without its bookkeeping for
+        reports (a check that the draw left the ``random`` module alone, the draw's
+        printed label): a tenth of a machine's CPU. The run Hypothesis reports draws
+        through ``data.draw``, which prints each choice with its label."""
+        if self._reported:
+            return self._data.draw(strategy, label=label)
+        return self._data.conjecture_data.draw(strategy)
+
+
+@functools.lru_cache(maxsize=64)
+def _integers(most: int) -> st.SearchStrategy[int]:
+    return st.integers(0, most)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -69,8 +69,8 @@ from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome as ImplOutcome
 from mcpbind.impl.values import ToolResult
 from mcpbind.model.explore import format_event
-from mcpbind.model.refine import TOOL_SEARCH, deferring_view, refine, result_text
-from mcpbind.model.rules import STANDARD, call_id_for
+from mcpbind.model.refine import RECENT, TOOL_SEARCH, deferring_view, refine, result_text
+from mcpbind.model.rules import call_id_for
 from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.model.values import (
     Approve,
@@ -454,8 +454,6 @@ class _Run:
     latest: Registry | None = None
     """The model's snapshot of the latest step before the deferral view: every tool of
     its registry state, deferred or not."""
-    extra: set[str] = attrs.field(factory=set)
-    """The offers of this rule that the model's ``enabled`` does not list (SPEC §11.9)."""
 
     # --- the run as the invariant checks see it (run_view.RunView) ----------------------
 
@@ -511,7 +509,7 @@ class _Run:
     async def main(self) -> None:
         self.servers = {s.name: ScriptedServer(s) for s in self.bound.servers}
         connector = ScriptedConnector(self.servers)
-        initial = STANDARD.initial(self.bound)
+        initial = RECENT.initial(self.bound)
         self.state = initial.state
         config = host_config(self.bound, self.approver, defer_threshold=self.defer_threshold)
         self.threshold = config.defer_threshold
@@ -553,8 +551,7 @@ class _Run:
     def options(self) -> list[Offer]:
         assert self.state is not None
         extra = self.deferral_offers()
-        self.extra = {label(o) for o in extra}
-        events: list[Offer] = [*STANDARD.enabled(self.state), *extra]
+        events: list[Offer] = [*RECENT.enabled(self.state), *extra]
         # A call waiting for approval has no deadline yet (SPEC §3.4, INV-10).
         open_calls = [c for c in self.state.calls if c.phase not in ("done", "approval")]
         earliest = min(open_calls, key=lambda c: self.deadlines[c.call_id], default=None)
@@ -615,11 +612,9 @@ class _Run:
         before = self.state
         event = offer.call if isinstance(offer, SearchCall) else offer
         self.note_reached(before, offer)
-        if label(offer) in self.extra:
-            # A call the deferral offers: the model routes it in the step's view.
-            transition = STANDARD.apply(before, event)
-        else:
-            transition = STANDARD.step(before, event)
+        # Every offer is one of the model's ``enabled`` events or a call the deferral
+        # offers, which the model routes in the step's view: applied as it is.
+        transition = RECENT.apply(before, event)
         await self.perform(offer)
         await self.settle()
         self.state = transition.state

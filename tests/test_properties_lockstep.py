@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import Verbosity, given, settings
+from hypothesis import strategies as st
 
 from mcpbind.model import texts
 from mcpbind.model.values import Binding, Registry, SourceCatalog
 from mcpbind.properties import profiles
+from mcpbind.properties.chooser import DrawChooser
 from mcpbind.properties.deferral import expected_search, search_words, shown_names
 from mcpbind.properties.lockstep import REACHED, replay_file
 from mcpbind.properties.machines import lockstep_property, run_replay
@@ -208,3 +211,44 @@ def test_the_deferral_oracle_splits_words_as_the_spec_says():
     assert search_words("mcp__git_hub__createIssue") == ["mcp", "git", "hub", "create", "issue"]
     assert search_words("HTTPServer") == ["http", "server"]
     assert search_words("read a file") == ["read", "file"]
+
+
+def _script(chooser: DrawChooser) -> list[object]:
+    """A few choices as a machine makes them: a kind, a count, one of that many."""
+    kind = chooser.choose(("sample", "call", "close"), "kind")
+    steps = chooser.steps(4)
+    return [kind, steps, chooser.choose(tuple(range(steps + 1)), "event")]
+
+
+def test_the_draw_chooser_makes_the_same_choices_whether_it_prints_them_or_not():
+    """Generating, the machines draw from the test case's data directly; a verbose run
+    draws each choice with ``data.draw``, printing it: the same examples, in order."""
+
+    def examples(verbosity: Verbosity) -> list[list[object]]:
+        made: list[list[object]] = []
+
+        @settings(max_examples=60, derandomize=True, database=None, verbosity=verbosity)
+        @given(st.data())
+        def script(data):
+            made.append(_script(DrawChooser(data)))
+
+        script()
+        return made
+
+    quiet = examples(Verbosity.normal)
+    assert len(quiet) > 10
+    assert quiet == examples(Verbosity.verbose)
+
+
+def test_a_failing_example_is_reported_with_each_choice_and_its_label():
+    @settings(max_examples=20, derandomize=True, database=None)
+    @given(st.data())
+    def failing(data):
+        choices = _script(DrawChooser(data))
+        assert choices[0] != "close"
+
+    with pytest.raises(AssertionError) as caught:
+        failing()
+    notes = "\n".join(getattr(caught.value, "__notes__", ()))
+    assert "Draw 1 (kind): 'close'" in notes
+    assert "Draw 2 (steps): 0" in notes

@@ -9,12 +9,15 @@ import json
 import pathlib
 from typing import Any
 
+import attrs
 import pytest
 from cli_runner import mcpbind
 
 from mcpbind.model.bounds import describe, load_bound
 from mcpbind.model.explore import format_event, replay
-from mcpbind.model.refine import NotRefinable, refine
+from mcpbind.model.mutants import MUTANTS
+from mcpbind.model.refine import RECENT, NotRefinable, RecentRules, recent, refine
+from mcpbind.model.rules import STANDARD
 from mcpbind.model.texts import (
     DISCONNECTED,
     DUPLICATE_CALL_ID,
@@ -23,7 +26,8 @@ from mcpbind.model.texts import (
     REMOVED,
 )
 from mcpbind.model.trace import check_trace, parse_trace
-from mcpbind.properties.machines import run_replay
+from mcpbind.model.values import ListDone, ListPage
+from mcpbind.properties.machines import lockstep_bound, run_replay
 
 
 def lines(records: list[dict[str, Any]]) -> list[str]:
@@ -544,3 +548,32 @@ def test_a_call_naming_a_step_no_sample_made_is_flagged_before_close(step):
     neither crashes nor takes it as a call of another step."""
     records = edit(ANSWERED, index(ANSWERED, CALL), step=step)
     assert refined(records) == ("REFINE", index(ANSWERED, CALL) + 1)
+
+
+def test_kept_answers_of_the_rules_are_told_apart_by_the_bound():
+    """Refinement and the lockstep machine keep the rules' answers for the states they
+    meet (``RecentRules``); a state's equality leaves its bound out, so two equal states
+    whose bounds differ (a one-page listing where the other has two) get their own."""
+    bound = lockstep_bound("revalidate")
+    two_pages = STANDARD.initial(bound).state
+    spec = two_pages.bound.servers[0]
+    one_page = attrs.evolve(spec, versions=((spec.versions[0][0],), *spec.versions[1:]))
+    single = attrs.evolve(bound, servers=(one_page, *bound.servers[1:]))
+    one_page_state = attrs.evolve(two_pages, bound=single)
+    assert one_page_state == two_pages
+    kept = RecentRules(STANDARD)
+    for state in (two_pages, one_page_state, two_pages):
+        assert kept.enabled(state) == tuple(STANDARD.enabled(state))
+        for event in kept.enabled(state):
+            assert kept.allows(state, event)
+            assert kept.apply(state, event) == STANDARD.apply(state, event)
+    assert ListPage(spec.name) in kept.enabled(two_pages)
+    assert ListDone(spec.name) in kept.enabled(one_page_state)
+    assert not kept.allows(one_page_state, ListPage(spec.name))
+
+
+def test_a_mutant_of_the_rules_is_refined_with_answers_of_its_own():
+    assert recent(STANDARD) is RECENT
+    mutant = MUTANTS[0]
+    assert recent(mutant) is not RECENT
+    assert recent(mutant).rules is mutant
