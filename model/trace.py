@@ -726,7 +726,7 @@ def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
 
 def _live_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     pending: dict[str, tuple[str, int]] = {}  # server -> (stage, line of its stream_ended)
-    sent_to: dict[object, object] = {}  # call_id -> the server its tools/call went to
+    sent_to: dict[Any, str] = {}  # call_id -> the server its tools/call went to
     wire = wire_only(records)
     for record in records:
         server = record.get("server")

@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
-from hypothesis.control import should_note
+
+try:
+    from hypothesis.control import should_note as _should_note
+except ImportError:  # not public API: every draw is then reported, as data.draw does
+
+    def _should_note() -> bool:
+        return True
+
 
 __all__ = ["Chooser", "DrawChooser", "Odometer", "Probe", "ReplayChooser", "ReplayMismatch"]
 
@@ -31,8 +38,12 @@ class Chooser(Protocol):
 class DrawChooser:
     def __init__(self, data: Any) -> None:
         self._data = data
-        self._reported = should_note()
-        """The run Hypothesis reports (or a verbose one): its draws are printed."""
+        # Neither ``should_note`` nor a data object's ``conjecture_data`` is documented
+        # API (Hypothesis >= 6.100 has both): without them every draw goes through
+        # ``data.draw``, the same examples, only slower.
+        conjecture = getattr(data, "conjecture_data", None)
+        self._fast = None if conjecture is None or _should_note() else conjecture.draw
+        """Generating (not the reported or a verbose run): draw from the test case's data."""
 
     def choose(self, options: Sequence[T], label: str) -> T:
         return self._draw(_sampled(tuple(options)), label)  # type: ignore[no-any-return]
@@ -46,9 +57,9 @@ class DrawChooser:
         reports (a check that the draw left the ``random`` module alone, the draw's
         printed label): a tenth of a machine's CPU. The run Hypothesis reports draws
         through ``data.draw``, which prints each choice with its label."""
-        if self._reported:
+        if self._fast is None:
             return self._data.draw(strategy, label=label)
-        return self._data.conjecture_data.draw(strategy)
+        return self._fast(strategy)
 
 
 @functools.lru_cache(maxsize=64)
