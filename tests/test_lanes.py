@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+
 import anyio
 
-from mcpbind.impl.calls.lanes import Lanes
+from mcpbind.impl.calls.lanes import Lane, Lanes
+
+
+async def take_and_free(
+    lanes: Lanes, lane: Lane, took: list[int], order: int, scope: anyio.CancelScope | None = None
+) -> None:
+    """Wait for step 1's lane as the call accepted ``order``-th, note it, free the lane."""
+    with scope or anyio.CancelScope():
+        await lanes.acquire(1, lane, order)
+        took.append(order)
+        lanes.release(1, lane)
 
 
 async def test_a_freed_lane_goes_to_the_oldest_accepted_waiter_not_the_first_to_arrive():
@@ -13,10 +25,7 @@ async def test_a_freed_lane_goes_to_the_oldest_accepted_waiter_not_the_first_to_
     assert lane.acquire_nowait()
     took: list[int] = []
 
-    async def wait(order: int) -> None:
-        await lanes.acquire(1, lane, order)
-        took.append(order)
-        lanes.release(1, lane)
+    wait = functools.partial(take_and_free, lanes, lane, took)
 
     async with anyio.create_task_group() as nursery:
         for order in (7, 3, 5):  # they arrive in this order
@@ -35,11 +44,7 @@ async def test_a_waiter_cancelled_leaves_the_queue_and_the_next_oldest_takes_the
     took: list[int] = []
     scope = anyio.CancelScope()
 
-    async def wait(order: int, scope: anyio.CancelScope | None = None) -> None:
-        with scope or anyio.CancelScope():
-            await lanes.acquire(1, lane, order)
-            took.append(order)
-            lanes.release(1, lane)
+    wait = functools.partial(take_and_free, lanes, lane, took)
 
     async with anyio.create_task_group() as nursery:
         nursery.start_soon(wait, 1, scope)
@@ -63,11 +68,7 @@ async def test_a_waiter_cancelled_as_the_lane_is_handed_to_it_passes_the_lane_on
     took: list[int] = []
     scope = anyio.CancelScope()
 
-    async def wait(order: int, scope: anyio.CancelScope | None = None) -> None:
-        with scope or anyio.CancelScope():
-            await lanes.acquire(1, lane, order)
-            took.append(order)
-            lanes.release(1, lane)
+    wait = functools.partial(take_and_free, lanes, lane, took)
 
     with anyio.fail_after(5):  # a lane lost with its waiter would hang the second
         async with anyio.create_task_group() as nursery:
