@@ -726,13 +726,13 @@ def _live_2(records: list[TraceRecord]) -> Iterator[TraceViolation]:
 
 def _live_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
     pending: dict[str, tuple[str, int]] = {}  # server -> (stage, line of its stream_ended)
-    sent_to: dict[Any, str] = {}  # call_id -> the server its tools/call went to
+    server_of: dict[Any, str] = {}  # call_id -> the server its tools/call went to
     wire = wire_only(records)
     for record in records:
         server = record.get("server")
         stage = pending.get(server, ("", 0))[0]
         if record.kind == "sent" and record.get("method") == "tools/call":
-            sent_to[record.get("call_id")] = server
+            server_of[record.get("call_id")] = server
         if wire and record.kind in ("list_done", "list_failed") and stage == "listing":
             del pending[server]  # wire-only: the new listing's answer stands for the refresh
         elif wire and record.kind == "sent" and record.get("method") == "close":
@@ -741,10 +741,10 @@ def _live_3(records: list[TraceRecord]) -> Iterator[TraceViolation]:
             pending[server] = ("ended", pending.get(server, ("", record.line))[1])
         elif record.kind == "relisten" and stage:
             pending[server] = ("listening", pending[server][1])
-        elif record.kind == "session_expired" and sent_to.get(record.get("call_id")) in pending:
+        elif record.kind == "session_expired" and server_of.get(record.get("call_id")) in pending:
             # SPEC §8.13: the host opened a new session, which listens anew (the model's
             # ``new_session``); its first listing and refresh_outcome are still owed.
-            expired = sent_to[record.get("call_id")]
+            expired = server_of[record.get("call_id")]
             pending[expired] = ("listening", pending[expired][1])
         elif stage == "listening" and _first_page(record):
             pending[server] = ("listing", pending[server][1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
 
 import anyio
 
@@ -19,13 +20,18 @@ async def take_and_free(
         lanes.release(1, lane)
 
 
-async def test_a_freed_lane_goes_to_the_oldest_accepted_waiter_not_the_first_to_arrive():
+def held_lane() -> tuple[Lanes, Lane, list[int], Callable[..., Awaitable[None]]]:
+    """Step 1's lane, held; the orders of the waiters that took it after, in turn; and
+    ``wait(order, scope=None)``, a waiter of that order."""
     lanes = Lanes()
     lane = lanes.get(1)
     assert lane.acquire_nowait()
     took: list[int] = []
+    return lanes, lane, took, functools.partial(take_and_free, lanes, lane, took)
 
-    wait = functools.partial(take_and_free, lanes, lane, took)
+
+async def test_a_freed_lane_goes_to_the_oldest_accepted_waiter_not_the_first_to_arrive():
+    lanes, lane, took, wait = held_lane()
 
     async with anyio.create_task_group() as nursery:
         for order in (7, 3, 5):  # they arrive in this order
@@ -38,13 +44,8 @@ async def test_a_freed_lane_goes_to_the_oldest_accepted_waiter_not_the_first_to_
 
 
 async def test_a_waiter_cancelled_leaves_the_queue_and_the_next_oldest_takes_the_lane():
-    lanes = Lanes()
-    lane = lanes.get(1)
-    assert lane.acquire_nowait()
-    took: list[int] = []
+    lanes, lane, took, wait = held_lane()
     scope = anyio.CancelScope()
-
-    wait = functools.partial(take_and_free, lanes, lane, took)
 
     async with anyio.create_task_group() as nursery:
         nursery.start_soon(wait, 1, scope)
@@ -62,13 +63,8 @@ async def test_a_waiter_cancelled_as_the_lane_is_handed_to_it_passes_the_lane_on
     """A waiter cancelled in the same tick as the lane is handed to it never runs with
     it: it passes the lane to the next waiter, and the lane ends free, never held by
     nobody."""
-    lanes = Lanes()
-    lane = lanes.get(1)
-    assert lane.acquire_nowait()
-    took: list[int] = []
+    lanes, lane, took, wait = held_lane()
     scope = anyio.CancelScope()
-
-    wait = functools.partial(take_and_free, lanes, lane, took)
 
     with anyio.fail_after(5):  # a lane lost with its waiter would hang the second
         async with anyio.create_task_group() as nursery:
