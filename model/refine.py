@@ -325,6 +325,15 @@ def _with_listings(state: State, server: str, versions: tuple[Any, ...]) -> Stat
     return _with_spec(state, server, **{field: versions})
 
 
+@attrs.frozen
+class RecentStatistics:
+    """:meth:`RecentRules.statistics`: the answers kept, by kind."""
+
+    initial: int
+    enabled: int
+    applied: int
+
+
 class RecentRules:
     """``rules``' answers for the states met lately, kept: ``initial``, ``enabled``, and
     ``apply``'s transitions. The lockstep machine's runs, and the refinement of their
@@ -345,6 +354,16 @@ class RecentRules:
 
     def initial(self, bound: Bound) -> Transition:
         return self._kept(self._initial, bound, lambda: self.rules.initial(bound))
+
+    def clear(self) -> None:
+        """Forget every kept answer."""
+        self._initial.clear()
+        self._enabled.clear()
+        self._applied.clear()
+
+    def statistics(self) -> RecentStatistics:
+        """How many answers of each kind are kept now."""
+        return RecentStatistics(len(self._initial), len(self._enabled), len(self._applied))
 
     def enabled(self, state: State) -> tuple[Event, ...]:
         """``rules.enabled(state)``, in its order."""
@@ -378,6 +397,33 @@ class RecentRules:
         return found
 
 
+class DirectRules:
+    """:class:`RecentRules`' questions, asked of ``rules`` each time and kept nowhere. A
+    trace's inputs past its first :data:`RECENT_INPUTS` take these: runs share their first
+    events, not their later ones, so a long trace's later states are new and a kept answer
+    would only be garbage the collector walks again and again (refinement would stop being
+    linear in the trace, SPEC §14.5)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+
+    def initial(self, bound: Bound) -> Transition:
+        return self.rules.initial(bound)
+
+    def enabled(self, state: State) -> tuple[Event, ...]:
+        return tuple(self.rules.enabled(state))
+
+    def allows(self, state: State, event: Event) -> bool:
+        return _guard_key(event) in frozenset(self.rules.enabled(state))
+
+    def apply(self, state: State, event: Event) -> Transition:
+        return self.rules.apply(state, event)
+
+
+RECENT_INPUTS = 128
+"""How many of a trace's first inputs ask :class:`RecentRules`; the rest ask
+:class:`DirectRules`. A lockstep run (at most 30 steps) stays within it whole."""
+
 RECENT = RecentRules(STANDARD)
 """The standard rules' recent answers, shared by every refinement that uses them and by
 the lockstep machine."""
@@ -391,7 +437,7 @@ def recent(rules: Rules) -> RecentRules:
 class _Refiner:
     def __init__(self, header: TraceRecord, rules: Rules) -> None:
         self.rules = rules
-        self.recent = recent(rules)
+        self.recent: RecentRules | DirectRules = recent(rules)
         self.bound, self.gating = bound_from_header(header)
         self.listings: dict[tuple[str, bool, int], tuple[tuple[ToolDef, ...], ...]] = {}
         """``(server, replaced, version)`` -> the listing its ``list_done`` showed."""
@@ -858,6 +904,8 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
             candidates = done
             break
         refiner.inputs += 1
+        if refiner.inputs == RECENT_INPUTS:
+            refiner.recent = DirectRules(rules)
         if record.kind in _CAUSE_IDS:
             refiner.causes[refiner.inputs] = record.kind
         if record.kind == "call":

@@ -16,7 +16,15 @@ from cli_runner import mcpbind
 from mcpbind.model.bounds import describe, load_bound
 from mcpbind.model.explore import format_event, replay
 from mcpbind.model.mutants import MUTANTS
-from mcpbind.model.refine import RECENT, NotRefinable, RecentRules, recent, refine
+from mcpbind.model.refine import (
+    RECENT,
+    RECENT_INPUTS,
+    DirectRules,
+    NotRefinable,
+    RecentRules,
+    recent,
+    refine,
+)
 from mcpbind.model.rules import STANDARD
 from mcpbind.model.texts import (
     DISCONNECTED,
@@ -577,3 +585,57 @@ def test_a_mutant_of_the_rules_is_refined_with_answers_of_its_own():
     mutant = MUTANTS[0]
     assert recent(mutant) is not RECENT
     assert recent(mutant).rules is mutant
+
+
+def answered_in_turn(calls: int) -> list[dict[str, Any]]:
+    """One step and ``calls`` calls of ``mcp__s__t``, each answered before the next."""
+    records = [HEADER, *LISTED]
+    for i in range(calls):
+        call_id = f"a{i}"
+        records += [
+            {**CALL, "call_id": call_id},
+            {**SENT, "call_id": call_id},
+            {"kind": "call_responded", "call_id": call_id},
+            {"kind": "result", "call_id": call_id, "status": "ok"},
+        ]
+    return [*records, *CLOSE, END]
+
+
+def test_a_long_trace_keeps_no_answers_past_its_first_inputs_and_still_diverges_there():
+    """SPEC §14.5 (cost linear in the trace): only a trace's first ``RECENT_INPUTS`` inputs
+    ask the kept answers (runs share their first events, not their later ones); past them
+    the rules are asked directly, and a divergence there is still found, on its line."""
+    calls = RECENT_INPUTS  # two inputs per call: half of them past the first inputs
+    records = answered_in_turn(calls)
+    kept = []
+    for trace in (records, answered_in_turn(4 * calls)):
+        RECENT.clear()
+        assert refined(trace) is None
+        kept.append(RECENT.statistics())
+    assert kept[0] == kept[1]
+    assert kept[0].applied > 0
+    late = max(i for i, r in enumerate(records) if r["kind"] == "result")
+    assert refined(edit(records, late, status="failed")) == ("REFINE", late + 1)
+    sent = late - 2
+    assert refined(edit(records, sent, detail="r")) == ("INV-2", sent + 1)
+
+
+def test_the_direct_rules_answer_as_the_kept_ones_do():
+    """``DirectRules`` (a long trace's later inputs) and ``RecentRules`` give the same
+    answers on every state of a lockstep bound's first events."""
+    bound = lockstep_bound("revalidate")
+    direct, kept = DirectRules(STANDARD), RecentRules(STANDARD)
+    assert direct.initial(bound) == kept.initial(bound)
+    state = direct.initial(bound).state
+    for taken in range(8):
+        events = direct.enabled(state)
+        assert events == kept.enabled(state)
+        assert events
+        for event in events:
+            assert direct.allows(state, event)
+            assert kept.allows(state, event)
+            assert direct.apply(state, event) == kept.apply(state, event)
+        refused = [e for e in kept.enabled(direct.initial(bound).state) if e not in events]
+        for event in refused:
+            assert not direct.allows(state, event)
+        state = direct.apply(state, events[taken % (len(events) - 1)]).state  # not close
