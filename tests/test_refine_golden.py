@@ -130,9 +130,9 @@ TABLES: dict[str, Any] = json.loads(
  "traces": {
   "timed_out": {
    "as written": "ok | refines",
-   "drop 2": "ok | LIVE-2@13",
+   "drop 2": "ok | LIVE-2@2",
    "double 2": "ok | LIVE-2@3",
-   "swap 2-3": "ok | refines",
+   "swap 2-3": "ok | LIVE-2@2",
    "2.server=\"x\"": "ok | LIVE-2@2",
    "2.server dropped": "parse@2",
    "2.method=\"tools/call\"": "ok | INV-2@2",
@@ -219,13 +219,13 @@ TABLES: dict[str, Any] = json.loads(
    "13.server dropped": "parse@13",
    "13.method=\"tools/list\"": "ok | LIVE-2@13",
    "13.method dropped": "parse@13",
-   "digest": "437b5e4a4b48acd53920ef2db8a3d8a8831b95ec052c0e258fb16cdc429305cc"
+   "digest": "dd67ec4c066ed140397c9ec6198a64861595845ebbec8f5ccea0be718996b805"
   },
   "approved_and_denied": {
    "as written": "ok | refines",
-   "drop 2": "ok | LIVE-2@16",
+   "drop 2": "ok | LIVE-2@2",
    "double 2": "ok | LIVE-2@3",
-   "swap 2-3": "ok | refines",
+   "swap 2-3": "ok | LIVE-2@2",
    "2.server=\"x\"": "ok | LIVE-2@2",
    "2.server dropped": "parse@2",
    "2.method=\"tools/call\"": "ok | INV-2@2",
@@ -331,13 +331,13 @@ TABLES: dict[str, Any] = json.loads(
    "16.server dropped": "parse@16",
    "16.method=\"tools/list\"": "ok | LIVE-2@16",
    "16.method dropped": "parse@16",
-   "digest": "c6251e48df8d4b0013cd0a3ee9c74705e44aa9f9b468604f7c8129ab80b642f5"
+   "digest": "69b432e82bab70d2e98e651a49dfe42d5d83b8a3cc974e26ac2ceb366f86fc9e"
   },
   "task": {
    "as written": "ok | refines",
-   "drop 2": "ok | LIVE-2@14",
+   "drop 2": "ok | LIVE-2@2",
    "double 2": "ok | LIVE-2@3",
-   "swap 2-3": "ok | refines",
+   "swap 2-3": "ok | LIVE-2@2",
    "2.server=\"x\"": "ok | LIVE-2@2",
    "2.server dropped": "parse@2",
    "2.method=\"tools/call\"": "ok | INV-2@2",
@@ -425,13 +425,13 @@ TABLES: dict[str, Any] = json.loads(
    "14.server dropped": "parse@14",
    "14.method=\"tools/list\"": "ok | LIVE-2@14",
    "14.method dropped": "parse@14",
-   "digest": "15a2d946a980714e3431f677ab515451cea367fffac1fb7dbe62215953e04eda"
+   "digest": "0d7c1af2cd6e9d67c0ca4e8c0e9f8c043f3c4b6110efd1f641f26ae1d248616b"
   },
   "called_after_close": {
    "as written": "ok | refines",
-   "drop 2": "ok | LIVE-2@9",
+   "drop 2": "ok | LIVE-2@2",
    "double 2": "ok | LIVE-2@3",
-   "swap 2-3": "ok | refines",
+   "swap 2-3": "ok | LIVE-2@2",
    "2.server=\"x\"": "ok | LIVE-2@2",
    "2.server dropped": "parse@2",
    "2.method=\"tools/call\"": "ok | INV-2@2",
@@ -486,13 +486,13 @@ TABLES: dict[str, Any] = json.loads(
    "9.call_id dropped": "parse@9",
    "9.text=\"the host is closed; use it inside its `async with Host.open(...)` blockz\"": "ok | INV-4@9",
    "9.text dropped": "ok | INV-4@9",
-   "digest": "f3d49495d3e48dd062cb5d0299e66100421487c6c771fca4fcfbf3bfdf5851ba"
+   "digest": "9fdb2a00539e415972e0661c63b80d0a58e6505b710859dca91a3ae79cf2b796"
   },
   "listing_failed": {
    "as written": "ok | refines",
-   "drop 2": "ok | LIVE-2@12",
+   "drop 2": "ok | LIVE-2@2",
    "double 2": "ok | LIVE-2@3",
-   "swap 2-3": "ok | refines",
+   "swap 2-3": "ok | LIVE-2@2",
    "2.server=\"x\"": "ok | LIVE-2@2",
    "2.server dropped": "parse@2",
    "2.method=\"tools/call\"": "ok | INV-2@2",
@@ -532,9 +532,9 @@ TABLES: dict[str, Any] = json.loads(
    "swap 7-8": "ok | LIVE-2@7",
    "7.server=\"x\"": "ok | REFINE@7",
    "7.server dropped": "parse@7",
-   "drop 8": "ok | LIVE-2@12",
+   "drop 8": "ok | LIVE-2@8",
    "double 8": "ok | LIVE-2@9",
-   "swap 8-9": "ok | refines",
+   "swap 8-9": "ok | LIVE-2@8",
    "8.server=\"x\"": "ok | LIVE-2@8",
    "8.server dropped": "parse@8",
    "8.method=\"tools/call\"": "ok | INV-2@8",
@@ -568,7 +568,7 @@ TABLES: dict[str, Any] = json.loads(
    "12.server dropped": "parse@12",
    "12.method=\"tools/list\"": "ok | LIVE-2@12",
    "12.method dropped": "parse@12",
-   "digest": "5e6b0ab1012b0745c684804d494bc539602fd3fbd79d0496d29b9d2d5ff996eb"
+   "digest": "418cefe0f253128f02c615a5e2894186f4b836f99e882b783510196975f0646a"
   }
  }
 }
