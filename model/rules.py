@@ -189,7 +189,7 @@ _seconds = functools.cache(texts.seconds)
 """:func:`texts.seconds`, each duration said once (a timeout is frequent)."""
 
 
-@functools.cache
+@functools.cache  # pragma: no mutate - a pure function of immutable values: only speed
 def flat_tools(listing: Listing) -> tuple[ToolDef, ...]:
     """Every tool of a listing, in listing order (pages concatenated)."""
     return tuple(tool for page in listing for tool in page)
@@ -1660,25 +1660,25 @@ ABSENT = ServerState(connected=False, version=0, refresh=None, present=False)
 """An absent server (SPEC §3.7): one value, whatever it was before."""
 
 
-@functools.cache
+@functools.cache  # pragma: no mutate - a pure function of immutable values: only speed
 def _reconfigurable(bound: Bound) -> bool:
     """Some server of ``bound`` has a ``change``: its one ``reconfigure`` is possible."""
     return any(s.change is not None for s in bound.servers)
 
 
-@functools.cache
+@functools.cache  # pragma: no mutate - a pure function of immutable values: only speed
 def _idle_servers(bound: Bound) -> frozenset[str]:
     """The servers of ``bound`` with an idle timeout (the explorer's hot path)."""
     return frozenset(s.name for s in bound.servers if s.idle_timeout)
 
 
-@functools.cache
+@functools.cache  # pragma: no mutate - a pure function of immutable values: only speed
 def _session_servers(bound: Bound) -> frozenset[str]:
     """The servers of ``bound`` that may forget the host's session (the hot path)."""
     return frozenset(s.name for s in bound.servers if s.sessions)
 
 
-@functools.cache
+@functools.cache  # pragma: no mutate - a pure function of immutable values: only speed
 def _task_servers(bound: Bound) -> frozenset[str]:
     """The servers of ``bound`` that may answer a call with a task (the hot path)."""
     return frozenset(s.name for s in bound.servers if s.tasks)
@@ -1773,7 +1773,7 @@ def _replace_call(state: State, record: CallRecord) -> State:
     return _evolve(state, calls=(*calls, record))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)  # pragma: no mutate - pure, immutable values: speed only
 def _mcp_names(snapshot: Registry) -> tuple[str, ...]:
     """What a step's calls may name: its MCP tools, then reads of its resources (a
     registry's hash is cached, and the snapshots of a search are few)."""

@@ -247,6 +247,24 @@ def test_a_trace_that_leaves_the_model_is_flagged_at_its_line_with_the_id(case):
     assert refined(records) == (invariant, line)
 
 
+def test_a_listing_answered_before_it_was_sent_is_flagged_at_the_answer():
+    """SPEC §14.5: an output may come after later inputs, but an answer never before its
+    request: the first ``list_done`` recorded before the ``tools/list`` it answers is
+    flagged there, with the request the model sends first (a review of issue 33: the
+    swapped pair refined)."""
+    swapped = [HEADER, LISTED[1], LISTED[0], *ANSWERED[3:]]
+    violation = refine(parse_trace(lines(swapped))).violation
+    assert violation is not None
+    assert str(violation) == (
+        "LIVE-2 at line 2: expected first ('sent', 's', 'tools/list', ''), which the model "
+        "sends before its answer; seen list_done {'server': 's', 'tools': ['t', {'name': "
+        "'r', 'read_only': True}]}"
+    )
+    last_page_first = [HEADER, LISTED[0], PAGE[0], LISTED[1], PAGE[1], *LISTED[2:], *CLOSE, END]
+    assert refined(PAGED) is None
+    assert refined(last_page_first) == ("LIVE-2", 4)  # before the next page's request
+
+
 @pytest.mark.parametrize("status", ["ok", "error"])
 def test_a_host_tools_answer_refines_whatever_its_handler_said(status):
     """A call of a host tool (the header's ``builtins``) runs its handler in the host: the
