@@ -1041,3 +1041,22 @@ def test_a_library_assertion_hook_is_never_shown_by_the_configurations_repr():
     )
     assert SECRET not in repr(oauth)
     assert SECRET not in repr(ServerConfig(target="https://h.example/mcp", oauth=oauth))
+
+
+@pytest.mark.parametrize(
+    ("port", "accepted"),
+    [
+        *[(None, True), (1, True), (8765, True), (65535, True)],
+        *[(0, False), (-1, False), (65536, False), ("8765", False), (8765.0, False)],
+    ],
+)
+def test_a_library_given_callback_port_is_a_port_number_or_refused(port, accepted):
+    """``OAuthConfig`` built by a library (no TOML reader before it) checks the port
+    itself, both bounds included (mutation testing, issue 33: a bound moved by one
+    survived, the TOML rows stopping it earlier)."""
+    if accepted:
+        assert OAuthConfig(callback_port=port).callback_port == port
+        return
+    with pytest.raises(ConfigError) as caught:
+        OAuthConfig(callback_port=port)
+    assert str(caught.value) == f"oauth callback_port must be 1..65535, got {port!r}"

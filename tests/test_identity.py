@@ -119,3 +119,20 @@ def test_the_mutable_classes_are_the_runtime_objects_and_the_value_records():
     assert set(RUNTIME_OBJECTS) <= found, "each runtime object named is a mutable attrs class"
     assert set(MUTABLE) >= VALUE_RECORDS
     assert not by_identity(CLASSES["mcpbind.impl.wire.http.HttpStatus"])
+
+
+def test_a_tool_spec_compares_and_shows_its_output_schema_not_its_validator():
+    """Two listings of one tool are one spec (INV-1: a refresh that changes nothing
+    publishes nothing) even when their validators were built apart (a schema cache
+    evicted); the validator is not shown either (mutation testing, issue 33: the field's
+    ``eq=False`` flipped survived)."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    checks = [structured.OutputSchema(schema, structured.compile_check(schema)) for _ in "ab"]
+    a, b = (registry.ToolSpec("t", "d", {}, output_schema=schema, output_check=c) for c in checks)
+    assert checks[0] != checks[1]
+    assert a == b
+    assert repr(a) == (
+        "ToolSpec(name='t', description='d', input_schema={}, annotations=None, "
+        "shortened_from=None, output_schema={'type': 'object', 'properties': "
+        "{'n': {'type': 'integer'}}}, task_support=None)"
+    )
