@@ -9,6 +9,7 @@ exactly, so such a change fails a row.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -384,3 +385,16 @@ def test_only_what_holds_media_is_copied_and_the_given_value_is_left_unchanged()
     assert out["items"][1] is kept
     assert value == {"kept": kept, "items": [IMAGE, kept]}
     assert IMAGE["data"] == DATA
+
+
+class Items(list[Any]):
+    """A list of another type, as a library's own structured value may be."""
+
+
+def test_a_mapping_or_list_of_another_type_is_read_as_a_plain_one():
+    """``without_media`` walks any mapping and any list, not only ``dict`` and ``list``
+    (mutation testing, issue 33: the list test narrowed to ``list`` itself survived)."""
+    assert without_media(Items([IMAGE])) == [{**IMAGE, "data": OMITTED}]
+    assert without_media(MappingProxyType({"a": IMAGE})) == {"a": {**IMAGE, "data": OMITTED}}
+    plain = MappingProxyType({"a": 1})
+    assert type(without_media(plain)) is dict

@@ -35,7 +35,7 @@ from mcpbind.impl.sending import META_CALL_ID, META_SESSION_ID, META_STEP
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.impl.wire.connection import answer_elicitation
 from mcpbind.impl.wire.seam import RequestFailed, ServerError, TaskHandle, TaskPoll
-from mcpbind.impl.wire.tasks import RELATED_TASK, TaskWire
+from mcpbind.impl.wire.tasks import RELATED_TASK, TaskWire, seconds
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
 RAW_TASKS_2025 = pathlib.Path(__file__).parent / "testservers" / "raw_tasks_2025.py"
@@ -423,3 +423,16 @@ async def test_a_2026_input_request_asked_again_is_answered_once():
         GOT,
         "tasks/update",
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "interval"),
+    [
+        *[(1500, 1.5), (0, 0.0), (0.5, 0.0005), (30_000, 30.0)],
+        *[(-1, None), (-0.001, None), (True, None), (False, None), ("5", None), (None, None)],
+    ],
+)
+def test_a_poll_interval_in_milliseconds_is_read_as_seconds_or_as_none_given(given, interval):
+    """A negative, boolean or non-numeric interval is none given: the host then waits its
+    default (SPEC §8.12; mutation testing, issue 33: ``>= 0`` made ``>= -1`` survived)."""
+    assert seconds(given) == interval

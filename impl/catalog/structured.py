@@ -208,9 +208,7 @@ def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check | Non
         if each is None:
             return None
         return lambda instance: not isinstance(instance, list) or all(map(each, instance))
-    if keyword == "anyOf":
-        if not isinstance(value, list) or not value:
-            return None
+    if keyword == "anyOf":  # checked already: a non-empty list, as ``required`` above
         alternatives = [compile_check(subschema) for subschema in value]
         if any(check is None for check in alternatives):
             return None
