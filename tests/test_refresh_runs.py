@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
+from mcp.server.lowlevel import Server
+from testservers.inproc import tool
 
+from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.catalog.publisher import Publisher
 from mcpbind.impl.catalog.registry import ToolRegistry
 from mcpbind.impl.config.recorder import NullRecorder
@@ -109,3 +114,46 @@ def test_a_renewed_session_answers_one_run_and_ends_what_it_replaced(owed, queue
         "rejected disconnected" if queued and answers != "the queued run" else None
     )
     assert (r.outcomes, recorder.reported) == ({"rejected": 1}, ["rejected"])
+
+
+def held_server(gate: list[anyio.Event]) -> Server[Any]:
+    """A lowlevel server whose every ``tools/list`` after the first waits for
+    ``gate[0]``."""
+    listings = [0]
+
+    async def on_list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        listings[0] += 1
+        if listings[0] > 1:
+            await gate[0].wait()
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool("a"))])
+
+    return Server("held", on_list_tools=on_list_tools)
+
+
+async def test_a_servers_statistics_say_a_refresh_runs_and_one_is_queued_behind_it():
+    """SPEC §5.1: while a refresh is in flight, every later request joins one queued
+    run; the server's statistics show both, and neither once they end (mutation testing,
+    issue 33: ``refresh_queued`` was never looked at)."""
+    gate = [anyio.Event()]
+    config = HostConfig(servers={"s": ServerConfig(target=held_server(gate))})
+    async with Host.open(config) as host:
+        runtime = host.servers["s"]
+        stats = runtime.statistics()
+        assert (stats.refreshing, stats.refresh_queued) == (False, False)
+        in_flight = runtime.request_refresh()
+        assert (runtime.statistics().refreshing, runtime.statistics().refresh_queued) == (
+            True,
+            False,
+        )
+        queued = runtime.request_refresh()
+        assert runtime.request_refresh() is queued
+        assert queued is not in_flight
+        stats = runtime.statistics()
+        assert (stats.refreshing, stats.refresh_queued) == (True, True)
+        gate[0].set()
+        await queued.done.wait()
+        stats = runtime.statistics()
+        assert (stats.refreshing, stats.refresh_queued) == (False, False)
+        assert stats.outcomes == {"installed": 1, "unchanged": 2}
