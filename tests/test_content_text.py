@@ -398,3 +398,12 @@ def test_a_mapping_or_list_of_another_type_is_read_as_a_plain_one():
     assert without_media(MappingProxyType({"a": IMAGE})) == {"a": {**IMAGE, "data": OMITTED}}
     plain = MappingProxyType({"a": 1})
     assert type(without_media(plain)) is dict
+
+
+def test_a_text_block_of_another_mapping_type_is_still_known_as_the_structured_fallback():
+    """The unstructured fallback of ``structuredContent`` is dropped whatever mapping type
+    carries it (mutation testing, issue 33: the block test narrowed to ``dict`` survived)."""
+    block = MappingProxyType({"type": "text", "text": '{"n":1}'})
+    raw = {"content": [block], "structuredContent": {"n": 1}}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + '{"n":1}'
