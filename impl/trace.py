@@ -69,7 +69,9 @@ def server_options(server: ServerConfig, *, has_approver: bool) -> dict[str, Any
         "enabled_tools": None if enabled is None else sorted(enabled),
         "disabled_tools": sorted(server.disabled_tools),
         "approval": gated,
-        "lazy": server.startup == "lazy_when_cached",
+        # pragma below: ``startup`` is one of two values (its validator), "eager" sorting
+        # first, so ``>=`` (a survivor of issue 33) or ``>`` says the same as ``==``
+        "lazy": server.startup == "lazy_when_cached",  # pragma: no mutate
     }
 
 

@@ -24,7 +24,7 @@ from mcp.server import MCPServer
 from mcpbind.impl import ConfigError, HostConfig, ServerConfig
 from mcpbind.impl.config import toml_values
 from mcpbind.impl.config.host import parse_toml
-from mcpbind.impl.config.oauth import AssertionFile, AssertionValue, OAuthConfig
+from mcpbind.impl.config.oauth import GRANTS, AssertionFile, AssertionValue, OAuthConfig
 
 REFERENCE = pathlib.Path(__file__).parent.parent / "docs" / "configuration.md"
 ENVIRON = {"TOKEN": "secret-token", "KEY": "header-key", "SECRET": "client-secret"}
@@ -1041,3 +1041,92 @@ def test_a_library_assertion_hook_is_never_shown_by_the_configurations_repr():
     )
     assert SECRET not in repr(oauth)
     assert SECRET not in repr(ServerConfig(target="https://h.example/mcp", oauth=oauth))
+
+
+@pytest.mark.parametrize(
+    ("port", "accepted"),
+    [
+        *[(None, True), (1, True), (8765, True), (65535, True)],
+        *[(0, False), (-1, False), (65536, False), ("8765", False), (8765.0, False)],
+    ],
+)
+def test_a_library_given_callback_port_is_a_port_number_or_refused(port, accepted):
+    """``OAuthConfig`` built by a library (no TOML reader before it) checks the port
+    itself, both bounds included (mutation testing, issue 33: a bound moved by one
+    survived, the TOML rows stopping it earlier)."""
+    if accepted:
+        assert OAuthConfig(callback_port=port).callback_port == port
+        return
+    with pytest.raises(ConfigError) as caught:
+        OAuthConfig(callback_port=port)
+    assert str(caught.value) == f"oauth callback_port must be 1..65535, got {port!r}"
+
+
+IDJAG = {"client_id": "c", "client_secret": "s", "issuer": "https://a.example"}
+CC_NEEDS_ONE = "oauth grant 'client_credentials' needs exactly one of client_secret and private_key"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"grant": "password"}, f"oauth grant must be one of {', '.join(GRANTS)}, got 'password'"),
+        (
+            {"token_endpoint_auth_method": "private_key_jwt"},
+            "oauth token_endpoint_auth_method must be one of none, client_secret_basic, "
+            "client_secret_post",
+        ),
+        ({"grant": "client_credentials"}, "oauth grant 'client_credentials' needs a client_id"),
+        ({"grant": "client_credentials", "client_id": "c"}, CC_NEEDS_ONE),
+        (
+            {
+                "grant": "client_credentials",
+                "client_id": "c",
+                "client_secret": "s",
+                "private_key": "k",
+            },
+            CC_NEEDS_ONE,
+        ),
+        (
+            {
+                **IDJAG,
+                "grant": "identity_assertion",
+                "assertion": AssertionValue("j"),
+                "dpop": True,
+            },
+            "oauth dpop does not apply to grant 'identity_assertion' (yet)",
+        ),
+        (
+            {
+                **IDJAG,
+                "grant": "identity_assertion",
+                "assertion": AssertionValue("j"),
+                "dpop_required": True,
+            },
+            "oauth dpop does not apply to grant 'identity_assertion' (yet)",
+        ),
+        ({"client_secret": "s"}, "an oauth client_secret needs its client_id"),
+    ],
+)
+def test_a_library_given_oauth_configuration_is_checked_as_a_files_is(fields, message):
+    """``OAuthConfig`` built by a library refuses what a file's reader would, each with
+    its one line (mutation testing, issue 33: these checks ran under no sampled test)."""
+    with pytest.raises(ConfigError) as caught:
+        OAuthConfig(**fields)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"grant": "client_credentials", "client_id": "c", "client_secret": "s"},
+        {"grant": "client_credentials", "client_id": "c", "private_key": "k"},
+        {**IDJAG, "grant": "identity_assertion", "assertion": AssertionValue("j")},
+        {
+            "client_id": "c",
+            "client_secret": "s",
+            "token_endpoint_auth_method": "client_secret_post",
+        },
+    ],
+)
+def test_a_library_given_oauth_configuration_that_is_whole_is_accepted(fields):
+    assert attrs.asdict(OAuthConfig(**fields), recurse=False).items() >= fields.items()

@@ -9,12 +9,13 @@ exactly, so such a change fails a row.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 
 from mcpbind.impl import ImageItem
-from mcpbind.impl.calls.encoding import encode_result
+from mcpbind.impl.calls.encoding import encode_result, without_media
 
 DATA = "QUJDRA=="  # 8 base64 characters
 HEADER = "Wall time: 0.2500 seconds\n"
@@ -305,3 +306,104 @@ def test_an_error_result_reads_with_the_error_line_before_its_blocks():
         "error",
         HEADER + "The tool reported an error (isError: true).\nboom\n[resource omitted: ?]",
     )
+
+
+IMAGE = {"type": "image", "data": DATA, "mimeType": "image/png"}
+OMITTED = "[8 base64 characters omitted]"
+
+# (id, structuredContent, the JSON line the model reads for it)
+STRUCTURED: list[tuple[str, Any, str]] = [
+    (
+        "leaves",
+        {"s": "x", "i": 1, "f": 1.5, "b": True, "n": None},
+        '{"s":"x","i":1,"f":1.5,"b":true,"n":null}',
+    ),
+    ("image-at-the-top", IMAGE, f'{{"type":"image","data":"{OMITTED}","mimeType":"image/png"}}'),
+    (
+        "image-nested",
+        {"a": {"b": IMAGE}},
+        f'{{"a":{{"b":{{"type":"image","data":"{OMITTED}","mimeType":"image/png"}}}}}}',
+    ),
+    (
+        "audio-in-a-list",
+        {"a": [1, {"type": "audio", "data": DATA}]},
+        f'{{"a":[1,{{"type":"audio","data":"{OMITTED}"}}]}}',
+    ),
+    (
+        "list-of-lists",
+        {"a": [[IMAGE]]},
+        f'{{"a":[[{{"type":"image","data":"{OMITTED}","mimeType":"image/png"}}]]}}',
+    ),
+    (
+        "blob",
+        {"resource": {"uri": "u", "blob": DATA}},
+        f'{{"resource":{{"uri":"u","blob":"{OMITTED}"}}}}',
+    ),
+    ("blob-not-text", {"blob": 5}, '{"blob":5}'),
+    ("data-not-media", {"type": "text", "data": DATA}, f'{{"type":"text","data":"{DATA}"}}'),
+    (
+        "media-data-not-text",
+        {"type": "image", "data": [DATA]},
+        f'{{"type":"image","data":["{DATA}"]}}',
+    ),
+    (
+        "media-type-as-a-value",
+        {"kind": "image", "data": DATA},
+        f'{{"kind":"image","data":"{DATA}"}}',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("structured", "line"),
+    [pytest.param(structured, line, id=name) for name, structured, line in STRUCTURED],
+)
+def test_media_anywhere_in_structured_content_reads_as_its_size(structured, line):
+    """SPEC §8.8: the bytes of a picture, a sound or a blob never reach the model's text,
+    however deep in ``structuredContent`` they are (mutation testing, issue 33: the
+    leaves' early return widened to every value went unseen)."""
+    _, text, _ = encode_result(
+        {"content": [], "structuredContent": structured}, 0.25, server="s", tool="t"
+    )
+    assert text == HEADER + line
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["x", 1, 1.5, True, None, [1, "a", [None]], {"a": {"b": [1, {"c": "d"}]}}, {"type": "text"}],
+)
+def test_a_value_without_media_comes_back_as_it_is_not_a_copy(value):
+    assert without_media(value) is value
+
+
+def test_only_what_holds_media_is_copied_and_the_given_value_is_left_unchanged():
+    kept = {"n": 1}
+    value = {"kept": kept, "items": [IMAGE, kept]}
+    out = without_media(value)
+    assert out == {"kept": kept, "items": [{**IMAGE, "data": OMITTED}, kept]}
+    assert out["kept"] is kept
+    assert out["items"][1] is kept
+    assert value == {"kept": kept, "items": [IMAGE, kept]}
+    assert IMAGE["data"] == DATA
+
+
+class Items(list[Any]):
+    """A list of another type, as a library's own structured value may be."""
+
+
+def test_a_mapping_or_list_of_another_type_is_read_as_a_plain_one():
+    """``without_media`` walks any mapping and any list, not only ``dict`` and ``list``
+    (mutation testing, issue 33: the list test narrowed to ``list`` itself survived)."""
+    assert without_media(Items([IMAGE])) == [{**IMAGE, "data": OMITTED}]
+    assert without_media(MappingProxyType({"a": IMAGE})) == {"a": {**IMAGE, "data": OMITTED}}
+    plain = MappingProxyType({"a": 1})
+    assert type(without_media(plain)) is dict
+
+
+def test_a_text_block_of_another_mapping_type_is_still_known_as_the_structured_fallback():
+    """The unstructured fallback of ``structuredContent`` is dropped whatever mapping type
+    carries it (mutation testing, issue 33: the block test narrowed to ``dict`` survived)."""
+    block = MappingProxyType({"type": "text", "text": '{"n":1}'})
+    raw = {"content": [block], "structuredContent": {"n": 1}}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + '{"n":1}'

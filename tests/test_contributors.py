@@ -255,6 +255,33 @@ async def test_refresh_contributors_publishes_one_generation_per_changed_contrib
         assert host.sample().names == {}
 
 
+async def test_every_binding_carries_the_generation_of_its_sources_catalog():
+    """Builtins and a contributor's first tools are installed at generation 0 with the
+    initial state, later tools at their catalog's generation: each binding's
+    ``source_generation`` is its catalog's (mutation testing, issue 33: a builtin's
+    first generation changed went unseen)."""
+    notes = Tools("notes", [ext_tool("note", "noted")])
+    config = HostConfig(
+        servers={"fs": ServerConfig(target=fs_server())},
+        builtins=(ext_tool("ask", "asked"),),
+        contributors=(notes,),
+    )
+    async with Host.open(config) as host:
+        first = host.sample().state
+        notes.current = [ext_tool("note", "noted"), ext_tool("more", "more")]
+        host.refresh_contributors()
+        later = host.sample().state
+    for state in (first, later):
+        for catalog in state.catalogs.values():
+            assert {b.source_generation for b in catalog.bindings} == {catalog.generation}
+    assert {s: c.generation for s, c in first.catalogs.items()} == {
+        "builtin": 0,
+        "ext:notes": 0,
+        "mcp:fs": 1,
+    }
+    assert later.catalog("ext:notes").generation == 1
+
+
 async def test_an_invalid_tool_list_is_rejected_whole_and_the_previous_tools_stay(caplog):
     """INV-3: a list with one bad entry, or a contributor that raises, changes nothing."""
     caplog.set_level(logging.WARNING, logger="mcpbind.contributors")

@@ -210,6 +210,17 @@ async def test_equal_scores_are_ranked_by_name_and_the_limit_applies():
     assert found_names(result.output) == ["mcp__big__z0", "mcp__big__z1", "mcp__big__z2"]
 
 
+@pytest.mark.parametrize("query", ["CREATE ISSUE", "create issue", "Create Issue"])
+async def test_a_search_ignores_case_in_the_query_and_in_the_tools_words(query):
+    """``createIssue`` and "Opens an Issue" are found by any casing of their words
+    (mutation testing, issue 33: bm25s's ``lower`` turned off went unseen)."""
+    tools = [*numbered(101), named("createIssue", "Opens an Issue on GitHub")]
+    async with Host.open(host_config(tools)) as host:
+        snap = host.sample()
+        result = await host.call(snap, "s1", TOOL_SEARCH, {"query": query, "limit": 3})
+    assert found_names(result.output) == ["mcp__big__createIssue"]
+
+
 async def test_a_search_of_stopwords_matches_nothing_says_so_and_discovers_nothing():
     tools = [*numbered(101), named("common", "The one of the tools, and a few more")]
     async with Host.open(host_config(tools)) as host:

@@ -35,7 +35,7 @@ from mcpbind.impl.sending import META_CALL_ID, META_SESSION_ID, META_STEP
 from mcpbind.impl.values import ElicitationAnswer, ElicitationRequest
 from mcpbind.impl.wire.connection import answer_elicitation
 from mcpbind.impl.wire.seam import RequestFailed, ServerError, TaskHandle, TaskPoll
-from mcpbind.impl.wire.tasks import RELATED_TASK, TASK_TTL_MS, TaskWire
+from mcpbind.impl.wire.tasks import RELATED_TASK, TaskWire, seconds
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "tasks_server.py"
 RAW_TASKS_2025 = pathlib.Path(__file__).parent / "testservers" / "raw_tasks_2025.py"
@@ -196,7 +196,7 @@ async def test_a_2025_task_call_goes_out_with_its_meta_as_the_wire_spells_it():
     assert (got["name"], got["arguments"], got["task"]) == (
         "echo_params",
         {"x": 1},
-        {"ttl": TASK_TTL_MS},
+        {"ttl": 3_600_000},  # an hour (SPEC §8.12): a literal, so a changed constant fails
     )
     assert {key: got["_meta"][key] for key in (META_CALL_ID, META_STEP)} == {
         META_CALL_ID: "c1",
@@ -349,7 +349,31 @@ async def test_a_polls_answer_is_read_as_its_era_defines_it(modern, answers, exp
         (True, got("completed"), "malformed tasks/get answer: a completed task without result"),
         (True, got("completed", result=[]), "malformed tasks/get answer: a completed task"),
         (True, got("input_required"), "input_required without inputRequests"),
-        (True, got("input_required", inputRequests={"k": "ask me"}), "malformed input request"),
+        (
+            True,
+            got("input_required", inputRequests={"k": "ask me"}),
+            "malformed input request: it names no method",
+        ),
+        (
+            True,
+            got("input_required", inputRequests={"k": {"x": 1}}),
+            "malformed input request: it names no method",
+        ),
+        (
+            True,
+            got("input_required", inputRequests={"k": {"method": 7, "params": {}}}),
+            "malformed input request: it names no method",
+        ),
+        (
+            True,
+            got("input_required", inputRequests={"k": {"method": "bogus", "params": {}}}),
+            "malformed input request: ",
+        ),
+        (
+            True,
+            got("input_required", inputRequests={"k": {"method": "sampling/createMessage"}}),
+            "malformed input request: ",
+        ),
         (
             True,
             got(
@@ -399,3 +423,16 @@ async def test_a_2026_input_request_asked_again_is_answered_once():
         GOT,
         "tasks/update",
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "interval"),
+    [
+        *[(1500, 1.5), (0, 0.0), (0.5, 0.0005), (30_000, 30.0)],
+        *[(-1, None), (-0.001, None), (True, None), (False, None), ("5", None), (None, None)],
+    ],
+)
+def test_a_poll_interval_in_milliseconds_is_read_as_seconds_or_as_none_given(given, interval):
+    """A negative, boolean or non-numeric interval is none given: the host then waits its
+    default (SPEC §8.12; mutation testing, issue 33: ``>= 0`` made ``>= -1`` survived)."""
+    assert seconds(given) == interval

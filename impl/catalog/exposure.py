@@ -205,7 +205,7 @@ class Exposer:
     _version: int = 0
     _view: StateView | None = None
     _cached: Exposure | None = None
-    _cached_version: int = -1
+    _cached_version: int = -1  # pragma: no mutate - read only beside ``_cached``, set with it
 
     @property
     def discovered(self) -> frozenset[Identity]:

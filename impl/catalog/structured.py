@@ -153,12 +153,14 @@ def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check | Non
         if not isinstance(names, list) or not all(name in _TYPES for name in names):
             return None
         typed = [_TYPES[name] for name in names]
-        if len(typed) == 1:
-            return typed[0]
+        match typed:  # a pattern: ``typed[0]`` of one item would be ``typed[-1]`` too
+            case [only]:
+                return only
         return lambda instance: any(is_type(instance) for is_type in typed)
     if keyword == "required":
-        if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-            return None
+        # Checked already (2020-12: a list of distinct strings), as every schema given
+        # here is; a guard against other values could never fire (issue 33, a mutant of
+        # it survived as equivalent).
         names = tuple(value)
 
         def required(instance: Any) -> bool:
@@ -207,9 +209,7 @@ def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check | Non
         if each is None:
             return None
         return lambda instance: not isinstance(instance, list) or all(map(each, instance))
-    if keyword == "anyOf":
-        if not isinstance(value, list) or not value:
-            return None
+    if keyword == "anyOf":  # checked already: a non-empty list, as ``required`` above
         alternatives = [compile_check(subschema) for subschema in value]
         if any(check is None for check in alternatives):
             return None
@@ -251,7 +251,8 @@ def plainly_valid(schema: Any) -> bool:
                 not isinstance(names, list)
                 or not names
                 or not all(isinstance(name, str) and name in _SIMPLE_TYPES for name in names)
-                or len(set(names)) != len(names)
+                # equal only when all are distinct, so at most 7: ``is not`` would mean the same
+                or len(set(names)) != len(names)  # pragma: no mutate
             ):
                 return False
         elif keyword == "required":

@@ -207,7 +207,9 @@ class LazyAuth(httpx2.Auth):
         """The SDK's flow is answering a step-up of ``request``."""
         try:
             sent = await flow.__anext__()
-            if first is not None and sent is request:  # its answer is in: no second send
+            # httpx2's Request has no __eq__: ``==`` would be ``is`` (an equivalent mutant)
+            unchanged = sent is request  # pragma: no mutate
+            if first is not None and unchanged:  # its answer is in: no second send
                 sent = await flow.asend(first)
             while True:
                 response = yield sent
@@ -232,7 +234,7 @@ class LazyAuth(httpx2.Auth):
                     if not self._refused(again):
                         self._wanted = None
                     return
-                if sent is request:
+                if sent is request:  # pragma: no mutate - ``==`` is ``is`` here (above)
                     stepping = False  # authorized: the request goes again with its new token
         except StopAsyncIteration:
             return

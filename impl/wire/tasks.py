@@ -163,6 +163,10 @@ class TaskWire:
         for key, entry in requests.items():
             if key in answered:
                 continue  # the same request again, as every poll repeats it (SEP-2663)
+            if not isinstance(entry, dict) or not isinstance(entry.get("method"), str):
+                # SPEC §8.12: the SDK's ``roots/list`` model defaults its ``method``, so
+                # without this an entry naming none would be read as that request
+                raise RequestFailed("malformed input request: it names no method")
             try:
                 request = _INPUT_REQUEST.validate_python(entry)
             except ValidationError as error:
