@@ -488,7 +488,9 @@ class _Refiner:
         (defaults where it gives none); whether its calls may wait for approval too."""
         given = options.get(name)
         given = given if isinstance(given, Mapping) else {}
-        self.gating = (self.gating - {name}) | ({name} if given.get("approval") else set())
+        others = self.gating - {name}
+        # A set built, not a union of two disjoint sets (where ``|`` and ``^`` agree).
+        self.gating = frozenset((*others, name)) if given.get("approval") else others
         return server_spec(record, name, given)
 
     def _reconfigured(
