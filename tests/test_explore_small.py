@@ -553,3 +553,29 @@ def test_each_model_mutant_near_its_failure_has_its_pinned_graph(m: Mutant):
     bound = part(m.part, policy, servers=servers, calls=calls).bound
     report = explore(bound, m, max_depth=length + 2)
     assert (report.states, report.transitions) == MUTANT_GRAPHS[m.name]
+
+
+def test_a_second_policy_reusing_a_search_stopped_early_gets_the_report_it_gets_alone(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """SPEC §10.8 with ``stop_on``: the first policy's search stops at its first violation
+    (a state check patched in that fails under ``frozen`` once a call is accepted),
+    leaving states found but not explored; the second, which never meets it, explores
+    them all reusing the first's rows, and gets the report it gets alone."""
+    from mcpbind.model import invariants
+
+    def a_call_under_frozen(state: State) -> str | None:
+        if state.calls and state.bound.policy == "frozen":
+            return "a call under frozen"
+        return None
+
+    checks = (*invariants._STATE_CHECKS, ("INV-99", a_call_under_frozen))
+    monkeypatch.setattr(invariants, "_STATE_CHECKS", checks)
+    shared = Shared()
+    reports = []
+    for policy in ("frozen", "revalidate"):
+        bound = part("calls", policy).bound
+        reused = explore(bound, stop_on="INV-99", shared=shared)
+        assert _bare(reused) == _bare(explore(bound, stop_on="INV-99")), policy
+        reports.append(reused)
+    assert [r.complete for r in reports] == [False, True]
