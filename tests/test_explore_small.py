@@ -440,7 +440,7 @@ def test_a_state_check_that_reads_the_policy_is_computed_again_under_the_other(
             return "closed under revalidate"
         return None
 
-    checks = (*invariants._STATE_CHECKS, ("INV-99", closed_under_revalidate))
+    checks = (*invariants._STATE_CHECKS, ("TEST-1", closed_under_revalidate))
     monkeypatch.setattr(invariants, "_STATE_CHECKS", checks)
     shared = Shared()
     reports = []
@@ -449,7 +449,7 @@ def test_a_state_check_that_reads_the_policy_is_computed_again_under_the_other(
         reused = explore(bound, shared=shared)
         assert _bare(reused) == _bare(explore(bound)), policy
         reports.append(reused)
-    assert [[v.invariant for v in r.violations] for r in reports] == [[], ["INV-99"]]
+    assert [[v.invariant for v in r.violations] for r in reports] == [[], ["TEST-1"]]
 
 
 @pytest.mark.parametrize("name", ["forget_queued_refresh", "stuck_lane", "uncapped_progress"])
@@ -569,13 +569,13 @@ def test_a_second_policy_reusing_a_search_stopped_early_gets_the_report_it_gets_
             return "a call under frozen"
         return None
 
-    checks = (*invariants._STATE_CHECKS, ("INV-99", a_call_under_frozen))
+    checks = (*invariants._STATE_CHECKS, ("TEST-1", a_call_under_frozen))
     monkeypatch.setattr(invariants, "_STATE_CHECKS", checks)
     shared = Shared()
     reports = []
     for policy in ("frozen", "revalidate"):
         bound = part("calls", policy).bound
-        reused = explore(bound, stop_on="INV-99", shared=shared)
-        assert _bare(reused) == _bare(explore(bound, stop_on="INV-99")), policy
+        reused = explore(bound, stop_on="TEST-1", shared=shared)
+        assert _bare(reused) == _bare(explore(bound, stop_on="TEST-1")), policy
         reports.append(reused)
     assert [r.complete for r in reports] == [False, True]
