@@ -534,7 +534,9 @@ class _Refiner:
         (defaults where it gives none); whether its calls may wait for approval too."""
         given = options.get(name)
         given = given if isinstance(given, Mapping) else {}
-        self.gating = (self.gating - {name}) | ({name} if given.get("approval") else set())
+        others = self.gating - {name}
+        # A set built, not a union of two disjoint sets (where ``|`` and ``^`` agree).
+        self.gating = frozenset((*others, name)) if given.get("approval") else others
         return server_spec(record, name, given)
 
     def _reconfigured(
@@ -1007,22 +1009,24 @@ _LISTING_ANSWERS = frozenset({"list_page", "list_done", "list_failed"})
 """The inputs that answer a ``tools/list`` request (SPEC §3.1)."""
 
 
-def _asked(candidate: _Candidate, record: TraceRecord) -> bool:
-    """The trace showed every ``tools/list`` to the server the model sent before the
-    answer ``record`` (a listing is answered after it is sent)."""
+def _request(candidate: _Candidate, record: TraceRecord) -> tuple[int, Normal] | None:
+    """The oldest ``tools/list`` to the server of ``record`` (an answer of a listing) that
+    the model sent and the trace has not shown: a listing is answered after it is sent."""
     server = record.get("server")
-    return not any(
-        o[0] == "sent" and o[1] == server and o[2] == "tools/list" for _, o in candidate.owed
-    )
+    for batch, item in candidate.owed:
+        if item[0] == "sent" and item[1] == server and item[2] == "tools/list":
+            return batch, item
+    return None
+
+
+def _asked(candidate: _Candidate, record: TraceRecord) -> bool:
+    return _request(candidate, record) is None
 
 
 def _unasked(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
-    server = record.get("server")
-    batch, first = next(
-        (b, o)
-        for b, o in candidate.owed
-        if o[0] == "sent" and o[1] == server and o[2] == "tools/list"
-    )
+    found = _request(candidate, record)
+    assert found is not None
+    batch, first = found
     fields = {k: v for k, v in record.fields.items() if k != "kind"}
     expected_text = f"first {first!r}, which the model sends before its answer"
     return TraceViolation(

@@ -440,7 +440,7 @@ def test_a_state_check_that_reads_the_policy_is_computed_again_under_the_other(
             return "closed under revalidate"
         return None
 
-    checks = (*invariants._STATE_CHECKS, ("INV-99", closed_under_revalidate))
+    checks = (*invariants._STATE_CHECKS, ("TEST-1", closed_under_revalidate))
     monkeypatch.setattr(invariants, "_STATE_CHECKS", checks)
     shared = Shared()
     reports = []
@@ -449,7 +449,7 @@ def test_a_state_check_that_reads_the_policy_is_computed_again_under_the_other(
         reused = explore(bound, shared=shared)
         assert _bare(reused) == _bare(explore(bound)), policy
         reports.append(reused)
-    assert [[v.invariant for v in r.violations] for r in reports] == [[], ["INV-99"]]
+    assert [[v.invariant for v in r.violations] for r in reports] == [[], ["TEST-1"]]
 
 
 @pytest.mark.parametrize("name", ["forget_queued_refresh", "stuck_lane", "uncapped_progress"])
@@ -553,3 +553,29 @@ def test_each_model_mutant_near_its_failure_has_its_pinned_graph(m: Mutant):
     bound = part(m.part, policy, servers=servers, calls=calls).bound
     report = explore(bound, m, max_depth=length + 2)
     assert (report.states, report.transitions) == MUTANT_GRAPHS[m.name]
+
+
+def test_a_second_policy_reusing_a_search_stopped_early_gets_the_report_it_gets_alone(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """SPEC §10.8 with ``stop_on``: the first policy's search stops at its first violation
+    (a state check patched in that fails under ``frozen`` once a call is accepted),
+    leaving states found but not explored; the second, which never meets it, explores
+    them all reusing the first's rows, and gets the report it gets alone."""
+    from mcpbind.model import invariants
+
+    def a_call_under_frozen(state: State) -> str | None:
+        if state.calls and state.bound.policy == "frozen":
+            return "a call under frozen"
+        return None
+
+    checks = (*invariants._STATE_CHECKS, ("TEST-1", a_call_under_frozen))
+    monkeypatch.setattr(invariants, "_STATE_CHECKS", checks)
+    shared = Shared()
+    reports = []
+    for policy in ("frozen", "revalidate"):
+        bound = part("calls", policy).bound
+        reused = explore(bound, stop_on="TEST-1", shared=shared)
+        assert _bare(reused) == _bare(explore(bound, stop_on="TEST-1")), policy
+        reports.append(reused)
+    assert [r.complete for r in reports] == [False, True]
