@@ -156,6 +156,55 @@ REQUIRED: dict[TraceKind, tuple[str, ...]] = {
     "unparsed": ("server", "direction"),
 }
 
+FIELD_TYPES: dict[str, tuple[str, tuple[type, ...]]] = {
+    **dict.fromkeys(
+        [
+            *("call_id", "name", "server", "source", "status", "method", "detail", "why"),
+            *("answer", "task_id", "via"),
+        ],
+        ("a string", (str,)),
+    ),
+    **dict.fromkeys(
+        ("step", "generation", "bytes", "max_name_length", "code", "exit_status"),
+        ("an integer", (int,)),
+    ),
+    **dict.fromkeys(("is_error", "tasks", "arguments_ok", "cap"), ("true or false", (bool,))),
+    **dict.fromkeys(
+        ("servers", "builtins", "names", "added", "removed", "changed", "wire", "shown"),
+        ("a list of strings", (list,)),
+    ),
+    "text": ("a string or null", (str, type(None))),
+    "request_id": ("a string or an integer", (str, int)),
+    "at": ("a number", (int, float)),
+}
+"""The type of each field that is a value, a list of strings or null in the trace format's
+schema (``trace-schema.json``, SPEC §14.1): a record whose field has another type is no
+record of this format (a ``call_id`` that is a list would be no key)."""
+
+_NATURAL = frozenset({"step", "generation", "bytes", "max_name_length"})
+"""The integer fields the schema gives a minimum (0, or 1 for ``max_name_length``)."""
+
+
+def _field_problem(value: dict[str, Any]) -> str | None:
+    """What is wrong with the type of one of ``value``'s fields (:data:`FIELD_TYPES`)."""
+    kind = value["kind"]
+    for field, (named, types) in FIELD_TYPES.items():
+        if field not in value:
+            continue
+        given = value[field]
+        bad = not isinstance(given, types) or (isinstance(given, bool) and bool not in types)
+        what = named
+        if not bad and what == "a list of strings":
+            bad = not all(isinstance(item, str) for item in given)
+        if field in _NATURAL:
+            least = 1 if field == "max_name_length" else 0
+            bad = bad or given < least
+            what = "a positive integer" if least else "an integer >= 0"
+        if bad:
+            return f"{kind} with a {field!r} that is not {what}: {json.dumps(given)[:60]}"
+    return None
+
+
 WIRE_HEADER = ("format", "side", "servers", "host")
 """What a wire-side trace's header must carry (``"side": "wire"``, SPEC §14.6): a tap
 knows neither the host's policy, nor its builtins, nor its name length."""
@@ -208,6 +257,9 @@ def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceReco
         missing = [name for name in required if name not in value]
         if missing:
             raise TraceError(number, f"{kind} without {', '.join(missing)}")
+        problem = _field_problem(value)
+        if problem is not None:
+            raise TraceError(number, problem)
         records.append(TraceRecord(number, kind, value))
     if not records:
         raise TraceError(1, "an empty file")
