@@ -36,7 +36,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
 import attrs
 
 from mcpbind.model import texts
@@ -144,7 +143,7 @@ class Router(Sending):
             with call.scope:
                 ending = await self._route(call, step, name, arguments)
         except Exception as error:  # the one place where exceptions become endings
-            header = wall_time_header(anyio.current_time() - call.started)
+            header = wall_time_header(self.calls.clock() - call.started)
             ending = self._endings.translate(call, error, header)
         finally:
             self.calls.close(call)
@@ -264,7 +263,7 @@ class Router(Sending):
             raw = encode_read(raw)
         status, output, items = encode_result(
             raw,
-            anyio.current_time() - call.accepted,
+            self.calls.clock() - call.accepted,
             server=runtime.name,
             tool=binding.remote_name,
             limit=self._limits.of(runtime.name, binding.remote_name),

@@ -3,6 +3,7 @@ runtime over a real in-process MCP server, and the call table."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import get_args
 
@@ -155,6 +156,33 @@ async def test_pausing_a_server_stops_its_calls_deadlines_and_resuming_gives_bac
     await anyio.sleep(100)
     table.resume(paused)
     assert call.scope.deadline == pytest.approx(anyio.current_time() + 6)
+
+
+@pytest.mark.trio
+async def test_a_calls_acceptance_and_arrival_are_read_from_the_runs_own_clock(
+    autojump_clock: trio.testing.MockClock,
+):
+    """SPEC §8.4: the wall time runs from acceptance, the tool timeout from the call's
+    arrival at its server, both on the event loop's clock (what ``anyio.current_time()``
+    reads), looked up once per table."""
+    table = CallTable()
+    await anyio.sleep(7)
+    call = table.open("c")
+    assert call.accepted == anyio.current_time()
+    await anyio.sleep(3)
+    table.attach(call, "s", 10)
+    assert call.started == anyio.current_time() == pytest.approx(call.accepted + 3)
+    assert call.scope.deadline == call.started + 10
+    assert table.clock == autojump_clock.current_time
+
+
+async def test_a_call_table_reads_the_running_event_loops_own_clock(anyio_backend_name):
+    table = CallTable()
+    table.open("c")
+    if anyio_backend_name == "trio":
+        assert table.clock == trio.lowlevel.current_clock().current_time
+    else:
+        assert table.clock == asyncio.get_running_loop().time
 
 
 async def test_a_pending_call_moves_only_along_its_phase_table():

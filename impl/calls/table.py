@@ -23,8 +23,10 @@ result; this module makes no results.
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Literal
 
@@ -41,6 +43,7 @@ __all__ = [
     "CallTableStatistics",
     "EndedBy",
     "PendingCall",
+    "loop_clock",
 ]
 
 CallPhase = Literal["checking", "approval", "starting", "dispatch", "retrying", "local"]
@@ -151,12 +154,12 @@ class PendingCall:
     def await_approval(self) -> None:
         self._move("approval")
 
-    def attach(self, server: str, timeout: float, cap: float) -> None:
-        """It reached ``server``: its tool timeout (0: none) runs from now; ``cap``
-        (``math.inf``: none) bounds its whole time when progress re-arms the timeout (SPEC
-        §8.11)."""
+    def attach(self, server: str, timeout: float, cap: float, now: float) -> None:
+        """It reached ``server`` at ``now``: its tool timeout (0: none) runs from then;
+        ``cap`` (``math.inf``: none) bounds its whole time when progress re-arms the
+        timeout (SPEC §8.11)."""
         self._server = server
-        self._started = anyio.current_time()
+        self._started = now
         self.scope.deadline = self._started + timeout if timeout > 0 else math.inf
         self._cap = self._started + cap
 
@@ -227,6 +230,26 @@ class PendingCall:
         self.scope.deadline = min(anyio.current_time() + idle, self._cap)
 
 
+def loop_clock() -> Callable[[], float]:
+    """The running event loop's own clock: the reader ``anyio.current_time()`` ends in,
+    the same values, without looking the backend up again (through ``sniffio``) at
+    every read. trio's is its run's clock (``trio.lowlevel.current_clock()``), asyncio's
+    the running loop's ``time``; any other loop: ``anyio.current_time`` itself. trio is
+    asked only when it is loaded already (an asyncio host never loads it)."""
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            clock: Callable[[], float] = trio.lowlevel.current_clock().current_time
+        except RuntimeError:  # not inside trio.run
+            pass
+        else:
+            return clock
+    try:
+        return asyncio.get_running_loop().time
+    except RuntimeError:  # no asyncio loop runs in this thread
+        return anyio.current_time
+
+
 @attrs.frozen
 class CallTableStatistics:
     accepted: int
@@ -251,6 +274,9 @@ class CallTable:
     """The running backend's own cancel scope class, learnt from the first scope made:
     ``anyio.CancelScope()`` looks the backend up again for every scope, and every call
     makes one. A table lives in one host, on one event loop."""
+    clock: Callable[[], float] = anyio.current_time
+    """The event loop's clock (:func:`loop_clock`), learnt with the scope class: every
+    call reads it at acceptance, when it reaches its server and at its result."""
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -271,9 +297,10 @@ class CallTable:
         if kind is None:
             scope = anyio.CancelScope()
             self._scope_kind = type(scope)
+            self.clock = loop_clock()
         else:
             scope = kind()
-        call = PendingCall(call_id, len(self._used), anyio.current_time(), scope)
+        call = PendingCall(call_id, len(self._used), self.clock(), scope)
         self._pending[call_id] = call
         return call
 
@@ -291,7 +318,7 @@ class CallTable:
     def attach(self, call: PendingCall, server: str, timeout: float, cap: float = math.inf) -> None:
         """The call reached ``server`` (:meth:`PendingCall.attach`); a disconnect of
         ``server`` ends it from now on (INV-8)."""
-        call.attach(server, timeout, cap)
+        call.attach(server, timeout, cap, self.clock())
         attached = self._by_server.get(server)
         if attached is None:
             attached = self._by_server[server] = set()
