@@ -218,9 +218,10 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     started: float,
     shared: Shared | None,
 ) -> Report:
-    canonical = _Interner()
     recording = shared is not None and shared.rows is None
     given = None if shared is None or recording else shared
+    # The second policy names states by the first's parts (its ``ids``' keys).
+    canonical = _Interner() if given is None or given.interner is None else given.interner
     given_rows: list[_Row | None] = [] if given is None or given.rows is None else given.rows
     given_checks: list[list[tuple[str, str]] | None] = [] if given is None else given.checks
     given_events: list[tuple[Event, ...] | None] = [] if given is None else given.events
@@ -237,8 +238,9 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     rows: list[_Row | None] = []
     kept_events: list[tuple[Event, ...] | None] = []
     checks: list[list[tuple[str, str]] | None] = []
-    first = canonical.state(rules.initial(bound).state)
-    ids: dict[State, int] = {first: 0}
+    key = canonical.key(rules.initial(bound).state)
+    first = canonical.state(key, bound)
+    ids: dict[_Key, int] = {key: 0}
     states: list[State] = [first]
     parent: list[int] = [-1]
     via: list[Event | None] = [None]
@@ -283,7 +285,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         known: _Row | None = None
         listed: tuple[Event, ...] | list[Event] | None = None
         if given is not None:
-            other = given.ids.get(state)
+            other = given.ids.get(canonical.key(state))
             if other is not None:
                 known = given_rows[other]
                 listed = given_events[other]
@@ -308,6 +310,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                     t = rules.apply(state, event)
                     failed = check_transition(state, event, t, every=every)
                     pure = reads[0] == read
+                    key = canonical.key(t.state)
                 else:
                     # A call reads the step it names too.
                     which = (event, state.steps[event.step]) if type(event) is Call else event
@@ -318,6 +321,8 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                         failed = check_transition(state, event, t, every=every, steps=False)
                         failed = failed or _NONE  # one empty list for the many kept
                         gave = t.state
+                        key = canonical.key(gave)
+                        part = canonical.part
                         entry = same_but_steps[which] = (
                             gave.servers,
                             gave.registry,
@@ -327,12 +332,24 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                             t.outputs,
                             failed,
                             reads[0] == read,
+                            (part(key[0]), part(key[1]), part(key[3])),
                         )
                     else:
-                        servers, registry, calls, closed, again, outputs, failed, _ = entry
+                        servers, registry, calls, closed, again, outputs, failed = entry[:7]
+                        interned = entry[8]
                         steps = state.steps
                         gave = State(state.bound, servers, registry, steps, calls, closed, again)
                         t = rules.collected(state, Transition(gave, outputs))
+                        # Its key: the parts are kept as the rules made them (``collected``
+                        # compares identities), the interner's equal ones beside them.
+                        key = (
+                            id(interned[0]),
+                            id(interned[1]),
+                            canonical.ident(t.state.steps),
+                            id(interned[2]),
+                            closed,
+                            again,
+                        )
                     pure = entry[7]
                     stepwise = check_transition(state, event, t, every=every, steps=True)
                     if stepwise:
@@ -341,26 +358,25 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             else:
                 assert given is not None
                 after, outputs, failed = given.states[done[0]], done[1], done[2]
+                key = canonical.key(after)
             transitions += 1
             if want_effects:
-                key = (event.kind, effect_of(outputs))
-                effects[key] = effects.get(key, 0) + 1
+                kind = (event.kind, effect_of(outputs))
+                effects[kind] = effects.get(kind, 0) + 1
             if failed:
                 record(failed, (*trace_to(index), event))
-            target = ids.get(after)
+            target = ids.get(key)
             if target is None:
                 target = len(states)
-                if after.bound is not bound:
-                    after = _rebound(after, bound)
-                new = canonical.state(after)
-                ids[new] = target
+                new = canonical.state(key, bound)
+                ids[key] = target
                 states.append(new)
                 parent.append(index)
                 via.append(event)
                 depth.append(depth[index] + 1)
                 same = None
                 if given is not None:
-                    other = given.ids.get(new) if done is None else done[0]
+                    other = given.ids.get(key) if done is None else done[0]
                     same = None if other is None else given_checks[other]
                 read = reads[0]
                 found = check_state(new) if same is None else same
@@ -392,6 +408,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         kept_events.extend(None for _ in range(len(states) - len(kept_events)))
         shared.ids, shared.states, shared.rows, shared.checks = ids, states, rows, checks
         shared.events = kept_events
+        shared.interner = canonical
     return Report(
         policy=bound.policy,
         rules=rules.name,
@@ -420,10 +437,12 @@ _Kept = tuple[
     tuple[Output, ...],
     list[tuple[str, str]],
     bool,
+    tuple[object, object, object],
 ]
 """A transition kept for the states equal but in their steps (SPEC §10.10): its state's
 servers, registry, calls, ``closed`` and ``reconfigured``, its outputs, the checks but
-INV-2's that failed, and whether it read no policy."""
+INV-2's that failed, whether it read no policy, the interner's servers, registry and calls
+equal to those kept (:class:`_Interner`: their ids are the state's key but in the steps)."""
 
 
 class Shared:
@@ -433,7 +452,9 @@ class Shared:
     not."""
 
     def __init__(self) -> None:
-        self.ids: dict[State, int] = {}
+        self.ids: dict[_Key, int] = {}
+        """Each state's index, by its key in :attr:`interner` (:meth:`_Interner.key`)."""
+        self.interner: _Interner | None = None
         self.states: list[State] = []
         self.rows: list[_Row | None] | None = None
         self.checks: list[list[tuple[str, str]] | None] = []
@@ -464,49 +485,77 @@ def _watched(bound: Bound) -> Bound:
     return _WatchedBound(**{f.name: getattr(bound, f.name) for f in attrs.fields(Bound)})
 
 
-def _rebound(state: State, bound: Bound) -> State:
-    """``state`` with another bound (not part of its equality)."""
-    return State(
-        bound,
-        state.servers,
-        state.registry,
-        state.steps,
-        state.calls,
-        state.closed,
-        state.reconfigured,
-    )
-
-
 class _Interner:
-    """One object per distinct value of a state's parts (servers, registries, calls).
+    """One object per distinct value of a state's parts (servers, registries, calls), and
+    each state named by its parts' ids.
 
-    A stored state is rebuilt from shared parts; its successors reuse the parts their
-    event did not touch. Comparing a successor with the stored state it equals (the common
-    case: most transitions lead to a state already seen) then meets the same objects in
-    every untouched part, and Python's tuple comparison skips identical items, so only
-    the parts the event changed are compared field by field. It also keeps one copy of
-    each part in memory however many states hold it."""
+    Equal parts being one object, two states are equal exactly when their keys are
+    (:meth:`key`: the ids of their four parts, ``closed``, ``reconfigured``), and a key
+    is hashed and compared in C, where a state's hash and equality are Python calls down
+    every part. A successor shares with its state the parts its event did not touch: those
+    are known by their id alone (the interner holds every object it gave out, so no other
+    live object has its id); only the parts the event made anew are looked up by value.
+    It also keeps one copy of each part in memory however many states hold it."""
 
     def __init__(self) -> None:
         self._parts: dict[object, object] = {}
+        self._known: dict[int, object] = {}
+        """Every part :meth:`key` gave out, by its id."""
 
     def _one(self, value: _T) -> _T:
         return self._parts.setdefault(value, value)  # type: ignore[return-value]
 
-    def state(self, state: State) -> State:
-        one = self._one
-        servers = one(tuple([one(s) for s in state.servers]))
-        registry = one(state.registry)
-        steps = one(tuple([None if r is None else one(r) for r in state.steps]))
-        calls = one(tuple([one(c) for c in state.calls]))
-        if (
-            servers is state.servers
-            and registry is state.registry
-            and steps is state.steps
-            and calls is state.calls
-        ):
-            return state
-        return State(state.bound, servers, registry, steps, calls, state.closed, state.reconfigured)
+    def key(self, state: State) -> _Key:
+        """The state's key: equal for equal states only (its parts become the interner's)."""
+        known = self._known
+        servers, registry, steps, calls = state.servers, state.registry, state.steps, state.calls
+        return (
+            id(servers) if id(servers) in known else self._tuple(servers),
+            id(registry) if id(registry) in known else self._registry(registry),
+            id(steps) if id(steps) in known else self._tuple(steps),
+            id(calls) if id(calls) in known else self._tuple(calls),
+            state.closed,
+            state.reconfigured,
+        )
+
+    def _tuple(self, value: tuple[object, ...]) -> int:
+        one = self._parts.get(value)
+        if one is None:
+            one = self._one(tuple([None if v is None else self._one(v) for v in value]))
+            self._known[id(one)] = one
+        return id(one)
+
+    def _registry(self, value: Registry) -> int:
+        one = self._one(value)
+        self._known[id(one)] = one
+        return id(one)
+
+    def part(self, ident: int) -> object:
+        """The part a key names by ``ident``."""
+        return self._known[ident]
+
+    def ident(self, steps: tuple[Registry | None, ...]) -> int:
+        """The id :meth:`key` gives ``steps``."""
+        return id(steps) if id(steps) in self._known else self._tuple(steps)
+
+    def state(self, key: _Key, bound: Bound) -> State:
+        """The state ``key`` names, made of the interner's parts, on ``bound``."""
+        part = self._known
+        servers, registry, steps, calls, closed, again = key
+        return State(
+            bound,
+            part[servers],  # type: ignore[arg-type]  # the key's parts, by kind
+            part[registry],  # type: ignore[arg-type]
+            part[steps],  # type: ignore[arg-type]
+            part[calls],  # type: ignore[arg-type]
+            closed,
+            again,
+        )
+
+
+_Key = tuple[int, int, int, int, bool, bool]
+"""A state's key in an :class:`_Interner`: the ids of its servers, registry, steps and
+calls, its ``closed`` and ``reconfigured``."""
 
 
 def _id_key(invariant: str) -> tuple[str, int]:
