@@ -1,0 +1,1371 @@
+"""Every invariant check's exact verdicts on transitions one edit away from the model's,
+pinned (issue 33: the survivors in ``model/invariants.py`` are loops whose ``continue``,
+``break`` or body nobody's inputs reach, and ``and``/``or`` whose two sides never differ
+on the states the standard rules make).
+
+For small cuts of the standard suite (``CUTS``), every transition of the standard rules'
+reachable graph (states breadth first, each state's events in the order of their text,
+``STRIDE``-th transitions only on the larger cuts) is edited once, in every way below,
+and what :func:`check_transition` (with its triggers, as the explorer runs it) and
+:func:`check_state` of the edited target say is recorded:
+
+* its outputs: one dropped, doubled, or swapped with the next; one field of one output
+  changed to a neighbouring value (``neighbour``: the next status, method or phase,
+  another server, a text with a letter more, a flag flipped, a number one more);
+* its outputs with one more at the end: a ``notifications/cancelled`` or an ``ok``
+  result for a call of the state before (so that one output a check skips, or
+  accepts, comes before one it must flag);
+* its target state: one call record dropped, doubled, or swapped with the next (so the
+  offending record comes second, after one a check skips); one field of one call record
+  or of one server changed to a neighbour; one catalog of its registry dropped, doubled,
+  swapped, or a field of it changed; its steps copied (equal, not the same object: the
+  plan of checks is cached by identity), the last snapshot dropped, made ``None`` or
+  given another generation; ``closed`` and ``reconfigured`` flipped;
+* the state before it: one field of one call record changed (the phase a check reads
+  before deciding).
+
+Each cut's row pins the number of edits, how many of them each invariant flags, a
+digest of every edit's label and whole verdict, and the first few distinct texts each
+invariant gives (readable in review). A changed loop (``continue`` made ``break``), a
+loop run zero times or an ``and`` made ``or`` changes a verdict somewhere in these rows.
+
+The table is the block between the ``GENERATED`` markers, written by
+``scripts/update-golden`` with the other golden tables (it lives in this file for the
+reason ``tests/test_model_golden.py`` gives).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any, get_args
+
+import attrs
+import pytest
+from test_explore_small import part
+
+from mcpbind.model.explore import format_event
+from mcpbind.model.invariants import check_state, check_transition
+from mcpbind.model.rules import STANDARD
+from mcpbind.model.values import (
+    CallPhase,
+    CallRecord,
+    Event,
+    Method,
+    Result,
+    Sent,
+    ServerState,
+    State,
+    Transition,
+    evolve,
+)
+
+#: (policy, part, servers, calls) of each cut, and the stride of the transitions edited.
+CUTS: list[tuple[str, str, int, int, int]] = [
+    ("revalidate", "calls", 1, 2, 1),
+    ("revalidate", "calls", 2, 1, 1),
+    ("frozen", "approval", 1, 1, 1),
+    ("revalidate", "approval", 1, 2, 3),
+    ("revalidate", "sessions", 1, 1, 3),
+    ("revalidate", "lazy", 1, 1, 1),
+    ("frozen", "lazy", 1, 2, 3),
+    ("revalidate", "retry", 1, 2, 5),
+    ("revalidate", "tasks", 1, 2, 5),
+    ("revalidate", "progress", 1, 1, 3),
+    ("revalidate", "reconfigure", 1, 1, 40),
+    ("frozen", "reconfigure", 1, 1, 40),
+]
+
+STATUSES = ["ok", "error", "failed", "cancelled", "timed_out", "denied", "unavailable"]
+PHASES: list[str] = list(get_args(CallPhase))
+METHODS: list[str] = list(get_args(Method))
+SAMPLES = 3  # distinct texts kept per invariant and cut
+
+
+def cut_name(cut: tuple[str, str, int, int, int]) -> str:
+    policy, name, servers, calls, stride = cut
+    return f"{policy}/{name}/{servers}s{calls}c/{stride}"
+
+
+def _next(values: list[str], value: str) -> str:
+    return values[(values.index(value) + 1) % len(values)] if value in values else values[0]
+
+
+def neighbour(field: str, value: Any, servers: tuple[str, ...]) -> Any:
+    """Another value of a field, of the same shape: the one edit of a field."""
+    if field == "status":
+        return _next(STATUSES, value)
+    if field == "phase":
+        return _next(PHASES, value)
+    if field == "method":
+        return _next(METHODS, value)
+    if field == "server":
+        others = [s for s in servers if s != value]
+        return others[0] if others else f"{value}z"
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return f"{value}z"
+    if value is None and field == "text":
+        return "z"
+    if isinstance(value, tuple):
+        return value[:-1] if value else ()
+    return None  # a binding, a refresh, a start: gone
+
+
+def _fields(value: Any, servers: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    for f in attrs.fields(type(value)):
+        old = getattr(value, f.name)
+        new = neighbour(f.name, old, servers)
+        if new != old:
+            yield f.name, evolve(value, **{f.name: new})
+
+
+def _edits(items: tuple[Any, ...], what: str, servers: tuple[str, ...]) -> Iterator[Any]:
+    """``(label, items)`` one edit away: one dropped, doubled, swapped, a field changed."""
+    for i in range(len(items)):
+        yield f"{what}{i} dropped", items[:i] + items[i + 1 :]
+        yield f"{what}{i} doubled", items[: i + 1] + items[i:]
+        if i + 1 < len(items):
+            yield f"{what}{i} swapped", (*items[:i], items[i + 1], items[i], *items[i + 2 :])
+        for name, changed in _fields(items[i], servers):
+            yield f"{what}{i}.{name}", (*items[:i], changed, *items[i + 1 :])
+
+
+def edited(before: State, t: Transition) -> Iterator[tuple[str, State, Transition]]:
+    """Every (label, before, transition) one edit away from ``(before, t)``."""
+    servers = tuple(s.name for s in before.bound.servers)
+    after = t.state
+    for label, outputs in _edits(t.outputs, "out", servers):
+        yield label, before, Transition(after, outputs)
+    for record in before.calls:
+        server = servers[0] if record.binding is None else record.binding.server
+        for extra in (
+            Sent(server or servers[0], "notifications/cancelled", record.call_id),
+            Result(record.call_id, "ok"),
+        ):
+            yield (
+                f"{type(extra).__name__} for {record.call_id} added",
+                before,
+                Transition(after, (*t.outputs, extra)),
+            )
+    for label, calls in _edits(after.calls, "call", servers):
+        yield label, before, Transition(evolve(after, calls=calls), t.outputs)
+    for i, server in enumerate(after.servers):
+        for name, changed in _fields(server, servers):
+            states = (*after.servers[:i], changed, *after.servers[i + 1 :])
+            yield f"server{i}.{name}", before, Transition(evolve(after, servers=states), t.outputs)
+    for label, catalogs in _edits(after.registry.catalogs, "catalog", servers):
+        registry = evolve(after.registry, catalogs=catalogs)
+        yield label, before, Transition(evolve(after, registry=registry), t.outputs)
+    if after.steps:
+        # an equal copy first: a plan is cached by whether the steps are the same object
+        last = after.steps[-1]
+        for label, steps in (
+            ("copied", (*after.steps,)),
+            ("dropped", after.steps[:-1]),
+            ("none", (*after.steps[:-1], None)),
+            ("changed", (*after.steps[:-1], last and evolve(last, generation=last.generation + 1))),
+        ):
+            yield f"steps {label}", before, Transition(evolve(after, steps=steps), t.outputs)
+    for flag in ("closed", "reconfigured"):
+        flipped = evolve(after, **{flag: not getattr(after, flag)})
+        yield flag, before, Transition(flipped, t.outputs)
+    for i, record in enumerate(before.calls):
+        for name, changed in _fields(record, servers):
+            calls = (*before.calls[:i], changed, *before.calls[i + 1 :])
+            yield f"before call{i}.{name}", evolve(before, calls=calls), t
+
+
+def transitions(cut: tuple[str, str, int, int, int]) -> Iterator[tuple[State, Event, Transition]]:
+    """Every ``stride``-th transition of the cut's reachable graph, breadth first."""
+    policy, name, servers, calls, stride = cut
+    first = STANDARD.initial(part(name, policy, servers=servers, calls=calls).bound).state
+    seen = {first}
+    order = [first]
+    n = 0
+    for state in order:
+        for event in sorted(STANDARD.enabled(state), key=format_event):
+            t = STANDARD.apply(state, event)
+            if t.state not in seen:
+                seen.add(t.state)
+                order.append(t.state)
+            if n % stride == 0:
+                yield state, event, t
+            n += 1
+
+
+def verdicts(cut: tuple[str, str, int, int, int]) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    edits = 0
+    flagged: dict[str, int] = {}
+    texts: dict[str, list[str]] = {}
+    for number, (before, event, t) in enumerate(transitions(cut)):
+        for label, b, e in edited(before, t):
+            try:
+                found = check_transition(b, event, e) + check_state(e.state)
+            except (AssertionError, KeyError, ValueError, IndexError, AttributeError) as exc:
+                found = [("crash", type(exc).__name__)]
+            edits += 1
+            digest.update(f"{number} {format_event(event)} {label}: {found!r}\n".encode())
+            for inv, why in found:
+                flagged[inv] = flagged.get(inv, 0) + 1
+                kept = texts.setdefault(inv, [])
+                if len(kept) < SAMPLES and why not in kept:
+                    kept.append(why)
+    return {
+        "edits": edits,
+        "flagged": dict(sorted(flagged.items())),
+        "digest": digest.hexdigest(),
+        "samples": dict(sorted(texts.items())),
+    }
+
+
+def tables() -> dict[str, Any]:
+    return {cut_name(cut): verdicts(cut) for cut in CUTS}
+
+
+# --- the tests -----------------------------------------------------------------------------
+
+BEGIN = "# BEGIN GENERATED by scripts/update-golden"
+END = "# END GENERATED"
+
+# BEGIN GENERATED by scripts/update-golden
+TABLES: dict[str, Any] = json.loads(
+    r"""
+{
+ "revalidate/calls/1s2c/1": {
+  "edits": 129806,
+  "flagged": {
+   "INV-1": 31798,
+   "INV-10": 145,
+   "INV-12": 5850,
+   "INV-13": 822,
+   "INV-14": 2551,
+   "INV-15": 3001,
+   "INV-16": 1024,
+   "INV-2": 4143,
+   "INV-3": 3004,
+   "INV-4": 16329,
+   "INV-5": 24725,
+   "INV-7": 5687,
+   "INV-8": 4058,
+   "INV-9": 82,
+   "crash": 7711
+  },
+  "digest": "d9ff49a6c78385c8f6b04b13bd6f8238a19cecbf11f0926da6878da6243fbfe5",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 2 publication(s)"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny",
+    "c2 ended denied without waiting for approval and a deny"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c2 waits for a retry it is not counted as having",
+    "c1 was sent again by call before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "c2 is marked expired while done"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "step 0 changed after it was sampled",
+    "c1: sent 'read' to git.hub, but step 0 bound mcp__git_hub__read to Binding(name='mcp__git_hub__read', source='mcp:git.hub', server='git.hub', remote_name='read', read_only=True, source_generation=1, spec='', resource=False)"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']",
+    "mcp:git.hub installed ['read'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "disconnect of git.hub changed the registry",
+    "refresh of disconnected git.hub still in flight"
+   ],
+   "INV-9": [
+    "exclusive calls c1 and c2 in flight together"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/calls/2s1c/1": {
+  "edits": 492921,
+  "flagged": {
+   "INV-1": 159215,
+   "INV-10": 350,
+   "INV-12": 26286,
+   "INV-13": 1601,
+   "INV-14": 4882,
+   "INV-15": 26533,
+   "INV-16": 8006,
+   "INV-2": 12252,
+   "INV-3": 19300,
+   "INV-4": 31519,
+   "INV-5": 153282,
+   "INV-7": 13237,
+   "INV-8": 30371,
+   "crash": 36933
+  },
+  "digest": "bfd78f09c5e3c082f13dc58fb194274fef8892565d60c6f13077cd7050102fb3",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 2 publication(s)"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 was sent again by list_changed before its refresh ended",
+    "c1 was sent again by reconnect before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "c1 was sent again by list_changed before its new listing ended"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "git_hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git_hub is connected, refreshing or starting",
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c1 runs on step 0, whose snapshot was dropped",
+    "step 0 changed after it was sampled"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']",
+    "mcp:git.hub installed ['read'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "tools/list sent to disconnected git_hub",
+    "refresh of disconnected git_hub still in flight"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "frozen/approval/1s1c/1": {
+  "edits": 42494,
+  "flagged": {
+   "INV-1": 13168,
+   "INV-10": 574,
+   "INV-11": 168,
+   "INV-12": 2346,
+   "INV-13": 64,
+   "INV-14": 573,
+   "INV-15": 1394,
+   "INV-16": 435,
+   "INV-2": 1269,
+   "INV-3": 1387,
+   "INV-4": 4187,
+   "INV-5": 11614,
+   "INV-7": 1049,
+   "INV-8": 1701,
+   "crash": 3349
+  },
+  "digest": "8dab0cdb85438abd4ceb91aa4edac20b4f6ab22e419b40189b8450ad052ce773",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 2 publication(s)"
+   ],
+   "INV-10": [
+    "c1 became starting without an approval (call)",
+    "c1z became sent without an approval (approve)",
+    "c1 ended ok while it waited for approval"
+   ],
+   "INV-11": [
+    "c1 waits for git.hub to start, which is not starting",
+    "c1 ended denied by deny while waiting for git.hub",
+    "c1 ended failed by approve while waiting for git.hub"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 was sent again by list_changed before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while approval",
+    "c1 is marked expired while sent"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting",
+    "c1 of absent git.hub is approval"
+   ],
+   "INV-2": [
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c1 runs on step 0, whose snapshot was dropped",
+    "step 0 changed after it was sampled"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']",
+    "mcp:git.hub installed ['read'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "disconnect of git.hub changed the registry",
+    "refresh of disconnected git.hub still in flight"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/approval/1s2c/3": {
+  "edits": 121699,
+  "flagged": {
+   "INV-1": 29342,
+   "INV-10": 2671,
+   "INV-11": 775,
+   "INV-12": 4924,
+   "INV-13": 458,
+   "INV-14": 2472,
+   "INV-15": 2604,
+   "INV-16": 1016,
+   "INV-2": 4552,
+   "INV-3": 2641,
+   "INV-4": 14817,
+   "INV-5": 21042,
+   "INV-7": 4361,
+   "INV-8": 3296,
+   "INV-9": 34,
+   "crash": 6892
+  },
+  "digest": "24b60daf8bf57b3833320729a14a3a98033be5e48fff2587c3069997a13c4cdc",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 2 publication(s)"
+   ],
+   "INV-10": [
+    "c1 became starting without an approval (call)",
+    "c1 ended ok while it waited for approval",
+    "c2 became starting without an approval (call)"
+   ],
+   "INV-11": [
+    "c1 waits for git.hub to start, which is not starting",
+    "c2 waits for git.hub to start, which is not starting",
+    "c1 ended denied by deny while waiting for git.hub"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c2 waits for a retry it is not counted as having",
+    "c1 was sent again by approve before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while approval",
+    "c2 is marked expired while done"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting",
+    "c1 of absent git.hub is approval",
+    "c2 of absent git.hub is approval"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c1 runs mcp__git_hub__searchz as Binding(name='mcp__git_hub__search', source='mcp:git.hub', server='git.hub', remote_name='search', read_only=False, source_generation=1, spec='', resource=False), but step 0 captured None"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']",
+    "mcp:git.hub installed ['read'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c2: sent ['notifications/cancelled'] to cancel it, owed []"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "refresh of disconnected git.hub still in flight",
+    "disconnect of git.hub changed the registry"
+   ],
+   "INV-9": [
+    "exclusive calls c1 and c2 in flight together"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/sessions/1s1c/3": {
+  "edits": 68039,
+  "flagged": {
+   "INV-1": 19869,
+   "INV-10": 82,
+   "INV-12": 3390,
+   "INV-13": 376,
+   "INV-14": 1870,
+   "INV-15": 2147,
+   "INV-16": 776,
+   "INV-2": 1868,
+   "INV-3": 2172,
+   "INV-4": 5903,
+   "INV-5": 17765,
+   "INV-7": 2280,
+   "INV-8": 2992,
+   "crash": 5566
+  },
+  "digest": "8b3f5eeab8e99c5377bede86eb5f0202c07336ab36a7e86b2a12e3e9e166c19d",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 2 publication(s)"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 waits behind a refresh with nothing queued after it",
+    "c1 waits for its retry with no refresh in flight"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "the new session of git.hub starts no listing"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c1 runs on step 0, whose snapshot was dropped"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']",
+    "mcp:git.hub installed ['read'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "refresh of disconnected git.hub still in flight",
+    "disconnect of git.hub changed the registry"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/lazy/1s1c/1": {
+  "edits": 47220,
+  "flagged": {
+   "INV-1": 15244,
+   "INV-10": 40,
+   "INV-11": 488,
+   "INV-12": 2180,
+   "INV-13": 165,
+   "INV-14": 585,
+   "INV-15": 1642,
+   "INV-16": 566,
+   "INV-2": 1345,
+   "INV-3": 1718,
+   "INV-4": 3837,
+   "INV-5": 13046,
+   "INV-7": 1274,
+   "INV-8": 2057,
+   "crash": 3843
+  },
+  "digest": "b27e879a7881a0d98fa6b006978636d9f258b703e47f438928bdd60c23e603f7",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 1)",
+    "generation 1 names two different registry states",
+    "generation moved 1->2 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny"
+   ],
+   "INV-11": [
+    "dormant git.hub is connected or refreshing",
+    "tools/call sent to git.hub before its first refresh ended",
+    "git.hub is starting without a connection and its first refresh"
+   ],
+   "INV-12": [
+    "git.hub still connected or refreshing after close",
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 was sent again by list_changed before its refresh ended",
+    "c1 was sent again by refresh_requested before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while starting",
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent"
+   ],
+   "INV-15": [
+    "absent git.hub still has tools installed",
+    "git.hub is replacing without its replacement's first refresh in flight"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "c1: sent '' to git.hub, but step 0 bound mcp__git_hub__read to Binding(name='mcp__git_hub__read', source='mcp:git.hub', server='git.hub', remote_name='read', read_only=True, source_generation=1, spec='', resource=False)",
+    "c1 runs mcp__git_hub__readz as Binding(name='mcp__git_hub__read', source='mcp:git.hub', server='git.hub', remote_name='read', read_only=True, source_generation=1, spec='', resource=False), but step 0 captured None",
+    "c1 runs on step 0, whose snapshot was dropped"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], which no whole listing yields",
+    "git.hub left out ['research'] but reported []"
+   ],
+   "INV-4": [
+    "two calls share a call_id",
+    "c1 (starting) has 1 terminal results",
+    "two results for c1 in one transition"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "refresh of disconnected git.hub still in flight",
+    "disconnect of git.hub changed the registry"
+   ],
+   "crash": [
+    "ValueError",
+    "KeyError",
+    "IndexError"
+   ]
+  }
+ },
+ "frozen/lazy/1s2c/3": {
+  "edits": 85062,
+  "flagged": {
+   "INV-1": 20797,
+   "INV-10": 89,
+   "INV-11": 908,
+   "INV-12": 3065,
+   "INV-13": 573,
+   "INV-14": 1667,
+   "INV-15": 1920,
+   "INV-16": 725,
+   "INV-2": 2890,
+   "INV-3": 1979,
+   "INV-4": 10097,
+   "INV-5": 15300,
+   "INV-7": 3148,
+   "INV-8": 2590,
+   "INV-9": 81,
+   "crash": 5121
+  },
+  "digest": "276a9d8189e32753dfcc06281f61a797b90ecd6defad780bbd20fe4f3c84b157",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 1)",
+    "generation 1 names two different registry states",
+    "registry changed without a new generation (still 2)"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny",
+    "c2 ended denied without waiting for approval and a deny"
+   ],
+   "INV-11": [
+    "dormant git.hub is connected or refreshing",
+    "git.hub is starting without a connection and its first refresh",
+    "tools/call sent to git.hub before its first refresh ended"
+   ],
+   "INV-12": [
+    "git.hub still connected or refreshing after close",
+    "['c1'] still pending after close",
+    "git.hub's refresh ended [] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c2 waits for a retry it is not counted as having",
+    "c1 was sent again by call before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while starting",
+    "c2 is marked expired while done",
+    "c1 is marked expired while done"
+   ],
+   "INV-15": [
+    "absent git.hub still has tools installed",
+    "git.hub is replacing without its replacement's first refresh in flight"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "c1: sent '' to git.hub, but step 0 bound mcp__git_hub__search to Binding(name='mcp__git_hub__search', source='mcp:git.hub', server='git.hub', remote_name='search', read_only=False, source_generation=1, spec='', resource=False)",
+    "c1 runs mcp__git_hub__searchz as Binding(name='mcp__git_hub__search', source='mcp:git.hub', server='git.hub', remote_name='search', read_only=False, source_generation=1, spec='', resource=False), but step 0 captured None",
+    "c1 runs on step 0, whose snapshot was dropped"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], which no whole listing yields",
+    "git.hub left out ['research'] but reported []"
+   ],
+   "INV-4": [
+    "two calls share a call_id",
+    "c1 (starting) has 1 terminal results",
+    "reused call_id c1 was accepted"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c2: sent ['notifications/cancelled'] to cancel it, owed []"
+   ],
+   "INV-8": [
+    "refresh of disconnected git.hub still in flight",
+    "tools/list sent to disconnected git.hub",
+    "disconnect of git.hub changed the registry"
+   ],
+   "INV-9": [
+    "exclusive calls c1 and c2 in flight together"
+   ],
+   "crash": [
+    "ValueError",
+    "KeyError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/retry/1s2c/5": {
+  "edits": 131223,
+  "flagged": {
+   "INV-1": 29744,
+   "INV-10": 213,
+   "INV-12": 4721,
+   "INV-13": 1898,
+   "INV-14": 2347,
+   "INV-15": 2695,
+   "INV-16": 1062,
+   "INV-2": 4192,
+   "INV-3": 2762,
+   "INV-4": 14865,
+   "INV-5": 21709,
+   "INV-7": 5284,
+   "INV-8": 3546,
+   "INV-9": 136,
+   "crash": 7991
+  },
+  "digest": "bb2c203eb08c53dbbd1250d2f516debb57ebcf76e6a710f8cbd7f13da6a11743",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation 0 names two different registry states",
+    "registry changed without a new generation (still 1)"
+   ],
+   "INV-10": [
+    "c2 ended denied without waiting for approval and a deny",
+    "c1 ended denied without waiting for approval and a deny"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c2 waits for a retry it is not counted as having",
+    "c1 was sent again by call before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c2 is marked expired while done",
+    "c1 is marked expired while sent"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c2: no_such_tool ended ok, but step 0 captured None"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], which no whole listing yields",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "refresh of disconnected git.hub still in flight",
+    "disconnect of git.hub changed the registry"
+   ],
+   "INV-9": [
+    "exclusive calls c1 and c2 in flight together"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/tasks/1s2c/5": {
+  "edits": 162724,
+  "flagged": {
+   "INV-1": 35044,
+   "INV-10": 147,
+   "INV-12": 5406,
+   "INV-13": 549,
+   "INV-14": 3258,
+   "INV-15": 3350,
+   "INV-16": 1342,
+   "INV-2": 5510,
+   "INV-3": 3347,
+   "INV-4": 20184,
+   "INV-5": 26913,
+   "INV-7": 7495,
+   "INV-8": 4213,
+   "INV-9": 100,
+   "crash": 8468
+  },
+  "digest": "eb877c62beacb16a4669390a93b162a668d1ada140277119dc733645bdd6debb",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "registry changed without a new generation (still 1)",
+    "generation 0 names two different registry states"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny",
+    "c2 ended denied without waiting for approval and a deny"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c2 waits for a retry it is not counted as having",
+    "c1 was sent again by call before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "c2 is marked expired while done"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c1: sent 'search' to git.hub, but step 0 bound mcp__git_hub__search to Binding(name='mcp__git_hub__search', source='mcp:git.hub', server='git.hub', remote_name='search', read_only=False, source_generation=1, spec='', resource=False)"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], which no whole listing yields",
+    "mcp:git.hub installed ['read', 'research'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "disconnect of git.hub changed the registry",
+    "refresh of disconnected git.hub still in flight"
+   ],
+   "INV-9": [
+    "exclusive calls c1 and c2 in flight together"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/progress/1s1c/3": {
+  "edits": 8961,
+  "flagged": {
+   "INV-1": 2807,
+   "INV-10": 7,
+   "INV-12": 614,
+   "INV-13": 20,
+   "INV-14": 105,
+   "INV-15": 314,
+   "INV-16": 91,
+   "INV-2": 234,
+   "INV-3": 313,
+   "INV-4": 717,
+   "INV-5": 2650,
+   "INV-7": 257,
+   "INV-8": 456,
+   "crash": 757
+  },
+  "digest": "cce5c8d4ec91888a879e4e30adf568cd1955bddccc1b9f90efcd30a5022a8286",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 0 publication(s)",
+    "generation moved 0->1 with 1 installed refresh(es), 0 removal(s) of a replaced catalog and 2 publication(s)"
+   ],
+   "INV-10": [
+    "c1 ended denied without waiting for approval and a deny"
+   ],
+   "INV-12": [
+    "git.hub's refresh ended [] at close",
+    "git.hub's refresh ended ['rejected', 'rejected'] at close",
+    "git.hub's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 was sent again by list_changed before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "c1 was sent again by list_changed before its new listing ended"
+   ],
+   "INV-15": [
+    "git.hub is replacing without its replacement's first refresh in flight",
+    "absent git.hub still has tools installed"
+   ],
+   "INV-16": [
+    "absent git.hub is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1: no_such_tool ended ok, but step 0 captured None",
+    "c1 runs on step 0, whose snapshot was dropped"
+   ],
+   "INV-3": [
+    "mcp:git.hub mixes bindings of two installs",
+    "mcp:git.hub installed ['read'], the listing had ['read', 'search']",
+    "mcp:git.hub installed ['read'], which no whole listing yields"
+   ],
+   "INV-4": [
+    "two results for c1 in one transition",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "ext:admin changed although only [] was replaced",
+    "names held twice: ['shell']"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server git.hub",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected git.hub",
+    "refresh of disconnected git.hub still in flight",
+    "disconnect of git.hub changed the registry"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "revalidate/reconfigure/1s1c/40": {
+  "edits": 75411,
+  "flagged": {
+   "INV-1": 18165,
+   "INV-11": 257,
+   "INV-12": 4112,
+   "INV-13": 140,
+   "INV-14": 548,
+   "INV-15": 5562,
+   "INV-16": 2592,
+   "INV-2": 1472,
+   "INV-3": 1620,
+   "INV-4": 3569,
+   "INV-5": 18160,
+   "INV-7": 1030,
+   "INV-8": 2315,
+   "crash": 7514
+  },
+  "digest": "b147cc99b2c70febcd37fa1d8577fb3e66826328d267d97bf80b715964186ee2",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "registry changed without a new generation (still 1)",
+    "generation 0 names two different registry states"
+   ],
+   "INV-11": [
+    "c is starting without a connection and its first refresh",
+    "c1 waits for c to start, which is startingz",
+    "cancellation sent for c1, which was never sent"
+   ],
+   "INV-12": [
+    "a's refresh ended [] at close",
+    "a's refresh ended ['rejected', 'rejected'] at close",
+    "a's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 was sent again by reconfigure before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "c1 is marked expired while starting"
+   ],
+   "INV-15": [
+    "a is replacing without its replacement's first refresh in flight",
+    "b is replacing without its replacement's first refresh in flight",
+    "c is replacing without its replacement's first refresh in flight"
+   ],
+   "INV-16": [
+    "absent d is connected, refreshing or starting",
+    "absent b is connected, refreshing or starting",
+    "absent c is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1 runs on step 0, whose snapshot was dropped",
+    "c1: no_such_tool ended ok, but step 0 captured None"
+   ],
+   "INV-3": [
+    "mcp:a mixes bindings of two installs",
+    "mcp:b mixes bindings of two installs",
+    "mcp:b installed [], the listing had ['search']"
+   ],
+   "INV-4": [
+    "second terminal result for c1 (ok) after it had ended",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "mcp:a changed although only [] was replaced",
+    "mcp:b changed although only [] was replaced"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server a",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected a",
+    "tools/list sent to disconnected b",
+    "tools/list sent to disconnected c"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ },
+ "frozen/reconfigure/1s1c/40": {
+  "edits": 77469,
+  "flagged": {
+   "INV-1": 18444,
+   "INV-11": 281,
+   "INV-12": 4033,
+   "INV-13": 154,
+   "INV-14": 568,
+   "INV-15": 5766,
+   "INV-16": 2752,
+   "INV-2": 1567,
+   "INV-3": 1644,
+   "INV-4": 3954,
+   "INV-5": 18675,
+   "INV-7": 951,
+   "INV-8": 2446,
+   "crash": 7751
+  },
+  "digest": "23266a468a4e9483545f12b75fa022c99b716032e0479628d8b8625e7d5a1175",
+  "samples": {
+   "INV-1": [
+    "registry changed without a new generation (still 0)",
+    "registry changed without a new generation (still 1)",
+    "generation 0 names two different registry states"
+   ],
+   "INV-11": [
+    "c is starting without a connection and its first refresh",
+    "c1 waits for c to start, which is startingz",
+    "cancellation sent for c1, which was never sent"
+   ],
+   "INV-12": [
+    "a's refresh ended [] at close",
+    "a's refresh ended ['rejected', 'rejected'] at close",
+    "a's refresh ended ['ok'] at close"
+   ],
+   "INV-13": [
+    "c1 waits for a retry it is not counted as having",
+    "c1 was sent again by reconfigure before its refresh ended"
+   ],
+   "INV-14": [
+    "c1 is marked expired while done",
+    "c1 is marked expired while sent",
+    "c1 is marked expired while starting"
+   ],
+   "INV-15": [
+    "a is replacing without its replacement's first refresh in flight",
+    "b is replacing without its replacement's first refresh in flight",
+    "c is replacing without its replacement's first refresh in flight"
+   ],
+   "INV-16": [
+    "absent d is connected, refreshing or starting",
+    "absent b is connected, refreshing or starting",
+    "absent c is connected, refreshing or starting"
+   ],
+   "INV-2": [
+    "step 0 changed after it was sampled",
+    "c1 runs on step 0, whose snapshot was dropped",
+    "c1: no_such_tool ended ok, but step 0 captured None"
+   ],
+   "INV-3": [
+    "mcp:a mixes bindings of two installs",
+    "mcp:b mixes bindings of two installs",
+    "mcp:b installed [], the listing had ['search']"
+   ],
+   "INV-4": [
+    "second terminal result for c1 (ok) after it had ended",
+    "two calls share a call_id",
+    "c1 (approval) has 1 terminal results"
+   ],
+   "INV-5": [
+    "builtin changed although only [] was replaced",
+    "mcp:a changed although only [] was replaced",
+    "mcp:b changed although only [] was replaced"
+   ],
+   "INV-7": [
+    "c1: sent ['notifications/cancelled'] to cancel it, owed []",
+    "cancellation sent to disconnected server a",
+    "c1: sent [] to cancel it, owed ['notifications/cancelled']"
+   ],
+   "INV-8": [
+    "tools/list sent to disconnected a",
+    "tools/list sent to disconnected b",
+    "tools/list sent to disconnected c"
+   ],
+   "crash": [
+    "KeyError",
+    "ValueError",
+    "IndexError"
+   ]
+  }
+ }
+}
+"""  # noqa: E501 - generated, one row a line
+)
+# END GENERATED
+
+
+@pytest.mark.parametrize("cut", CUTS, ids=cut_name)
+def test_every_check_gives_its_pinned_verdicts_on_edited_transitions(
+    cut: tuple[str, str, int, int, int],
+) -> None:
+    assert verdicts(cut) == TABLES[cut_name(cut)]
+
+
+def test_a_result_edit_is_judged_per_output() -> None:
+    """The edits reach an ended call's status (a sanity check of ``edited``)."""
+    before, _, t = next(
+        (b, e, t)
+        for b, e, t in transitions(CUTS[0])
+        if any(isinstance(o, Result) for o in t.outputs)
+    )
+    labels = [label for label, _, _ in edited(before, t)]
+    assert any(label.endswith(".status") for label in labels)
+    assert isinstance(before.calls, tuple)
+    assert all(isinstance(c, CallRecord) for c in before.calls)
+    assert all(isinstance(s, ServerState) for s in before.servers)
