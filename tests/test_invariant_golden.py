@@ -56,6 +56,7 @@ from test_trace_strict import RECONFIGURED
 from mcpbind.model.explore import format_event
 from mcpbind.model.invariants import check_state, check_transition
 from mcpbind.model.rules import STANDARD
+from mcpbind.model.trace import check_trace, parse_trace
 from mcpbind.model.values import (
     CallPhase,
     CallRecord,
@@ -1967,6 +1968,23 @@ def test_the_added_traces_conform() -> None:
     assert {name: verdict(records)[0] for name, records in TRACES.items()} == dict.fromkeys(
         TRACES, "ok | refines"
     )
+
+
+def test_a_read_in_flight_on_a_removed_server_must_end_cancelled() -> None:
+    """INV-16: a read (``resources/read``, SPEC §11.20) is a call the reconfiguration
+    ends as it ends a ``tools/call`` (the model's ``end_server_calls``)."""
+    sent = {"method": "tools/call", "call_id": "a"}
+    read = {"method": "resources/read", "detail": "file:///u"}
+    records = [{**r, **read} if sent.items() <= r.items() else r for r in RECONFIGURED]
+    at = next(i for i, r in enumerate(records) if r["kind"] == "result" and r["call_id"] == "a")
+
+    def inv_16(status: str) -> list[str]:
+        ended = [*records[:at], {**records[at], "status": status}, *records[at + 1 :]]
+        found = check_trace(parse_trace([json.dumps(r) for r in ended]))
+        return [f"{v.invariant}@{v.line}" for v in found if v.invariant == "INV-16"]
+
+    assert inv_16("cancelled") == []
+    assert inv_16("ok") == [f"INV-16@{at + 1}"]
 
 
 def test_a_result_edit_is_judged_per_output() -> None:
