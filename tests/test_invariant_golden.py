@@ -11,7 +11,9 @@ and what :func:`check_transition` (with its triggers, as the explorer runs it) a
 
 * its outputs: one dropped, doubled, or swapped with the next; one field of one output
   changed to a neighbouring value (``neighbour``: the next status, method or phase,
-  another server, a text with a letter more, a flag flipped, a number one more);
+  another server, a text with a letter more, a flag flipped, a number one more); each
+  of these also behind an output about no call (``NOBODY``), so that the edited output
+  comes second after one every check of a call skips;
 * its outputs with one more at the end: a ``notifications/cancelled`` or an ``ok``
   result for a call of the state before (so that one output a check skips, or
   accepts, comes before one it must flag);
@@ -61,6 +63,7 @@ from mcpbind.model.values import (
     CallPhase,
     CallRecord,
     Event,
+    LateDropped,
     Method,
     Result,
     Sent,
@@ -90,6 +93,7 @@ STATUSES = ["ok", "error", "failed", "cancelled", "timed_out", "denied", "unavai
 PHASES: list[str] = list(get_args(CallPhase))
 METHODS: list[str] = list(get_args(Method))
 SAMPLES = 3  # distinct texts kept per invariant and cut
+NOBODY = LateDropped("nobody")  # an output about no call of the state
 
 
 def cut_name(cut: tuple[str, str, int, int, int]) -> str:
@@ -150,6 +154,8 @@ def edited(before: State, t: Transition) -> Iterator[tuple[str, State, Transitio
     after = t.state
     for label, outputs in _edits(t.outputs, "out", servers):
         yield label, before, Transition(after, outputs)
+        # the same behind an output about no call, which every check of a call skips
+        yield f"{label} behind another", before, Transition(after, (NOBODY, *outputs))
     for record in before.calls:
         server = servers[0] if record.binding is None else record.binding.server
         for extra in (
@@ -282,25 +288,25 @@ TABLES: dict[str, Any] = json.loads(
     r"""
 {
  "revalidate/calls/1s2c/1": {
-  "edits": 129806,
+  "edits": 141983,
   "flagged": {
-   "INV-1": 31798,
-   "INV-10": 145,
-   "INV-12": 5850,
+   "INV-1": 32086,
+   "INV-10": 290,
+   "INV-12": 8397,
    "INV-13": 822,
    "INV-14": 2551,
    "INV-15": 3001,
    "INV-16": 1024,
-   "INV-2": 4143,
-   "INV-3": 3004,
-   "INV-4": 16329,
-   "INV-5": 24725,
-   "INV-7": 5687,
-   "INV-8": 4058,
+   "INV-2": 4380,
+   "INV-3": 3082,
+   "INV-4": 17172,
+   "INV-5": 24773,
+   "INV-7": 8387,
+   "INV-8": 4236,
    "INV-9": 82,
-   "crash": 7711
+   "crash": 8522
   },
-  "digest": "d9ff49a6c78385c8f6b04b13bd6f8238a19cecbf11f0926da6878da6243fbfe5",
+  "digest": "e2b3dff69124a16c6a1d5bd0fbc4f68980b7a47d2440e466505414eefd665144",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -374,24 +380,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/calls/2s1c/1": {
-  "edits": 492921,
+  "edits": 547758,
   "flagged": {
-   "INV-1": 159215,
-   "INV-10": 350,
-   "INV-12": 26286,
+   "INV-1": 161093,
+   "INV-10": 700,
+   "INV-12": 40608,
    "INV-13": 1601,
    "INV-14": 4882,
    "INV-15": 26533,
    "INV-16": 8006,
-   "INV-2": 12252,
-   "INV-3": 19300,
-   "INV-4": 31519,
-   "INV-5": 153282,
-   "INV-7": 13237,
-   "INV-8": 30371,
-   "crash": 36933
+   "INV-2": 13666,
+   "INV-3": 19636,
+   "INV-4": 33896,
+   "INV-5": 153595,
+   "INV-7": 20618,
+   "INV-8": 33025,
+   "crash": 37246
   },
-  "digest": "bfd78f09c5e3c082f13dc58fb194274fef8892565d60c6f13077cd7050102fb3",
+  "digest": "4e24e1782482b5c0dfaa2bfe3e2118a10072742ab6dfbf2043ccd0fadb929a30",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -463,25 +469,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "frozen/approval/1s1c/1": {
-  "edits": 42494,
+  "edits": 47021,
   "flagged": {
-   "INV-1": 13168,
-   "INV-10": 574,
+   "INV-1": 13336,
+   "INV-10": 732,
    "INV-11": 168,
-   "INV-12": 2346,
+   "INV-12": 3391,
    "INV-13": 64,
    "INV-14": 573,
    "INV-15": 1394,
    "INV-16": 435,
-   "INV-2": 1269,
-   "INV-3": 1387,
-   "INV-4": 4187,
-   "INV-5": 11614,
-   "INV-7": 1049,
-   "INV-8": 1701,
-   "crash": 3349
+   "INV-2": 1307,
+   "INV-3": 1430,
+   "INV-4": 4449,
+   "INV-5": 11642,
+   "INV-7": 1489,
+   "INV-8": 1795,
+   "crash": 3620
   },
-  "digest": "8dab0cdb85438abd4ceb91aa4edac20b4f6ab22e419b40189b8450ad052ce773",
+  "digest": "fdc6bfbd7ec4d2cc4a035ed4b928c877c5bb5b56c5a1976c78bc2b26d03952cf",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -558,26 +564,26 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/approval/1s2c/3": {
-  "edits": 121699,
+  "edits": 131469,
   "flagged": {
-   "INV-1": 29342,
-   "INV-10": 2671,
+   "INV-1": 29510,
+   "INV-10": 3174,
    "INV-11": 775,
-   "INV-12": 4924,
+   "INV-12": 7243,
    "INV-13": 458,
    "INV-14": 2472,
    "INV-15": 2604,
    "INV-16": 1016,
-   "INV-2": 4552,
-   "INV-3": 2641,
-   "INV-4": 14817,
-   "INV-5": 21042,
-   "INV-7": 4361,
-   "INV-8": 3296,
+   "INV-2": 4599,
+   "INV-3": 2692,
+   "INV-4": 15646,
+   "INV-5": 21070,
+   "INV-7": 5993,
+   "INV-8": 3432,
    "INV-9": 34,
-   "crash": 6892
+   "crash": 7449
   },
-  "digest": "24b60daf8bf57b3833320729a14a3a98033be5e48fff2587c3069997a13c4cdc",
+  "digest": "dfbb59e29fd5f14c67e58adfbe0da37155538f90c49001e06427d2b0594d5384",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -659,24 +665,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/sessions/1s1c/3": {
-  "edits": 68039,
+  "edits": 76712,
   "flagged": {
-   "INV-1": 19869,
-   "INV-10": 82,
-   "INV-12": 3390,
+   "INV-1": 20133,
+   "INV-10": 164,
+   "INV-12": 5096,
    "INV-13": 376,
-   "INV-14": 1870,
+   "INV-14": 2254,
    "INV-15": 2147,
    "INV-16": 776,
-   "INV-2": 1868,
-   "INV-3": 2172,
-   "INV-4": 5903,
-   "INV-5": 17765,
-   "INV-7": 2280,
-   "INV-8": 2992,
-   "crash": 5566
+   "INV-2": 1963,
+   "INV-3": 2256,
+   "INV-4": 6345,
+   "INV-5": 17809,
+   "INV-7": 3384,
+   "INV-8": 3138,
+   "crash": 6114
   },
-  "digest": "8b3f5eeab8e99c5377bede86eb5f0202c07336ab36a7e86b2a12e3e9e166c19d",
+  "digest": "81cc626050849e453372929647f44d40cc26ccfdda092eedda3c21c6b9346826",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -746,25 +752,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/lazy/1s1c/1": {
-  "edits": 47220,
+  "edits": 53094,
   "flagged": {
-   "INV-1": 15244,
-   "INV-10": 40,
-   "INV-11": 488,
-   "INV-12": 2180,
+   "INV-1": 15424,
+   "INV-10": 80,
+   "INV-11": 550,
+   "INV-12": 3212,
    "INV-13": 165,
    "INV-14": 585,
    "INV-15": 1642,
    "INV-16": 566,
-   "INV-2": 1345,
-   "INV-3": 1718,
-   "INV-4": 3837,
-   "INV-5": 13046,
-   "INV-7": 1274,
-   "INV-8": 2057,
-   "crash": 3843
+   "INV-2": 1430,
+   "INV-3": 1764,
+   "INV-4": 4069,
+   "INV-5": 13076,
+   "INV-7": 1874,
+   "INV-8": 2151,
+   "crash": 4234
   },
-  "digest": "b27e879a7881a0d98fa6b006978636d9f258b703e47f438928bdd60c23e603f7",
+  "digest": "cae68bed8aced22c6b46e7760681777ea33efc7191992d5e6e4ee606b6883e5f",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 1)",
@@ -839,26 +845,26 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "frozen/lazy/1s2c/3": {
-  "edits": 85062,
+  "edits": 93206,
   "flagged": {
-   "INV-1": 20797,
-   "INV-10": 89,
-   "INV-11": 908,
-   "INV-12": 3065,
+   "INV-1": 20917,
+   "INV-10": 178,
+   "INV-11": 1026,
+   "INV-12": 4510,
    "INV-13": 573,
    "INV-14": 1667,
    "INV-15": 1920,
    "INV-16": 725,
-   "INV-2": 2890,
-   "INV-3": 1979,
-   "INV-4": 10097,
-   "INV-5": 15300,
-   "INV-7": 3148,
-   "INV-8": 2590,
+   "INV-2": 2998,
+   "INV-3": 2018,
+   "INV-4": 10589,
+   "INV-5": 15320,
+   "INV-7": 4436,
+   "INV-8": 2684,
    "INV-9": 81,
-   "crash": 5121
+   "crash": 5638
   },
-  "digest": "276a9d8189e32753dfcc06281f61a797b90ecd6defad780bbd20fe4f3c84b157",
+  "digest": "86baa37484b581294185be64b16e1a3d034eaefa6f8f58b127aaba0a87d7effd",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 1)",
@@ -937,25 +943,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/retry/1s2c/5": {
-  "edits": 131223,
+  "edits": 143631,
   "flagged": {
-   "INV-1": 29744,
-   "INV-10": 213,
-   "INV-12": 4721,
-   "INV-13": 1898,
+   "INV-1": 29936,
+   "INV-10": 426,
+   "INV-12": 6914,
+   "INV-13": 1962,
    "INV-14": 2347,
    "INV-15": 2695,
    "INV-16": 1062,
-   "INV-2": 4192,
-   "INV-3": 2762,
-   "INV-4": 14865,
-   "INV-5": 21709,
-   "INV-7": 5284,
-   "INV-8": 3546,
+   "INV-2": 4278,
+   "INV-3": 2832,
+   "INV-4": 15812,
+   "INV-5": 21741,
+   "INV-7": 7287,
+   "INV-8": 3683,
    "INV-9": 136,
-   "crash": 7991
+   "crash": 8707
   },
-  "digest": "bb2c203eb08c53dbbd1250d2f516debb57ebcf76e6a710f8cbd7f13da6a11743",
+  "digest": "77cc4ef7cfcd8d99bfc37310fcd65ca9ac3cd82229730d385fc0a4bfc6bcd056",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1029,25 +1035,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/tasks/1s2c/5": {
-  "edits": 162724,
+  "edits": 175729,
   "flagged": {
-   "INV-1": 35044,
-   "INV-10": 147,
-   "INV-12": 5406,
+   "INV-1": 35182,
+   "INV-10": 294,
+   "INV-12": 7818,
    "INV-13": 549,
    "INV-14": 3258,
    "INV-15": 3350,
    "INV-16": 1342,
-   "INV-2": 5510,
+   "INV-2": 5621,
    "INV-3": 3347,
-   "INV-4": 20184,
-   "INV-5": 26913,
-   "INV-7": 7495,
-   "INV-8": 4213,
+   "INV-4": 21337,
+   "INV-5": 26936,
+   "INV-7": 10919,
+   "INV-8": 4364,
    "INV-9": 100,
-   "crash": 8468
+   "crash": 9243
   },
-  "digest": "eb877c62beacb16a4669390a93b162a668d1ada140277119dc733645bdd6debb",
+  "digest": "78ae385206e5c03646799d5836689cf1ee102527bc62c299943b42ae7e0f723a",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1121,24 +1127,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/progress/1s1c/3": {
-  "edits": 8961,
+  "edits": 10046,
   "flagged": {
-   "INV-1": 2807,
-   "INV-10": 7,
-   "INV-12": 614,
+   "INV-1": 2867,
+   "INV-10": 14,
+   "INV-12": 818,
    "INV-13": 20,
    "INV-14": 105,
    "INV-15": 314,
    "INV-16": 91,
-   "INV-2": 234,
-   "INV-3": 313,
-   "INV-4": 717,
-   "INV-5": 2650,
-   "INV-7": 257,
-   "INV-8": 456,
-   "crash": 757
+   "INV-2": 261,
+   "INV-3": 326,
+   "INV-4": 767,
+   "INV-5": 2660,
+   "INV-7": 392,
+   "INV-8": 476,
+   "crash": 833
   },
-  "digest": "cce5c8d4ec91888a879e4e30adf568cd1955bddccc1b9f90efcd30a5022a8286",
+  "digest": "932e3b43387c8f134a971b9dbda7284a61a978683d5940f18153f712ecc58940",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1207,24 +1213,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/reconfigure/1s1c/40": {
-  "edits": 75411,
+  "edits": 82090,
   "flagged": {
-   "INV-1": 18165,
-   "INV-11": 257,
-   "INV-12": 4112,
+   "INV-1": 18811,
+   "INV-11": 272,
+   "INV-12": 6150,
    "INV-13": 140,
    "INV-14": 548,
-   "INV-15": 5562,
-   "INV-16": 2592,
-   "INV-2": 1472,
+   "INV-15": 5662,
+   "INV-16": 2887,
+   "INV-2": 1648,
    "INV-3": 1620,
-   "INV-4": 3569,
-   "INV-5": 18160,
-   "INV-7": 1030,
-   "INV-8": 2315,
-   "crash": 7514
+   "INV-4": 3861,
+   "INV-5": 18258,
+   "INV-7": 1548,
+   "INV-8": 2859,
+   "crash": 7612
   },
-  "digest": "b147cc99b2c70febcd37fa1d8577fb3e66826328d267d97bf80b715964186ee2",
+  "digest": "fa97d11ba38d4431e53d9f8f7b3475f19b29bf2fd775a0e5ea0f7603a1e7747a",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1298,24 +1304,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "frozen/reconfigure/1s1c/40": {
-  "edits": 77469,
+  "edits": 83933,
   "flagged": {
-   "INV-1": 18444,
-   "INV-11": 281,
-   "INV-12": 4033,
+   "INV-1": 19101,
+   "INV-11": 296,
+   "INV-12": 5850,
    "INV-13": 154,
    "INV-14": 568,
-   "INV-15": 5766,
-   "INV-16": 2752,
-   "INV-2": 1567,
+   "INV-15": 5882,
+   "INV-16": 3092,
+   "INV-2": 1766,
    "INV-3": 1644,
-   "INV-4": 3954,
-   "INV-5": 18675,
-   "INV-7": 951,
-   "INV-8": 2446,
-   "crash": 7751
+   "INV-4": 4241,
+   "INV-5": 18777,
+   "INV-7": 1395,
+   "INV-8": 2936,
+   "crash": 7853
   },
-  "digest": "23266a468a4e9483545f12b75fa022c99b716032e0479628d8b8625e7d5a1175",
+  "digest": "8604dad216daa27c7b430a0584fb42ba43dfd27a9aa2eb41f9dae52ffe0b1ab9",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
