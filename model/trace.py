@@ -43,8 +43,9 @@ The monitors decide from the trace alone:
   ``list_failed``), and at most twice in all; the calls of that server in flight at the
   expiry end ``failed``;
 * INV-16: after a ``reconfigure``, a server it removed gets nothing but cancellations and
-  its session's ``close``, then nothing; a call whose ``tools/call`` went to a removed or
-  changed server and that was still in flight at the ``reconfigure`` ends ``cancelled``;
+  its session's ``close``, then nothing; a call whose ``tools/call`` (or a read's
+  ``resources/read``) went to a removed or changed server and that was still in flight
+  at the ``reconfigure`` ends ``cancelled``;
 * LIVE-1 (at ``end``): every accepted call has its result;
 * LIVE-2 (at ``end``): every ``list_changed`` of a connected server was followed by a
   ``refresh_outcome`` of that server;
@@ -685,8 +686,12 @@ def _inv_14(records: list[TraceRecord]) -> Iterator[TraceViolation]:
                     return
 
 
+_CALL_SENDS = ("tools/call", "resources/read")
+"""What a call sends: a read of ``read_mcp_resource`` is a call too (SPEC §11.20)."""
+
+
 def _inv_16(records: list[TraceRecord]) -> Iterator[TraceViolation]:
-    server_of: dict[str, str] = {}  # call -> the server its tools/call went to
+    server_of: dict[str, str] = {}  # call -> the server its tools/call (or read) went to
     in_flight: set[str] = set()
     removed: dict[str, bool] = {}  # server -> its session closed since
     doomed: set[str] = set()  # calls in flight on a server a reconfigure ended
@@ -701,7 +706,7 @@ def _inv_16(records: list[TraceRecord]) -> Iterator[TraceViolation]:
                 yield TraceViolation("INV-16", record.line, expected, _show(record))
                 return
             removed[server] = method == "close"
-        elif kind == "sent" and record.get("method") == "tools/call" and call_id:
+        elif kind == "sent" and record.get("method") in _CALL_SENDS and call_id:
             server_of[call_id] = server
             in_flight.add(call_id)
         elif kind == "reconfigure":
