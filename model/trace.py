@@ -189,10 +189,11 @@ _NATURAL = frozenset({"step", "generation", "bytes", "max_name_length"})
 def _field_problem(value: dict[str, Any]) -> str | None:
     """What is wrong with the type of one of ``value``'s fields (:data:`FIELD_TYPES`)."""
     kind = value["kind"]
-    for field, (named, types) in FIELD_TYPES.items():
-        if field not in value:
+    for field, given in value.items():
+        spec = FIELD_TYPES.get(field)
+        if spec is None:
             continue
-        given = value[field]
+        named, types = spec
         bad = not isinstance(given, types) or (isinstance(given, bool) and bool not in types)
         what = named
         if not bad and what == "a list of strings":
