@@ -110,6 +110,36 @@ def test_a_statement_run_at_import_runs_the_files_the_table_names_for_its_module
     ]
 
 
+def test_a_statement_run_at_import_by_one_file_still_chooses_the_tests_of_others_that_ran_it():
+    """A test file that builds a value at import (a line's context is ``""``) makes the
+    module's own files run whole, and the tests of other files that ran the line inside a
+    test are still chosen (issue 33: ``tool_approval_modes``' check survived its loop made
+    empty because a file ran it at import and the one test that pins it was left out)."""
+    script = load_script()
+    reaches = script.Reaches.__new__(script.Reaches)
+    module = "impl/config/server.py"
+    reaches.known = {
+        "tests/test_a.py": script.Reach(
+            lines={module: {101: ["", "tests/test_a.py::t"]}},
+            seconds={"tests/test_a.py::t": 0.2},
+            failed=[],
+        ),
+        "tests/test_b.py": script.Reach(
+            lines={module: {101: ["tests/test_b.py::slow", "tests/test_b.py::fast"], 9: [""]}},
+            seconds={"tests/test_b.py::slow": 3.0, "tests/test_b.py::fast": 0.1},
+            failed=[],
+        ),
+    }
+    files = ["tests/test_a.py", "tests/test_b.py"]
+    assert reaches.select(module, {101}, files) == (
+        ["tests/test_b.py::fast", "tests/test_a.py::t", "tests/test_b.py::slow"],
+        True,
+    )
+    assert reaches.select(module, {102}, files) == ([], False)
+    reaches.known["tests/test_a.py"].lines[module][101].remove("")
+    assert reaches.select(module, {101}, files)[1] is False
+
+
 def tree_with(tmp_path: pathlib.Path, source: str, conftest: str) -> pathlib.Path:
     """A checkout whose tests turn warnings into errors, as this project's do; the
     conftest imports ``lib/thing.py`` (its package layout on ``PYTHONPATH``)."""
