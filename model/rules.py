@@ -398,7 +398,7 @@ class Rules:
                 events.append(TaskStatus(call_id, "cancelled"))
             if allowed is None or "call_failed" in allowed:
                 events.append(CallFailed(call_id))
-        elif record.phase == "approval":
+        elif record.phase == "approval":  # pragma: no mutate - the least phase: <= is ==
             if allowed is None or "approve" in allowed:
                 events.append(Approve(call_id))
             if allowed is None or "deny" in allowed:

@@ -317,7 +317,7 @@ class _Reader(Values):
         for key, value in own.items():
             if key not in MCPBIND_KEYS:
                 raise self.unknown("mcpbind", key, MCPBIND_KEYS)
-            if key == "binding_policy":
+            if key == "binding_policy":  # pragma: no mutate - no known key sorts before it
                 if value not in ("frozen", "revalidate"):
                     raise self.error("mcpbind", key, "must be 'frozen' or 'revalidate'")
                 settings[key] = value

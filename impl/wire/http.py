@@ -131,8 +131,10 @@ class HttpStatus:
 
     failed: str | None = None
     """The last non-2xx status, as ``401 Unauthorized``."""
-    refused: bool = False
-    """The last failed answer asked for authorization (:func:`is_refusal`)."""
+    refused: bool = False  # pragma: no mutate - read only through step_up, None before a refusal
+    """The last failed answer asked for authorization (:func:`is_refusal`). Its default is
+    never decisive: :meth:`wanted` asks ``step_up``, which names nothing before a failed
+    answer has set this field."""
     said: str | None = None
     """The text of the last failed answer that was not a refusal (:func:`body_text`)."""
     url: str | None = None
