@@ -407,3 +407,14 @@ def test_a_text_block_of_another_mapping_type_is_still_known_as_the_structured_f
     raw = {"content": [block], "structuredContent": {"n": 1}}
     _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
     assert text == HEADER + '{"n":1}'
+
+
+def test_a_one_key_structured_content_of_another_mapping_type_still_unwraps_its_fallback():
+    """``{"result": value}`` (``MCPServer``'s wrap of a plain return value) carried by
+    another mapping type: a text block that is the one value is still its fallback and
+    dropped (mutation testing, issue 33: seed 83's ``or`` made ``and`` at the structured
+    content's type test survived)."""
+    block = {"type": "text", "text": "42"}
+    raw = {"content": [block], "structuredContent": MappingProxyType({"result": "42"})}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + '{"result":"42"}'

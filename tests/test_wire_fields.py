@@ -24,6 +24,8 @@ import anyio
 import httpx2
 import jwt
 import pytest
+import trio
+import trio.testing
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -296,6 +298,33 @@ async def test_a_refused_or_empty_token_exchange_fails_naming_the_endpoint_and_c
 def _failed(body: bytes, headers: dict[str, str], sent: dict[str, str] | None = None) -> Any:
     request = httpx2.Request("POST", "http://127.0.0.1:1/mcp", headers=sent or {})
     return httpx2.Response(403, headers=headers, content=body, request=request)
+
+
+class _Stalling(httpx2.AsyncByteStream):
+    """A failed answer's body that arrives after ``delay`` seconds of the run's clock."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
+    async def __aiter__(self) -> Any:
+        await trio.sleep(self.delay)
+        yield b"too slow"
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(("delay", "expected"), [(4.99, "too slow"), (5.01, None)])
+async def test_a_failed_answers_text_is_read_within_five_seconds(
+    autojump_clock: trio.testing.MockClock, delay: float, expected: str | None
+) -> None:
+    """SPEC §11.2: the text of a failed answer is read within 5 s (``BODY_SECONDS``) and
+    left unsaid after, under the run's virtual time (seed 82: the number changed
+    survived)."""
+    request = httpx2.Request("POST", "http://127.0.0.1:1/mcp")
+    response = httpx2.Response(
+        403, headers={"content-type": "text/plain"}, stream=_Stalling(delay), request=request
+    )
+    status = HttpStatus(url="http://127.0.0.1:1/mcp")
+    assert await status._text(response) == expected
 
 
 LONG = "x" * BODY_BYTES

@@ -207,7 +207,7 @@ class ApprovalGate:
             why = f"it answered {answer!r}, not one of {', '.join(APPROVAL_ANSWERS)}"
             return self._deny(texts.DENIED_APPROVER_FAILED.format(why=why, **where)), "failed"
         self._answers[answer] += 1
-        if answer == "decline":
+        if answer == "decline":  # pragma: no mutate - no answer sorts after it: >= is ==
             return self._deny(texts.DENIED_DECLINED.format(**where)), answer
         if answer == "cancel":
             return self._deny(texts.DENIED_CANCELLED.format(**where)), answer

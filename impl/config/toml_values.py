@@ -129,7 +129,8 @@ class Values:
     def unknown(self, table: str, key: str, known: frozenset[str]) -> ConfigError:
         import difflib  # noqa: PLC0415 - only for a bad key: not on every command's start-up
 
-        close = difflib.get_close_matches(key, sorted(known), n=1)
+        # n=1: only the best match, close[0], is read; any larger n gives the same one
+        close = difflib.get_close_matches(key, sorted(known), n=1)  # pragma: no mutate
         hint = (
             f"; did you mean {close[0]!r}?"
             if close
