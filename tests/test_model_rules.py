@@ -49,6 +49,8 @@ from mcpbind.model import (
     step,
     texts,
 )
+from mcpbind.model.bounds import standard_suite
+from mcpbind.model.explore import replay
 from mcpbind.model.mutants import mutant
 from mcpbind.model.naming import resource_name
 from mcpbind.model.rules import STANDARD
@@ -1172,3 +1174,18 @@ def test_a_listing_ended_before_its_last_page_is_reported_by_inv_3_with_the_page
     event = ListDone(bound.servers[i].name)
     found = check_transition(state, event, STANDARD.apply(state, event), every=True)
     assert found == [("INV-3", "mcp:git.hub published after 1 page(s) of a longer listing")]
+
+
+def test_a_running_call_of_step_0_keeps_its_snapshot_when_a_later_step_has_none():
+    """SPEC §2.3 (INV-2): step snapshots no call uses are dropped (a state reduction), and
+    one a running call uses is kept: at the last call of the catalogs part a second
+    sample has no call, so the snapshots are rebuilt, and step 0 (the least step, seed
+    83's ``>= 0`` made ``> 0``) must stay."""
+    [part] = [p for p in standard_suite("frozen") if p.name == "catalogs"]
+    events = [ListDone("git_hub"), Sample(), Call(0, "c1", "mcp__git_hub__search"), Sample()]
+    assert replay(part.bound, events) == []
+    state = STANDARD.initial(part.bound).state
+    for event in events:
+        state = STANDARD.step(state, event).state
+    assert state.steps[0] is not None
+    assert state.call("c1") is not None
