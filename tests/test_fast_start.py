@@ -132,6 +132,13 @@ def test_a_cache_with_an_impossible_bound_is_a_config_error(field, value):
         CatalogCache(**{field: value})
 
 
+def test_a_cache_takes_a_maximum_age_under_a_second_and_a_single_entry():
+    """The least bounds that hold: an age is any number > 0 (seed 82: ``> 0`` made ``> 1``
+    survived), entries an integer >= 1."""
+    cache = CatalogCache(max_entries=1, max_age_sec=0.5)
+    assert (cache.max_entries, cache.max_age_sec) == (1, 0.5)
+
+
 def test_the_identity_is_the_same_whatever_order_the_headers_or_environment_come_in():
     """Headers and environment are mappings: the same pairs in another order (a TOML file
     reordered) are the same server, whose cached catalog is reused (issue 33: the secret

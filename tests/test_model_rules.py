@@ -49,7 +49,7 @@ from mcpbind.model import (
     step,
     texts,
 )
-from mcpbind.model.bounds import standard_suite
+from mcpbind.model.bounds import standard_bound, standard_suite
 from mcpbind.model.explore import replay
 from mcpbind.model.mutants import mutant
 from mcpbind.model.naming import resource_name
@@ -1189,3 +1189,13 @@ def test_a_running_call_of_step_0_keeps_its_snapshot_when_a_later_step_has_none(
         state = STANDARD.step(state, event).state
     assert state.steps[0] is not None
     assert state.call("c1") is not None
+
+
+def test_the_standard_bound_of_the_library_guide_has_two_steps_three_calls_and_both_servers():
+    """``standard_bound()`` (docs/model.md's example): every scripted version, page and
+    event with 2 steps and 3 calls, the two servers of the standard suite (seed 82: the
+    default of ``steps`` made 1 survived)."""
+    bound = standard_bound()
+    assert (bound.max_steps, bound.max_calls, len(bound.servers)) == (2, 3, 2)
+    assert bound.policy == "revalidate"
+    assert standard_bound("frozen", servers=1, steps=1, calls=1).max_steps == 1

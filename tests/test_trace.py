@@ -298,6 +298,11 @@ def test_a_new_session_after_an_expiry_listens_anew_but_still_owes_its_refresh()
     assert ("LIVE-3", 4) in violated(trace(*expired))  # no listing: still owed
     other = {**SENT_CALL, "server": "other"}
     assert ("LIVE-3", 4) in violated(trace(*expired[:4], other, EXPIRED, LISTING, UNCHANGED))
+    # Only an expiry opens a session: a call's other ends (a timeout, a task's start or
+    # status, all of them kinds that sort after "session_expired") leave the debt owed.
+    for kind in ("timeout", "task_created", "task_status"):
+        ended = {**EXPIRED, "kind": kind}
+        assert ("LIVE-3", 4) in violated(trace(*expired[:-1], ended, LISTING, UNCHANGED)), kind
 
 
 def test_the_conforming_versions_of_those_traces_conform():
