@@ -414,7 +414,7 @@ class DirectRules:
         return tuple(self.rules.enabled(state))
 
     def allows(self, state: State, event: Event) -> bool:
-        return _guard_key(event) in frozenset(self.rules.enabled(state))
+        return _guard_key(event) in self.rules.enabled(state)
 
     def apply(self, state: State, event: Event) -> Transition:
         return self.rules.apply(state, event)
