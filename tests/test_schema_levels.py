@@ -21,6 +21,16 @@ NOTE = {"title": "T", "description": "d", "examples": ["e"], "$comment": "c"}
 """Every annotation keyword, with a value."""
 DATA = {"title": "kept", "description": "kept: data, not a note"}
 """An object given as a value: its keys are not annotations."""
+ONE_SUBSCHEMA_MORE = (
+    "additionalItems",
+    "additionalProperties",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+"""The other keywords whose value is one subschema."""
 
 
 # (id, one property's schema, what level one keeps of it)
@@ -78,30 +88,8 @@ ROWS: list[tuple[str, Any, Any]] = [
     ),
     (
         "one-subschema-more",
-        {
-            key: {**NOTE}
-            for key in (
-                "additionalItems",
-                "additionalProperties",
-                "else",
-                "propertyNames",
-                "unevaluatedItems",
-                "unevaluatedProperties",
-                "contentSchema",
-            )
-        },
-        {
-            key: {}
-            for key in (
-                "additionalItems",
-                "additionalProperties",
-                "else",
-                "propertyNames",
-                "unevaluatedItems",
-                "unevaluatedProperties",
-                "contentSchema",
-            )
-        },
+        {key: {**NOTE} for key in ONE_SUBSCHEMA_MORE},
+        {key: {} for key in ONE_SUBSCHEMA_MORE},
     ),
     (
         "items-as-a-list",  # draft-07's tuple form: each one a subschema
