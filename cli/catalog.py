@@ -9,12 +9,11 @@ import argparse
 import json
 import shutil
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from mcpbind.impl import Host, HostConfig, McpConnector, ServerStartupError
-from mcpbind.impl.trace import TraceRecorder
 from mcpbind.impl.wire.oauth import Authorizer
 from mcpbind.model import texts
 
@@ -28,6 +27,9 @@ from .hosting import (
     tracing,
     verbose,
 )
+
+if TYPE_CHECKING:  # the trace's writer loads only when a trace is written
+    from mcpbind.impl.trace import TraceRecorder
 
 __all__ = ["AUTH_SHOWN", "catalog_main"]
 

@@ -9,7 +9,7 @@ import logging
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 import trio
@@ -22,11 +22,13 @@ from mcpbind.impl import (
     ToolResult,
 )
 from mcpbind.impl.config.recorder import records
-from mcpbind.impl.trace import TraceRecorder, trace_header
 from mcpbind.impl.values import RefreshOutcome
 from mcpbind.model.values import EventKind
 
 from .config_file import config_or_exit, load_config
+
+if TYPE_CHECKING:
+    from mcpbind.impl.trace import TraceRecorder
 
 __all__ = [
     "USAGE",
@@ -57,6 +59,9 @@ def tracing(path: str | None, config: HostConfig) -> Iterator[TraceRecorder | No
     if path is None:
         yield None
         return
+    # the trace's writer (and the model's trace module) load only when a trace is written
+    from mcpbind.impl.trace import TraceRecorder, trace_header  # noqa: PLC0415
+
     with open(path, "w", encoding="utf-8") as out:
         recorder = TraceRecorder(out, trace_header(config), clock=time.time)
         try:

@@ -45,7 +45,6 @@ from .errors import HostClosed
 from .router import Router
 from .server.context import RuntimeContext
 from .server.runtime import ServerRuntime
-from .trace import server_options
 
 __all__ = [
     "Change",
@@ -213,6 +212,9 @@ class Reconfiguring:
     ) -> tuple[_Counts, int]:
         """Everything a reconfiguration changes, decided at once (no ``await``)."""
         plan = self._plan(self._overlay.servers, overlay.servers)
+        # trace's writer loads here, not at start-up (issue 29: `mcpbind catalog` records nothing)
+        from .trace import server_options  # noqa: PLC0415
+
         approver = self.config.approver is not None
         options = {  # what refinement needs of the servers it adds or changes (SPEC §14.1)
             name: server_options(overlay.servers[name], has_approver=approver)

@@ -62,6 +62,17 @@ def test_the_host_loads_without_the_models_rules_invariants_or_explorer():
     assert python(code) == "[]"
 
 
+def test_the_catalog_command_loads_the_trace_writer_only_when_a_trace_is_written():
+    """Issue 29 (``mcpbind catalog`` against the raw SDK): the trace's writer and the
+    model's trace module load with ``--trace`` or a reconfiguration, not at start-up."""
+    unused = ("mcpbind.impl.trace", "mcpbind.model.trace")
+    code = (
+        "import sys, mcpbind.cli.catalog, mcpbind.impl.host, mcpbind.impl.reconfigure; "
+        f"print(sorted(m for m in {unused!r} if m in sys.modules))"
+    )
+    assert python(code) == "[]"
+
+
 def test_the_models_names_load_on_first_use_and_explore_stays_the_function():
     """A name of ``mcpbind.model`` loads its module when asked for; ``explore`` is the
     explorer function even after something imported the module of the same name."""
