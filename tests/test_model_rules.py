@@ -926,6 +926,21 @@ def test_a_reconfiguration_cancels_the_calls_of_what_it_replaces_and_publishes_o
     assert not state.servers[1].present
 
 
+def test_a_removed_servers_catalog_is_emptied_under_its_next_source_generation():
+    """SPEC §3.2 (INV-1, INV-3): emptying a removed server's catalog is an install like
+    any other: its source generation moves by exactly one, as the registry's does, and
+    the other catalogs keep theirs (mutation seed 91: ``c.generation + 1`` made ``+ 2``
+    survived; only the registry's generation was pinned)."""
+    b, prefix = reconfigurable()
+    before, _ = run(b, *prefix)
+    after, _ = run(b, *prefix, Reconfigure())
+    emptied = after.registry.catalog("mcp:b")
+    assert emptied.bindings == ()
+    assert emptied.generation == before.registry.catalog("mcp:b").generation + 1 == 2
+    for source in ("mcp:a", "mcp:c"):
+        assert after.registry.catalog(source) == before.registry.catalog(source)
+
+
 def test_inv_10_reports_a_call_leaving_approval_unapproved_after_one_still_waiting():
     """INV-10: a forged transition where the first of two gated calls still waits and the
     second was sent without its approve is reported, past the first (issue 33: the
