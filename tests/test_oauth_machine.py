@@ -210,3 +210,22 @@ async def test_a_workloads_configured_scopes_are_asked_for_before_the_challenges
         ), output
         [request] = of(served, "token-request")
         assert request["scopes"] == ["notes:write", "notes:read"]
+
+
+@pytest.mark.trio
+async def test_a_configured_resource_is_the_one_the_token_is_asked_for(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Codex's ``oauth_resource`` (RFC 8707) replaces the resource the SDK derives from
+    the server's URL; this server takes it as its own (it ignores a trailing slash)."""
+    async with serving(tmp_path / "server.log", machine=CLIENT, machine_secret=SECRET) as served:
+        oauth = OAuthConfig(
+            grant="client_credentials",
+            client_id=CLIENT,
+            client_secret=SECRET,
+            issuer=f"http://127.0.0.1:{served.port}",
+            resource=served.url + "/",
+        )
+        await whoami(config(served, oauth))
+        [request] = of(served, "token-request")
+        assert request["resource"] == served.url + "/"
