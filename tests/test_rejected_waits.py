@@ -79,3 +79,37 @@ async def test_a_rejected_call_whose_refresh_stalls_times_out_saying_it_was_reje
     assert rejecting.calls == 1
     assert rejecting.listings == 2  # the refresh started and never ended
     assert 5.0 <= took < 6.0
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("how", ["cancelled", "removed", "replaced"])
+async def test_a_rejected_call_waiting_for_its_refresh_ends_as_its_ender_says(
+    autojump_clock: trio.testing.MockClock, how: str
+):
+    """Cancelled by the host: ``CANCELLED``, as any call; its server removed or replaced
+    by a reconfiguration (SPEC §11.17): the text that says it waited to be sent again."""
+    rejecting = Rejecting()
+    server = ServerConfig(target=rejecting.server())
+    results = []
+    async with Host.open(HostConfig(servers={"s": server})) as host:
+        step = host.sample()
+
+        async def call() -> None:
+            results.append(await host.call(step, "c1", "mcp__s__t", {}))
+
+        async with anyio.create_task_group() as callers:
+            callers.start_soon(call)
+            await rejecting.refreshing.wait()
+            if how == "cancelled":
+                host.cancel("c1")
+            elif how == "removed":
+                await host.reconfigure(HostConfig(servers={}))
+            else:
+                replacement = ServerConfig(target=Rejecting().server(), tool_timeout_sec=9)
+                await host.reconfigure(HostConfig(servers={"s": replacement}))
+    if how == "cancelled":
+        expected = texts.CANCELLED
+    else:
+        expected = texts.RECONFIGURED_RETRYING.format(how=how, server="s")
+    assert [(r.status, r.output) for r in results] == [("cancelled", expected)]
+    assert rejecting.calls == 1
