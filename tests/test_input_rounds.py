@@ -76,6 +76,7 @@ async def test_input_requests_a_client_cannot_answer_end_the_call_as_the_row_say
         ({"ttlMs": -5, "resultType": "complete"}, {"ttlMs": 0, "resultType": "complete"}),
         ({"ttlMs": -0.5}, {"ttlMs": 0, "resultType": "complete"}),
         ({"ttlMs": 0}, {"ttlMs": 0, "resultType": "complete"}),
+        ({"ttlMs": 0.5}, {"ttlMs": 0.5, "resultType": "complete"}),  # under 1, not negative
         ({"ttlMs": 7}, {"ttlMs": 7, "resultType": "complete"}),
         ({"ttlMs": True}, {"ttlMs": True, "resultType": "complete"}),  # a bool is no number
         ({"ttlMs": "-1"}, {"ttlMs": "-1", "resultType": "complete"}),
