@@ -14,6 +14,7 @@ import trio
 import trio.testing
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from testservers.recorders import Inputs
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.model import texts
@@ -70,7 +71,8 @@ async def test_a_rejected_call_whose_refresh_stalls_times_out_saying_it_was_reje
 ):
     rejecting = Rejecting()
     server = ServerConfig(target=rejecting.server(), tool_timeout_sec=5, list_timeout_sec=60)
-    async with Host.open(HostConfig(servers={"s": server})) as host:
+    inputs = Inputs()
+    async with Host.open(HostConfig(servers={"s": server}), recorder=inputs) as host:
         started = anyio.current_time()
         result = await host.call(host.sample(), "c1", "mcp__s__t", {})
         took = anyio.current_time() - started
@@ -79,6 +81,12 @@ async def test_a_rejected_call_whose_refresh_stalls_times_out_saying_it_was_reje
     assert rejecting.calls == 1
     assert rejecting.listings == 2  # the refresh started and never ended
     assert 5.0 <= took < 6.0
+    # the inputs (SPEC §3.1): rejected once, then its deadline, recorded once
+    after = inputs.seen[inputs.seen.index("call") :]
+    assert [k for k in after if k in ("call_rejected", "timeout", "call_failed")] == [
+        "call_rejected",
+        "timeout",
+    ]
 
 
 @pytest.mark.trio
