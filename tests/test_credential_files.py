@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import pathlib
 import stat
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -130,3 +131,17 @@ def test_each_store_choice_opens_its_store_and_another_is_an_error(tmp_path: pat
     assert str(raised.value) == (
         "mcp_oauth_credentials_store must be one of auto, keyring, file, got 'vault'"
     )
+
+
+async def test_auto_without_a_usable_keyring_writes_the_file_it_was_given(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "keyring", None)  # not installed
+    monkeypatch.setenv("MCPBIND_HOME", str(tmp_path / "default"))  # never the user's own
+    path = tmp_path / "credentials.json"
+    store = open_store("auto", path)
+    assert store.name == "file"
+    await store.save("k", RECORD)
+    assert list(json.loads(path.read_text())) == ["k"]  # that file, not the default one
+    assert await store.load("k") == RECORD
+    assert await store.delete("k") is True
