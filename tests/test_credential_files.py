@@ -145,3 +145,17 @@ async def test_auto_without_a_usable_keyring_writes_the_file_it_was_given(
     assert list(json.loads(path.read_text())) == ["k"]  # that file, not the default one
     assert await store.load("k") == RECORD
     assert await store.delete("k") is True
+
+
+async def test_the_credentials_file_is_written_sorted_and_indented_whatever_the_order_saved(
+    tmp_path: pathlib.Path,
+) -> None:
+    """The same records make the same file (a diff of it shows what changed)."""
+    path = tmp_path / "credentials.json"
+    store = FileTokenStore(path)
+    await store.save("b", RECORD)
+    await store.save("a", RECORD)
+    text = path.read_text()
+    assert text.startswith('{\n  "a": {\n    "client": null,\n')
+    assert text.index('"a"') < text.index('"b"')
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True)
