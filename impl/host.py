@@ -275,7 +275,8 @@ class Host(Reconfiguring, HostLifetime):
         self.recorder.event("close", {})
         for runtime in self.servers.values():
             runtime.closing_starts()  # a listing answered from now on installs nothing
-        with anyio.move_on_after(timeout if timeout > 0 else math.inf):
+        # 0: none; never negative (HostConfig checks it): its truth is the test
+        with anyio.move_on_after(timeout if timeout else math.inf):
             self._calls.close_all()
             await self._calls.wait_empty()
             # Every server's close is decided first, then waited for: a task per server

@@ -10,6 +10,7 @@ from testservers.recorders import Inputs
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.wire.http import expired_session
+from mcpbind.model import texts
 
 
 # The server restarted under the SDK's open response streams of the first session: the SDK
@@ -143,6 +144,40 @@ async def test_a_session_refused_under_one_call_fails_the_servers_other_call_in_
     )
     assert results["c2"].output.startswith("server 's' refused the call of 'echo' again")
     assert "disconnect" not in inputs.seen
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # as above
+async def test_a_listing_refused_for_a_forgotten_session_loses_it_and_the_server_reconnects(
+    tmp_path,
+):
+    """Only a call is sent once more on a new session (INV-14): any other request the
+    server refuses for its session loses the session (INV-8). A refresh of the restarted
+    server is ``rejected`` as disconnected, the previous catalog kept; the reconnect opens
+    a new session and lists again."""
+    env = {"MCPBIND_TEST_HTTP_LEGACY": "1"}
+    port = free_port()
+    process = await start_http_server(tmp_path, port, **env)
+    try:
+        await wait_listening(port)
+        inputs = Inputs()
+        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        async with Host.open(HostConfig(servers={"s": server}), recorder=inputs) as host:
+            await stop(process)
+            process = await start_http_server(tmp_path, port, **env)
+            await wait_listening(port)
+            outcome = await host.refresh("s")
+            with anyio.fail_after(30):  # until the new session's listing is decided
+                while "list_done" not in inputs.seen[inputs.seen.index("refresh_requested") :]:
+                    await anyio.sleep(0.05)
+            assert host.server_status()[0].connected
+            assert host.server_status()[0].tools == 9  # the previous catalog, kept
+    finally:
+        await stop(process)
+    assert (outcome.status, outcome.kind) == ("rejected", "disconnected")
+    assert outcome.reason == texts.REJECT_DISCONNECTED.format(server="s")
+    assert "session_expired" not in inputs.seen
+    after = inputs.seen[inputs.seen.index("refresh_requested") :]
+    assert after[:5] == ["refresh_requested", "tools/list", "disconnect", "reconnect", "tools/list"]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,12 @@ is read (SPEC §5.1, LIVE-3); a server that serves none says so (issue 27)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from testservers.inproc import deaf_server, streams_server
 from testservers.recorders import Inputs
 
@@ -55,6 +60,39 @@ async def test_a_server_that_serves_no_list_changed_stream_says_so_in_its_status
         status = host.server_status()[0]
         assert (status.connected, status.tools) == (True, 1)
         assert not host.servers["s"].statistics().hears_list_changed
+
+
+def acknowledging_nothing() -> Server[Any]:
+    """A lowlevel 2026-07-28 server that acknowledges ``subscriptions/listen`` but honors
+    none of the notifications asked for, then keeps the stream open."""
+
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tool = types.Tool(name="a", input_schema={"type": "object"})
+        return types.ListToolsResult(tools=[tool])
+
+    async def listen(ctx: Any, params: Any) -> Any:
+        ack = types.SubscriptionsAcknowledgedNotification(
+            params=types.SubscriptionsAcknowledgedNotificationParams(
+                notifications=types.SubscriptionFilter(),
+                _meta={SUBSCRIPTION_ID_META_KEY: ctx.request_id},
+            )
+        )
+        await ctx.session.send_notification(ack, related_request_id=ctx.request_id)
+        await anyio.sleep_forever()
+
+    return Server("nothing-honored", on_list_tools=on_list_tools, on_subscriptions_listen=listen)
+
+
+async def test_a_listen_acknowledged_without_list_changed_says_the_server_is_not_heard():
+    """SPEC §5.7: the server answered the listen, but will not deliver ``list_changed``;
+    its status says so, as for a server that refuses the listen outright."""
+    config = HostConfig(servers={"s": ServerConfig(target=acknowledging_nothing())})
+    async with Host.open(config) as host:
+        with anyio.fail_after(5):
+            while host.server_status()[0].hears_list_changed:
+                await anyio.sleep(0.01)
+        status = host.server_status()[0]
+        assert (status.connected, status.tools) == (True, 1)
 
 
 def test_listening_again_waits_longer_only_when_streams_keep_ending():

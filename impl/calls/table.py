@@ -160,7 +160,9 @@ class PendingCall:
         timeout (SPEC §8.11)."""
         self._server = server
         self._started = now
-        self.scope.deadline = self._started + timeout if timeout > 0 else math.inf
+        # 0: none; it is never negative (ServerConfig checks it), so a comparison would say
+        # no more than its truth does.
+        self.scope.deadline = self._started + timeout if timeout else math.inf
         self._cap = self._started + cap
 
     def wait_start(self) -> None:

@@ -37,7 +37,8 @@ async def connect_and_serve(
     """Connect (``timeout`` seconds at most, 0: no limit), then ``serve`` the connection
     until it returns; ``disconnected`` runs once a connected session has ended, however
     it ended. None once connected and then ended; else why it failed to connect."""
-    deadline = anyio.current_time() + timeout if timeout > 0 else math.inf
+    # 0: none; never negative (ServerConfig checks it): its truth is the test
+    deadline = anyio.current_time() + timeout if timeout else math.inf
     connected = False
     late = f"no answer within startup_timeout_sec = {timeout:g}", None
     with anyio.CancelScope(deadline=deadline) as startup:

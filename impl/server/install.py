@@ -91,7 +91,8 @@ class Installer:
         listed = False
         try:
             timeout = self.config.list_timeout_sec
-            with anyio.move_on_after(timeout if timeout > 0 else math.inf) as deadline:
+            # 0: none; never negative (ServerConfig checks it): its truth is the test
+            with anyio.move_on_after(timeout if timeout else math.inf) as deadline:
                 tools = await context.read_listing(
                     self.name, connection.list_tools, self._on_list_request
                 )

@@ -141,7 +141,10 @@ def _presented(request: httpx2.Request) -> str | None:
     """The access token the request carries (``Bearer`` as the SDK puts it, or ``DPoP``
     as a first try put it)."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() in ("bearer", "dpop") and token.strip() else None
+    ours, kept = scheme.lower() in ("bearer", "dpop"), token.strip()
+    # 'or' for 'and' returns another scheme's word or an empty token: the caller's
+    # ``Storage.bound`` refuses either (only the stored access token is bound).
+    return kept if ours and kept else None  # pragma: no mutate - equivalent, see above
 
 
 class Dpop:

@@ -338,8 +338,14 @@ def build_provider(
 
 
 def _with_resource(provider: Any, oauth: OAuthConfig, storage: Storage) -> Any:
-    """Codex's ``oauth_resource``: the token is asked for that resource (RFC 8707); and
-    DPoP when configured (or when the stored tokens are bound already)."""
+    """Codex's ``oauth_resource``: the token is asked for that resource (RFC 8707); the
+    configured scopes kept first when a challenge assigns its own (the machine grants'
+    providers build their client metadata themselves); and DPoP when configured (or when
+    the stored tokens are bound already)."""
+    metadata = provider.context.client_metadata
+    if oauth.scopes and not isinstance(metadata, ConfiguredScopes):
+        fields = metadata.model_dump(exclude_unset=True)
+        provider.context.client_metadata = ConfiguredScopes(configured=metadata.scope, **fields)
     if oauth.resource is not None:
         provider.context.resource_override = oauth.resource
     provider.dpop = Dpop(storage, wanted=oauth.dpop, required=oauth.dpop_required)

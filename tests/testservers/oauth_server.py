@@ -24,7 +24,12 @@ for with ``use_dpop_nonce``). Each proof is checked: its signature with the ``jw
 its header, ``typ``, ``htm``, ``htu``, ``iat``, ``ath`` on ``/mcp``, and its ``jti``
 never seen before. And ``--workload-key PEM`` turns on the JWT-bearer grant (RFC 7523)
 for public clients: an assertion signed by that key's private half, for this issuer,
-unexpired, is traded for a token.
+unexpired, is traded for a token. ``--machine ID`` registers a confidential client for
+the client-credentials grant (RFC 6749 §4.4), authenticated by ``--machine-secret`` (in
+the ``Authorization: Basic`` header or the form, RFC 6749 §2.3.1) or, with
+``--machine-key PEM``, by a ``private_key_jwt`` assertion signed by that public key's
+private half (RFC 7523 §2.2: ``iss`` and ``sub`` the client, ``aud`` this issuer); its
+token comes without a refresh token (RFC 6749 §4.4.3).
 
 Tools: ``whoami`` (``{"client_id", "scopes"}`` of the token the call came with, from the
 SDK's auth context), ``add(text)`` (``"added: TEXT"``) and ``publish(text)``
@@ -55,7 +60,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 import anyio
 import attrs
@@ -119,6 +124,10 @@ class EventLog:
     header; ``post``: the form; ``none``: nowhere); ``dpop``
     (every proof checked) has ``where`` (``token`` or ``mcp``), ``outcome`` (``ok``,
     ``use_dpop_nonce``, or what was wrong with it) and ``nonce`` (the proof had one).
+    ``token-request`` also has ``scopes``, the ``scope`` the form sent (a list, or
+    ``null``), and ``client_auth`` is ``private_key_jwt`` for a client assertion. A
+    ``token`` of the client-credentials grant adds ``client_auth``, and ``assertion``
+    (``alg``, ``iss``, ``sub``, ``aud`` of a ``private_key_jwt``, else ``null``).
     """
 
     path: pathlib.Path | None
@@ -499,6 +508,8 @@ AS_NONCE = "as-nonce-1"
 RS_NONCE = "rs-nonce-1"
 DPOP_ALGS = ("ES256", "ES384", "EdDSA", "RS256", "PS256")
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+CLIENT_CREDENTIALS = "client_credentials"
+CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 _THUMBPRINT_MEMBERS = {
     "EC": ("crv", "kty", "x", "y"),
     "RSA": ("e", "kty", "n"),
@@ -522,6 +533,8 @@ class Guard:
     dpop: str = "off"
     workload_key: Any = None
     """The public key a workload's assertion must be signed with (None: no such grant)."""
+    machine: Machine | None = None
+    """The confidential client of the client-credentials grant (None: no such grant)."""
     seen: set[str] = attrs.field(factory=set)
     bound: dict[str, str] = attrs.field(factory=dict)
     """Access or refresh token -> the thumbprint of the key it is bound to."""
@@ -581,6 +594,82 @@ class Guard:
         )
         issued = self.provider.issue(client_id, scopes, resource)
         return 200, issued.model_dump(mode="json", exclude_none=True)
+
+    def machine_grant(
+        self, fields: dict[str, str], authorization: str | None
+    ) -> tuple[int, dict[str, Any]]:
+        """The client-credentials grant (RFC 6749 §4.4): the answer's status and body."""
+        machine = self.machine
+        assert machine is not None
+        client_id, how, assertion = machine.authenticate(fields, authorization, self.issuer)
+        if client_id is None:
+            return 401, {"error": "invalid_client", "error_description": how}
+        scopes = fields["scope"].split() if fields.get("scope") else [REQUIRED_SCOPE]
+        if not set(scopes) <= set(SCOPES):
+            return 400, {"error": "invalid_scope"}
+        resource = fields.get("resource")
+        if resource is not None and not _same_resource(resource, self.provider.resource):
+            return 400, {"error": "invalid_target"}
+        self.provider.log.write(
+            "token",
+            client_id=client_id,
+            grant_type=CLIENT_CREDENTIALS,
+            scopes=scopes,
+            resource=resource,
+            client_auth=how,
+            assertion=assertion,
+        )
+        issued = self.provider.issue(client_id, scopes, resource)
+        return 200, issued.model_dump(mode="json", exclude_none=True, exclude={"refresh_token"})
+
+
+@attrs.frozen
+class Machine:
+    """A confidential client registered beforehand: its id, and its secret or the public
+    key its ``private_key_jwt`` assertions are signed with."""
+
+    client_id: str
+    secret: str | None = attrs.field(default=None, repr=False)
+    key: Any = None
+
+    def authenticate(
+        self, fields: dict[str, str], authorization: str | None, issuer: str
+    ) -> tuple[str | None, str, dict[str, Any] | None]:
+        """``(client_id or None, how or what was wrong, the assertion's header and
+        claims)`` of a token request (RFC 6749 §2.3.1, RFC 7523 §2.2, §3)."""
+        scheme, _, credentials = (authorization or "").partition(" ")
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(credentials, validate=True).decode()
+            except ValueError:
+                return None, "a malformed Basic header", None
+            client_id, _, secret = (unquote_plus(part) for part in pair.partition(":"))
+            if self.secret is not None and (client_id, secret) == (self.client_id, self.secret):
+                return client_id, "basic", None
+            return None, "wrong client or secret", None
+        if "client_secret" in fields:
+            pair = (fields.get("client_id"), fields["client_secret"])
+            if self.secret is not None and pair == (self.client_id, self.secret):
+                return self.client_id, "post", None
+            return None, "wrong client or secret", None
+        if fields.get("client_assertion_type") == CLIENT_ASSERTION and self.key is not None:
+            token = fields.get("client_assertion", "")
+            try:
+                header = jwt.get_unverified_header(token)
+                claims = jwt.decode(
+                    token,
+                    self.key,
+                    algorithms=["ES256", "RS256"],
+                    audience=issuer,
+                    options={"require": ["exp", "iss", "sub", "aud", "jti"]},
+                )
+            except jwt.PyJWTError as error:
+                return None, type(error).__name__, None
+            if claims["iss"] != self.client_id or claims["sub"] != self.client_id:
+                return None, "iss and sub are not the client", None
+            seen = {"alg": header.get("alg"), **{k: claims[k] for k in ("iss", "sub", "aud")}}
+            return self.client_id, "private_key_jwt", seen
+        return None, "no client authentication", None
 
 
 async def _body(receive: Any) -> bytes:
@@ -650,9 +739,12 @@ async def _token(inner: Any, guard: Guard, scope: Scope, receive: Any, send: Any
     grant = fields.get("grant_type")
     scheme = (_header(scope, b"authorization") or "").partition(" ")[0].lower()
     client_auth = "basic" if scheme == "basic" else "post" if "client_secret" in fields else "none"
+    if "client_assertion" in fields:
+        client_auth = "private_key_jwt"
     log.write(
         "token-request",
         grant_type=grant,
+        scopes=fields["scope"].split() if "scope" in fields else None,
         resource=fields.get("resource"),
         client_auth=client_auth,
     )
@@ -680,6 +772,9 @@ async def _token(inner: Any, guard: Guard, scope: Scope, receive: Any, send: Any
     if grant == JWT_BEARER:
         status, answer = guard.workload_grant(fields)
         headers: list[Any] = [(b"content-type", b"application/json")]
+    elif grant == CLIENT_CREDENTIALS and guard.machine is not None:
+        status, answer = guard.machine_grant(fields, _header(scope, b"authorization"))
+        headers = [(b"content-type", b"application/json")]
     else:
         status, headers, raw = await _captured(inner, scope, replay)
         answer = json.loads(raw) if raw else {}
@@ -732,10 +827,17 @@ def guarded(inner: Any, guard: Guard) -> Any:
         path = scope.get("path")
         if scope["type"] != "http":
             await inner(scope, receive, send)
-        elif path == "/.well-known/oauth-authorization-server" and guard.dpop != "off":
+        elif path == "/.well-known/oauth-authorization-server" and (
+            guard.dpop != "off" or guard.machine is not None
+        ):
             status, headers, body = await _captured(inner, scope, receive)
             document = json.loads(body)
-            document["dpop_signing_alg_values_supported"] = list(DPOP_ALGS)
+            if guard.dpop != "off":
+                document["dpop_signing_alg_values_supported"] = list(DPOP_ALGS)
+            if guard.machine is not None:
+                document["grant_types_supported"].append(CLIENT_CREDENTIALS)
+                if guard.machine.key is not None:
+                    document["token_endpoint_auth_methods_supported"].append("private_key_jwt")
             await _send_json(send, status, headers, document)
         elif path == "/token" and scope["method"] == "POST":
             await _token(inner, guard, scope, receive, send)
@@ -808,14 +910,23 @@ def app(
     token_seconds: int = TOKEN_SECONDS,
     dpop: str = "off",
     workload_key: pathlib.Path | None = None,
+    machine: str | None = None,
+    machine_secret: str | None = None,
+    machine_key: pathlib.Path | None = None,
 ) -> Any:
     """The logged ASGI app of the server on ``port``: the MCP server behind the step-up
-    check, behind DPoP and the JWT-bearer grant."""
+    check, behind DPoP, the JWT-bearer and the client-credentials grants."""
     server, provider = build(port, log, token_seconds=token_seconds)
     key = None
     if workload_key is not None:
         key = serialization.load_pem_public_key(workload_key.read_bytes())
-    guard = Guard(provider, f"http://127.0.0.1:{port}", dpop, key)
+    client = None
+    if machine is not None:
+        public = None
+        if machine_key is not None:
+            public = serialization.load_pem_public_key(machine_key.read_bytes())
+        client = Machine(machine, machine_secret, public)
+    guard = Guard(provider, f"http://127.0.0.1:{port}", dpop, key, client)
     served = step_up(server.streamable_http_app(host="127.0.0.1"), provider, port)
     return logged(guarded(served, guard), provider.log)
 
@@ -827,6 +938,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--token-seconds", type=int, default=TOKEN_SECONDS)
     parser.add_argument("--dpop", choices=("off", "on", "nonce"), default="off")
     parser.add_argument("--workload-key", type=pathlib.Path, default=None)
+    parser.add_argument("--machine", default=None)
+    parser.add_argument("--machine-secret", default=None)
+    parser.add_argument("--machine-key", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
     served = app(
         args.port,
@@ -834,6 +948,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         token_seconds=args.token_seconds,
         dpop=args.dpop,
         workload_key=args.workload_key,
+        machine=args.machine,
+        machine_secret=args.machine_secret,
+        machine_key=args.machine_key,
     )
     config = uvicorn.Config(
         served, host="127.0.0.1", port=args.port, log_level="warning", access_log=False
@@ -847,7 +964,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 def command(
     port: int, log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS, **more: Any
 ) -> list[str]:
-    """The command line that serves on ``port``; ``more``: ``dpop``, ``workload_key``."""
+    """The command line that serves on ``port``; ``more``: ``dpop``, ``workload_key``,
+    ``machine``, ``machine_secret``, ``machine_key``."""
     line = [
         sys.executable,
         str(HERE),
@@ -913,7 +1031,8 @@ async def serving(
     log: pathlib.Path, *, token_seconds: int = TOKEN_SECONDS, **more: Any
 ) -> AsyncIterator[Served]:
     """The server on a free loopback port for the block, once it listens; killed after.
-    ``more``: ``dpop`` (``"on"``, ``"nonce"``), ``workload_key`` (a PEM file)."""
+    ``more``: ``dpop`` (``"on"``, ``"nonce"``), ``workload_key`` (a PEM file),
+    ``machine`` (a client id) with ``machine_secret`` or ``machine_key`` (a PEM file)."""
     from testservers.processes import free_port
 
     port = free_port()

@@ -17,6 +17,13 @@ conformance suite's ``sep-2322-client-request-state`` server does. It answers:
   answer and the state it got back, without ``resultType``;
 * anything else with JSON-RPC "Method not found"; notifications with nothing.
 
+With ``MCPBIND_TEST_RAW_ODD_INPUTS`` set, it also lists the tools of :data:`ODD_INPUTS`,
+whose input requests a client cannot answer as they are: ``nagging`` asks for the same
+confirmation whatever it is answered, forever; ``sampling`` asks for
+``sampling/createMessage``; ``malformed`` sends ``inputRequests`` that are no mapping;
+``patient`` first sends no input request at all, only its ``requestState`` (the server is
+not ready yet), then answers ``patient-ok`` when that state comes back.
+
 With ``MCPBIND_TEST_RAW_PYTHON_NAMES`` set, ``tools/list`` spells its two caching fields
 with the SDK's Python names (``ttl_ms``, ``cache_scope``), which the wire's schema does
 not know: a malformed listing the SDK's models would read if asked to read by name.
@@ -51,6 +58,28 @@ CONFIRM = {
     },
 }
 
+SAMPLING = {
+    "method": "sampling/createMessage",
+    "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+        "maxTokens": 10,
+    },
+}
+ODD_INPUTS: dict[str, dict[str, Any]] = {
+    "nagging": {"inputRequests": {"confirm": CONFIRM}},
+    "sampling": {"inputRequests": {"sample": SAMPLING}},
+    "malformed": {"inputRequests": 7},
+    "patient": {"inputRequests": {}},
+}
+"""Each odd tool's ``input_required`` result, besides its ``resultType`` and state."""
+
+
+def tools() -> list[dict[str, Any]]:
+    if not os.environ.get("MCPBIND_TEST_RAW_ODD_INPUTS"):
+        return TOOLS
+    odd = [{"name": name, "inputSchema": {"type": "object"}} for name in ODD_INPUTS]
+    return [*TOOLS, *odd]
+
 
 def text(value: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": value}]}
@@ -71,9 +100,9 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
         }
     elif method == "tools/list":  # the caching fields 2026-07-28 requires, as the suite's
         if os.environ.get("MCPBIND_TEST_RAW_PYTHON_NAMES"):
-            result = {"tools": TOOLS, "ttl_ms": 0, "cache_scope": "private"}
+            result = {"tools": tools(), "ttl_ms": 0, "cache_scope": "private"}
         else:
-            result = {"tools": TOOLS, "ttlMs": 0, "cacheScope": "private"}
+            result = {"tools": tools(), "ttlMs": 0, "cacheScope": "private"}
     elif method == "tools/call" and params.get("name") == "plain":
         result = text("plain-ok")
     elif method == "tools/call" and params.get("name") == "confirm":
@@ -87,6 +116,13 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
         else:
             got = json.dumps(responses.get("confirm"), sort_keys=True)
             result = text(f"confirmed {got} with state {params.get('requestState')}")
+    elif method == "tools/call" and params.get("name") in ODD_INPUTS:
+        name = params["name"]
+        if name == "patient" and params.get("requestState") == STATE:
+            result = text("patient-ok")
+        else:
+            odd = ODD_INPUTS[name]
+            result = {"resultType": "input_required", **odd, "requestState": STATE}
     if result is None:
         error = {"code": -32601, "message": f"Method not found: {method}"}
         return {"jsonrpc": "2.0", "id": message["id"], "error": error}
