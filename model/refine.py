@@ -761,6 +761,12 @@ class _Refiner:
             latest = t.state.steps[-1]
             assert latest is not None
             snapshots = (*snapshots, latest)
+        elif isinstance(event, Call):
+            # An accepted call of an MCP tool, counted now: once it ends, ``retire`` keeps
+            # no binding to tell it by.
+            record = t.state.call(event.call_id)
+            if record is not None and record.binding is not None and record.binding.server:
+                self.mcp_calls.add(self.explorer_ids.get(record.call_id, record.call_id))
         named = self._explorer_event(state, event)
         yield evolve(
             candidate,
@@ -794,8 +800,6 @@ class _Refiner:
             return state
         for record in ended:
             self.retired[record.call_id] = record
-            if record.binding is not None and record.binding.server is not None:
-                self.mcp_calls.add(self.explorer_ids.get(record.call_id, record.call_id))
         kept = tuple(c for c in state.calls if c.phase != "done" or c.late)
         return evolve(state, calls=kept)
 
@@ -1225,12 +1229,7 @@ def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
     ids = refiner.explorer_ids
     gated = {ids.get(c.call_id, c.call_id) for c in candidate.state.calls if c.phase == "approval"}
     gated |= {e.call_id for e in events if isinstance(e, (Approve, Deny))}
-    mcp_calls = refiner.mcp_calls | {
-        ids.get(c.call_id, c.call_id)
-        for c in candidate.state.calls
-        if c.binding and c.binding.server is not None
-    }
-    if gated and gated != mcp_calls:
+    if gated and gated != refiner.mcp_calls:
         return None
     bound = candidate.state.bound
     specs = []

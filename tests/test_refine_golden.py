@@ -26,6 +26,7 @@ from test_trace_strict import CALL, CLOSE, HEADER, LISTED, SENT, SIGNAL
 from test_trace_strict import END as END_RECORD
 
 from mcpbind.model import texts
+from mcpbind.model.explore import replay
 from mcpbind.model.refine import NotRefinable, refine
 from mcpbind.model.trace import TraceError, parse_trace
 
@@ -747,6 +748,19 @@ def test_a_tools_call_sent_to_a_disconnected_server_is_named_inv_8():
     violation = refine(parse_trace([json.dumps(r) for r in records])).violation
     assert violation is not None
     assert (violation.invariant, violation.line) == ("INV-8", 10)
+
+
+def test_a_gated_trace_whose_calls_all_ended_replays_under_approval():
+    """SPEC §14.5: an approved and a denied call, both ended before the trace does, are
+    the trace's MCP calls, all gated: the replay bound asks approval of every call and
+    the replay runs under the explorer's guards (issue 33: the ended calls counted as
+    MCP calls when their binding's server ``is None``, the host's, survived: no bound)."""
+    refinement = refine(parse_trace([json.dumps(r) for r in APPROVED_AND_DENIED]))
+    assert refinement.violation is None
+    bound = refinement.bound
+    assert bound is not None
+    assert (bound.max_steps, bound.max_calls, bound.approval) == (1, 2, True)
+    assert replay(bound, refinement.events) == []
 
 
 #: Per trace, the largest set of candidate states refinement held (``most_states``), summed
