@@ -195,7 +195,8 @@ DIVERGENT = {
     "a result in another status": (edit(ANSWERED, RESULT, status="failed"), "REFINE", 10),
     "a publication of other names": (edit(ANSWERED, 3, names=["mcp__s__x"]), "INV-3", 4),
     "a publication out of step": (edit(ANSWERED, 3, generation=2), "INV-1", 4),
-    "a tools/call never sent": (without(ANSWERED, 7), "INV-2", len(ANSWERED) - 1),
+    "a tools/call never sent": (without(ANSWERED, 7), "INV-2", 8),
+    "a tools/call never sent nor answered": ([HEADER, *LISTED, CALL, END], "INV-2", 8),
     "the wrong tool sent": (edit(ANSWERED, 7, detail="r"), "INV-2", 8),
     "a cancellation never sent": (without(CANCELLED, index(CANCELLED, SIGNAL)), "INV-7", 12),
     "a second cancellation": (
@@ -246,6 +247,53 @@ DIVERGENT = {
 def test_a_trace_that_leaves_the_model_is_flagged_at_its_line_with_the_id(case):
     records, invariant, line = DIVERGENT[case]
     assert refined(records) == (invariant, line)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"kind": "call_responded", "call_id": "a"},
+        {"kind": "call_failed", "call_id": "a", "why": "reset"},
+        {"kind": "call_rejected", "call_id": "a"},
+        {"kind": "session_expired", "call_id": "a"},
+        {"kind": "task_created", "call_id": "a"},
+        {"kind": "progress", "call_id": "a"},
+    ],
+    ids=lambda answer: answer["kind"],
+)
+def test_a_calls_answer_recorded_before_its_request_is_flagged_at_the_answer(answer):
+    """SPEC §14.5: a call's answer (or its failure, its refusal unrun, a task, progress)
+    never comes before its ``tools/call``: recorded first, it is flagged there, named
+    after the request the model sends first (a review of issue 33: the model's send
+    names no call, and the swapped pair refined)."""
+    swapped = [HEADER, *LISTED, CALL, answer, SENT, END]
+    violation = refine(parse_trace(lines(swapped))).violation
+    assert violation is not None
+    fields = {k: v for k, v in answer.items() if k != "kind"}
+    assert str(violation) == (
+        "INV-2 at line 8: expected first ('sent', 's', 'tools/call', 't'), which the model "
+        f"sends before its answer; seen {answer['kind']} {fields}"
+    )
+
+
+def test_a_request_names_its_call_so_an_answer_waits_for_its_own():
+    """SPEC §14.5: two calls of one tool, the second's request recorded first: the first's
+    answer still waits for the first's request; a request with no ``call_id`` stands for
+    the oldest call of that tool whose request the trace has not shown."""
+    answered = [{"kind": "call_responded", "call_id": c} for c in ("a", "b")]
+    results = [{"kind": "result", "call_id": c, "status": "ok"} for c in ("a", "b")]
+    calls = [{**READ, "call_id": c} for c in ("a", "b")]
+    sent_a, sent_b = ({**SENT_READ, "call_id": c} for c in ("a", "b"))
+    ok = [HEADER, *LISTED, *calls, sent_b, sent_a, answered[0], results[0], answered[1]]
+    ok += [results[1], END]
+    assert refined(ok) is None
+    early = [HEADER, *LISTED, *calls, sent_b, answered[0], sent_a, *ok[11:]]
+    assert refined(early) == ("INV-2", 10)
+    unnamed = [
+        {k: v for k, v in r.items() if k != "call_id"} if r is sent_a or r is sent_b else r
+        for r in ok
+    ]
+    assert refined(unnamed) is None
 
 
 def test_a_listing_answered_before_it_was_sent_is_flagged_at_the_answer():
@@ -726,3 +774,60 @@ def test_the_field_types_are_those_of_the_trace_schema():
     }
     given["at"] = (float,)
     assert given == expected
+
+
+def swapped(records: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+    """``records`` with the record at (0-based) ``at`` and the next one swapped."""
+    return [*records[:at], records[at + 1], records[at], *records[at + 2 :]]
+
+
+DISCONNECTED_FIRST = [
+    HEADER,
+    *LISTED,
+    CALL,
+    {"kind": "disconnect", "server": "s"},
+    SENT,
+    {"kind": "result", "call_id": "a", "status": "failed", "text": DISCONNECTED.format(server="s")},
+    END,
+]
+#: Traces on which the monitors and refinement once disagreed (a review of issue 33), each
+#: with what ``check_trace`` reports and what refinement does: they agree on the id, and
+#: refinement's line is where the trace first left the model (SPEC §14.2, §14.5).
+AGREED: dict[str, tuple[list[dict[str, Any]], list[tuple[str, int]], tuple[str, int]]] = {
+    "a publication after its refresh's outcome": (
+        swapped(ANSWERED, 3),
+        [("INV-3", 5)],
+        ("INV-3", 4),
+    ),
+    "a result made before the close, shown after it": (
+        swapped(ANSWERED, RESULT),
+        [("INV-12", 11)],
+        ("INV-12", 11),
+    ),
+    "a tools/call sent after its server's disconnect": (
+        DISCONNECTED_FIRST,
+        [("INV-8", 9)],
+        ("INV-8", 9),
+    ),
+    "a tools/call sent after its server's removal": (
+        swapped(RECONFIGURED, 11),
+        [("INV-16", 13)],
+        ("INV-16", 13),
+    ),
+    "an answer before its tools/call (no monitor sees it)": (
+        swapped(ANSWERED, 7),
+        [],
+        ("INV-2", 8),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(AGREED))
+def test_the_monitors_and_refinement_name_one_id_for_each_kind_of_trace_they_once_split_on(case):
+    """SPEC §14.5: a publication after its outcome (INV-3), a result after the close
+    (INV-12), a request after its server's disconnect (INV-8) or removal (INV-16): the
+    monitors flag them, and refinement, which took any order of owed outputs, does too."""
+    records, monitors, refinement = AGREED[case]
+    parsed = parse_trace(lines(records))
+    assert [(v.invariant, v.line) for v in check_trace(parsed)] == monitors
+    assert refined(records) == refinement
