@@ -1347,7 +1347,7 @@ def _blame(state: State, item: Normal | None) -> str:
         return "INV-3"
     if kind in ("refused", "late_dropped"):
         return "INV-4"
-    if kind == "sent":
+    if kind == "sent":  # pragma: no mutate - only "result" is left, and it sorts before
         method, server = item[2], item[1]
         i = state.bound.index(server) if server in [s.name for s in state.bound.servers] else -1
         if i >= 0 and not state.servers[i].present:

@@ -831,3 +831,13 @@ def test_the_monitors_and_refinement_name_one_id_for_each_kind_of_trace_they_onc
     parsed = parse_trace(lines(records))
     assert [(v.invariant, v.line) for v in check_trace(parsed)] == monitors
     assert refined(records) == refinement
+
+
+@pytest.mark.parametrize("kind", ["disconnect", "reconnect", "stream_ended", "relisten"])
+def test_an_input_of_a_server_no_one_named_is_no_event_even_naming_a_call(kind):
+    """SPEC §14.5: an input about a server neither the header nor a ``reconfigure`` names
+    is an input the model does not allow, flagged at its line, even when it carries the
+    ``call_id`` of a call in flight (issue 33: the call inputs' ``kind == "task_created"``
+    made ``<=`` took such a record as the call's task)."""
+    stray = {"kind": kind, "server": "zz", "call_id": "a"}
+    assert refined([HEADER, *LISTED, CALL, SENT, stray, END]) == ("REFINE", 9)
