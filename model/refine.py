@@ -321,6 +321,14 @@ def _with_spec(state: State, name: str, **changes: Any) -> State:
     return evolve(state, bound=evolve(bound, servers=specs))
 
 
+def _after_call_input(state: State) -> State:
+    """``state`` with the bound a call's input was tried under put back. Its ``approval``
+    is read when a call is accepted alone, and ``_calls`` sets it for each call; every
+    candidate alive after a call's input took that input alike, so the value left here
+    tells none apart (a mutant making it true is equivalent)."""
+    return _with_bound(state, rearms=_FAR, approval=False)  # pragma: no mutate - see above
+
+
 def _with_bound(state: State, **changes: Any) -> State:
     return evolve(state, bound=evolve(state.bound, **changes))
 
@@ -742,7 +750,7 @@ class _Refiner:
                 events.append((state, ended))
         for before, event in events:
             for found in self._apply(candidate, before, event):
-                yield evolve(found, state=_with_bound(found.state, rearms=_FAR, approval=False))
+                yield evolve(found, state=_after_call_input(found.state))
 
     def _cancel_of_no_pending_call(
         self, candidate: _Candidate, call_id: str

@@ -1266,3 +1266,42 @@ def test_the_standard_bound_of_the_library_guide_has_two_steps_three_calls_and_b
     assert (bound.max_steps, bound.max_calls, len(bound.servers)) == (2, 3, 2)
     assert bound.policy == "revalidate"
     assert standard_bound("frozen", servers=1, steps=1, calls=1).max_steps == 1
+
+
+def test_inv_11_reads_only_the_dormant_servers_own_sends():
+    """INV-11: a dormant server ``a`` and a started ``b``: a ``tools/list`` sent to ``b``
+    while ``a`` sleeps is nothing sent to ``a`` (issue 33: the check's ``o.server ==
+    spec.name`` made ``>`` counted ``b``'s sends as ``a``'s, since "b" sorts after)."""
+    b = Bound(
+        servers=(
+            ServerSpec("a", versions=(((SEARCH,),),)),
+            ServerSpec("b", versions=(((READ,),),)),
+        ),
+        builtins=(),
+        policy="revalidate",
+        max_steps=1,
+        max_calls=1,
+        lazy=("a",),
+    )
+    state, _ = run(b, ListDone("b"))
+    assert state.servers[0].start == "dormant"
+    t = step(state, RefreshRequested("b"))
+    assert t.outputs == (Sent("b", "tools/list"),)
+    assert check_transition(state, RefreshRequested("b"), t, every=True) == []
+
+
+def test_inv_3_reports_a_listing_outcome_that_leaves_its_excluded_tools_unsaid():
+    """INV-3 (SPEC §5.4): a forged outcome of a listing with a tool to leave out that
+    names none is reported (issue 33: the outcome check's loop over the outputs made to
+    run zero times survived the model-rule tests)."""
+    research = ToolDef("research", excluded="task_required")
+    spec = ServerSpec("fs", versions=(((SEARCH, research),),))
+    b = bound(spec)
+    state = initial(b).state
+    t = step(state, ListDone("fs"))
+    assert check_transition(state, ListDone("fs"), t, every=True) == []
+    outcome = t.outputs[-1]
+    assert isinstance(outcome, RefreshOutcome)
+    forged = Transition(t.state, (*t.outputs[:-1], attrs.evolve(outcome, excluded=())))
+    found = check_transition(state, ListDone("fs"), forged, every=True)
+    assert ("INV-3", "fs left out ['research'] but reported []") in found

@@ -33,6 +33,7 @@ from mcpbind.model.texts import (
     HOST_CLOSED,
     RECONFIGURED_SENT,
     REMOVED,
+    TIMED_OUT_CAP,
 )
 from mcpbind.model.trace import FIELD_TYPES, TraceError, check_trace, parse_trace
 from mcpbind.model.values import ListDone, ListPage
@@ -672,6 +673,7 @@ def test_a_long_trace_keeps_no_answers_past_its_first_inputs_and_still_diverges_
     """SPEC §14.5 (cost linear in the trace): only a trace's first ``RECENT_INPUTS`` inputs
     ask the kept answers (runs share their first events, not their later ones); past them
     the rules are asked directly, and a divergence there is still found, on its line."""
+    assert RECENT_INPUTS == 128  # the figure SPEC §14.5 gives
     calls = RECENT_INPUTS  # two inputs per call: half of them past the first inputs
     records = answered_in_turn(calls)
     kept = []
@@ -841,3 +843,47 @@ def test_an_input_of_a_server_no_one_named_is_no_event_even_naming_a_call(kind):
     made ``<=`` took such a record as the call's task)."""
     stray = {"kind": kind, "server": "zz", "call_id": "a"}
     assert refined([HEADER, *LISTED, CALL, SENT, stray, END]) == ("REFINE", 9)
+
+
+def test_a_sample_after_close_is_an_input_the_model_does_not_allow():
+    """SPEC §14.5: a ``sample`` after the close is no event of the model: ``REFINE`` at its
+    line; INV-2 is for a step that shows a tool it does not hold (issue 33: the ``shown``
+    test's ``is not None`` made ``is None`` named every refused sample INV-2)."""
+    assert refined([HEADER, *LISTED, *CLOSE, {"kind": "sample", "step": 1}, END]) == ("REFINE", 9)
+
+
+def test_a_cap_that_fires_names_the_default_hour_when_the_header_gives_no_tool_max_sec():
+    """SPEC §14.1: a missing ``server_options`` key has ``ServerConfig``'s default:
+    ``tool_max_sec`` 3600, so a cap that fires says 3600 seconds (issue 33: the default
+    made 3601.0 survived)."""
+    idle = {**HEADER, "server_options": {"s": {"idle_timeout": True}}}
+    capped = TIMED_OUT_CAP.format(seconds="3600 seconds")
+    records = [
+        idle,
+        *LISTED,
+        CALL,
+        SENT,
+        {"kind": "timeout", "call_id": "a", "cap": True},
+        SIGNAL,
+        {"kind": "result", "call_id": "a", "status": "timed_out", "text": capped},
+        *CLOSE,
+        END,
+    ]
+    assert refined(records) is None
+
+
+def test_only_a_trace_that_ends_early_forgives_its_last_line_cut_short():
+    """SPEC §14.3: a trace that ends early (``prefix``) leaves out a last line cut in the
+    middle of its writing (no newline); a whole trace does not, and a line that is not
+    JSON with its newline is not a trace either way (issue 33: the test's ``and`` made
+    ``or`` forgave both)."""
+    good = [json.dumps(r) + "\n" for r in [HEADER, *LISTED]]
+    cut = [*good, '{"kind": "sam']
+    assert len(parse_trace(cut, prefix=True)) == len(good)
+    with pytest.raises(TraceError, match="not JSON") as whole:
+        parse_trace([*cut, json.dumps(END)])
+    assert whole.value.line == len(cut)
+    broken = [*good[:2], '{"kind": \n', *good[2:]]
+    with pytest.raises(TraceError, match="not JSON") as early:
+        parse_trace(broken, prefix=True)
+    assert early.value.line == 3
