@@ -887,3 +887,43 @@ def test_only_a_trace_that_ends_early_forgives_its_last_line_cut_short():
     with pytest.raises(TraceError, match="not JSON") as early:
         parse_trace(broken, prefix=True)
     assert early.value.line == 3
+
+
+def test_a_result_of_a_call_accepted_once_and_refused_twice_is_its_one_result():
+    """SPEC §14.2 (INV-4): a call_id offered three times, accepted once and refused twice
+    (reused), has its one result (issue 33: the monitor's ``calls - refusals`` made
+    ``calls >> refusals`` took it for a call every offer of which was refused)."""
+    reused = [
+        {**CALL, "step": 0},
+        {"kind": "refused", "call_id": "a", "text": DUPLICATE_CALL_ID.format(call_id="a")},
+    ]
+    records = [HEADER, *LISTED, CALL, SENT, *reused, *reused]
+    records += [{"kind": "call_responded", "call_id": "a"}]
+    records += [{"kind": "result", "call_id": "a", "status": "ok"}, *CLOSE, END]
+    assert check_trace(parse_trace(lines(records))) == []
+    assert refined(records) is None
+
+
+def test_a_request_lost_at_a_disconnect_is_owed_at_the_end_not_taken_for_a_later_one():
+    """SPEC §14.5: the ``tools/call`` of a call lost at a disconnect, never shown, is not
+    taken for the same request of a later call on the new session: that one is shown,
+    and the lost one is owed at the end (issue 33: the skipping of an output owed since
+    before the disconnect made a stop flagged the later call's request instead)."""
+    failed = DISCONNECTED.format(server="s")
+    second = {**CALL, "call_id": "b"}
+    records = [
+        HEADER,
+        *LISTED,
+        CALL,
+        {"kind": "disconnect", "server": "s"},
+        {"kind": "result", "call_id": "a", "status": "failed", "text": failed},
+        {"kind": "reconnect", "server": "s"},
+        *LISTED[:2],
+        {"kind": "refresh_outcome", "server": "s", "status": "unchanged", "generation": 1},
+        second,
+        {**SENT, "call_id": "b"},
+        {"kind": "call_responded", "call_id": "b"},
+        {"kind": "result", "call_id": "b", "status": "ok"},
+        END,
+    ]
+    assert refined(records) == ("INV-2", len(records))
