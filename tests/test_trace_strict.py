@@ -33,6 +33,7 @@ from mcpbind.model.texts import (
     HOST_CLOSED,
     RECONFIGURED_SENT,
     REMOVED,
+    TIMED_OUT_CAP,
 )
 from mcpbind.model.trace import FIELD_TYPES, TraceError, check_trace, parse_trace
 from mcpbind.model.values import ListDone, ListPage
@@ -195,7 +196,8 @@ DIVERGENT = {
     "a result in another status": (edit(ANSWERED, RESULT, status="failed"), "REFINE", 10),
     "a publication of other names": (edit(ANSWERED, 3, names=["mcp__s__x"]), "INV-3", 4),
     "a publication out of step": (edit(ANSWERED, 3, generation=2), "INV-1", 4),
-    "a tools/call never sent": (without(ANSWERED, 7), "INV-2", len(ANSWERED) - 1),
+    "a tools/call never sent": (without(ANSWERED, 7), "INV-2", 8),
+    "a tools/call never sent nor answered": ([HEADER, *LISTED, CALL, END], "INV-2", 8),
     "the wrong tool sent": (edit(ANSWERED, 7, detail="r"), "INV-2", 8),
     "a cancellation never sent": (without(CANCELLED, index(CANCELLED, SIGNAL)), "INV-7", 12),
     "a second cancellation": (
@@ -246,6 +248,53 @@ DIVERGENT = {
 def test_a_trace_that_leaves_the_model_is_flagged_at_its_line_with_the_id(case):
     records, invariant, line = DIVERGENT[case]
     assert refined(records) == (invariant, line)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"kind": "call_responded", "call_id": "a"},
+        {"kind": "call_failed", "call_id": "a", "why": "reset"},
+        {"kind": "call_rejected", "call_id": "a"},
+        {"kind": "session_expired", "call_id": "a"},
+        {"kind": "task_created", "call_id": "a"},
+        {"kind": "progress", "call_id": "a"},
+    ],
+    ids=lambda answer: answer["kind"],
+)
+def test_a_calls_answer_recorded_before_its_request_is_flagged_at_the_answer(answer):
+    """SPEC §14.5: a call's answer (or its failure, its refusal unrun, a task, progress)
+    never comes before its ``tools/call``: recorded first, it is flagged there, named
+    after the request the model sends first (a review of issue 33: the model's send
+    names no call, and the swapped pair refined)."""
+    swapped = [HEADER, *LISTED, CALL, answer, SENT, END]
+    violation = refine(parse_trace(lines(swapped))).violation
+    assert violation is not None
+    fields = {k: v for k, v in answer.items() if k != "kind"}
+    assert str(violation) == (
+        "INV-2 at line 8: expected first ('sent', 's', 'tools/call', 't'), which the model "
+        f"sends before its answer; seen {answer['kind']} {fields}"
+    )
+
+
+def test_a_request_names_its_call_so_an_answer_waits_for_its_own():
+    """SPEC §14.5: two calls of one tool, the second's request recorded first: the first's
+    answer still waits for the first's request; a request with no ``call_id`` stands for
+    the oldest call of that tool whose request the trace has not shown."""
+    answered = [{"kind": "call_responded", "call_id": c} for c in ("a", "b")]
+    results = [{"kind": "result", "call_id": c, "status": "ok"} for c in ("a", "b")]
+    calls = [{**READ, "call_id": c} for c in ("a", "b")]
+    sent_a, sent_b = ({**SENT_READ, "call_id": c} for c in ("a", "b"))
+    ok = [HEADER, *LISTED, *calls, sent_b, sent_a, answered[0], results[0], answered[1]]
+    ok += [results[1], END]
+    assert refined(ok) is None
+    early = [HEADER, *LISTED, *calls, sent_b, answered[0], sent_a, *ok[11:]]
+    assert refined(early) == ("INV-2", 10)
+    unnamed = [
+        {k: v for k, v in r.items() if k != "call_id"} if r is sent_a or r is sent_b else r
+        for r in ok
+    ]
+    assert refined(unnamed) is None
 
 
 def test_a_listing_answered_before_it_was_sent_is_flagged_at_the_answer():
@@ -624,6 +673,7 @@ def test_a_long_trace_keeps_no_answers_past_its_first_inputs_and_still_diverges_
     """SPEC §14.5 (cost linear in the trace): only a trace's first ``RECENT_INPUTS`` inputs
     ask the kept answers (runs share their first events, not their later ones); past them
     the rules are asked directly, and a divergence there is still found, on its line."""
+    assert RECENT_INPUTS == 128  # the figure SPEC §14.5 gives
     calls = RECENT_INPUTS  # two inputs per call: half of them past the first inputs
     records = answered_in_turn(calls)
     kept = []
@@ -726,3 +776,154 @@ def test_the_field_types_are_those_of_the_trace_schema():
     }
     given["at"] = (float,)
     assert given == expected
+
+
+def swapped(records: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+    """``records`` with the record at (0-based) ``at`` and the next one swapped."""
+    return [*records[:at], records[at + 1], records[at], *records[at + 2 :]]
+
+
+DISCONNECTED_FIRST = [
+    HEADER,
+    *LISTED,
+    CALL,
+    {"kind": "disconnect", "server": "s"},
+    SENT,
+    {"kind": "result", "call_id": "a", "status": "failed", "text": DISCONNECTED.format(server="s")},
+    END,
+]
+#: Traces on which the monitors and refinement once disagreed (a review of issue 33), each
+#: with what ``check_trace`` reports and what refinement does: they agree on the id, and
+#: refinement's line is where the trace first left the model (SPEC §14.2, §14.5).
+AGREED: dict[str, tuple[list[dict[str, Any]], list[tuple[str, int]], tuple[str, int]]] = {
+    "a publication after its refresh's outcome": (
+        swapped(ANSWERED, 3),
+        [("INV-3", 5)],
+        ("INV-3", 4),
+    ),
+    "a result made before the close, shown after it": (
+        swapped(ANSWERED, RESULT),
+        [("INV-12", 11)],
+        ("INV-12", 11),
+    ),
+    "a tools/call sent after its server's disconnect": (
+        DISCONNECTED_FIRST,
+        [("INV-8", 9)],
+        ("INV-8", 9),
+    ),
+    "a tools/call sent after its server's removal": (
+        swapped(RECONFIGURED, 11),
+        [("INV-16", 13)],
+        ("INV-16", 13),
+    ),
+    "an answer before its tools/call (no monitor sees it)": (
+        swapped(ANSWERED, 7),
+        [],
+        ("INV-2", 8),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(AGREED))
+def test_the_monitors_and_refinement_name_one_id_for_each_kind_of_trace_they_once_split_on(case):
+    """SPEC §14.5: a publication after its outcome (INV-3), a result after the close
+    (INV-12), a request after its server's disconnect (INV-8) or removal (INV-16): the
+    monitors flag them, and refinement, which took any order of owed outputs, does too."""
+    records, monitors, refinement = AGREED[case]
+    parsed = parse_trace(lines(records))
+    assert [(v.invariant, v.line) for v in check_trace(parsed)] == monitors
+    assert refined(records) == refinement
+
+
+@pytest.mark.parametrize("kind", ["disconnect", "reconnect", "stream_ended", "relisten"])
+def test_an_input_of_a_server_no_one_named_is_no_event_even_naming_a_call(kind):
+    """SPEC §14.5: an input about a server neither the header nor a ``reconfigure`` names
+    is an input the model does not allow, flagged at its line, even when it carries the
+    ``call_id`` of a call in flight (issue 33: the call inputs' ``kind == "task_created"``
+    made ``<=`` took such a record as the call's task)."""
+    stray = {"kind": kind, "server": "zz", "call_id": "a"}
+    assert refined([HEADER, *LISTED, CALL, SENT, stray, END]) == ("REFINE", 9)
+
+
+def test_a_sample_after_close_is_an_input_the_model_does_not_allow():
+    """SPEC §14.5: a ``sample`` after the close is no event of the model: ``REFINE`` at its
+    line; INV-2 is for a step that shows a tool it does not hold (issue 33: the ``shown``
+    test's ``is not None`` made ``is None`` named every refused sample INV-2)."""
+    assert refined([HEADER, *LISTED, *CLOSE, {"kind": "sample", "step": 1}, END]) == ("REFINE", 9)
+
+
+def test_a_cap_that_fires_names_the_default_hour_when_the_header_gives_no_tool_max_sec():
+    """SPEC §14.1: a missing ``server_options`` key has ``ServerConfig``'s default:
+    ``tool_max_sec`` 3600, so a cap that fires says 3600 seconds (issue 33: the default
+    made 3601.0 survived)."""
+    idle = {**HEADER, "server_options": {"s": {"idle_timeout": True}}}
+    capped = TIMED_OUT_CAP.format(seconds="3600 seconds")
+    records = [
+        idle,
+        *LISTED,
+        CALL,
+        SENT,
+        {"kind": "timeout", "call_id": "a", "cap": True},
+        SIGNAL,
+        {"kind": "result", "call_id": "a", "status": "timed_out", "text": capped},
+        *CLOSE,
+        END,
+    ]
+    assert refined(records) is None
+
+
+def test_only_a_trace_that_ends_early_forgives_its_last_line_cut_short():
+    """SPEC §14.3: a trace that ends early (``prefix``) leaves out a last line cut in the
+    middle of its writing (no newline); a whole trace does not, and a line that is not
+    JSON with its newline is not a trace either way (issue 33: the test's ``and`` made
+    ``or`` forgave both)."""
+    good = [json.dumps(r) + "\n" for r in [HEADER, *LISTED]]
+    cut = [*good, '{"kind": "sam']
+    assert len(parse_trace(cut, prefix=True)) == len(good)
+    with pytest.raises(TraceError, match="not JSON") as whole:
+        parse_trace([*cut, json.dumps(END)])
+    assert whole.value.line == len(cut)
+    broken = [*good[:2], '{"kind": \n', *good[2:]]
+    with pytest.raises(TraceError, match="not JSON") as early:
+        parse_trace(broken, prefix=True)
+    assert early.value.line == 3
+
+
+def test_a_result_of_a_call_accepted_once_and_refused_twice_is_its_one_result():
+    """SPEC §14.2 (INV-4): a call_id offered three times, accepted once and refused twice
+    (reused), has its one result (issue 33: the monitor's ``calls - refusals`` made
+    ``calls >> refusals`` took it for a call every offer of which was refused)."""
+    reused = [
+        {**CALL, "step": 0},
+        {"kind": "refused", "call_id": "a", "text": DUPLICATE_CALL_ID.format(call_id="a")},
+    ]
+    records = [HEADER, *LISTED, CALL, SENT, *reused, *reused]
+    records += [{"kind": "call_responded", "call_id": "a"}]
+    records += [{"kind": "result", "call_id": "a", "status": "ok"}, *CLOSE, END]
+    assert check_trace(parse_trace(lines(records))) == []
+    assert refined(records) is None
+
+
+def test_a_request_lost_at_a_disconnect_is_owed_at_the_end_not_taken_for_a_later_one():
+    """SPEC §14.5: the ``tools/call`` of a call lost at a disconnect, never shown, is not
+    taken for the same request of a later call on the new session: that one is shown,
+    and the lost one is owed at the end (issue 33: the skipping of an output owed since
+    before the disconnect made a stop flagged the later call's request instead)."""
+    failed = DISCONNECTED.format(server="s")
+    second = {**CALL, "call_id": "b"}
+    records = [
+        HEADER,
+        *LISTED,
+        CALL,
+        {"kind": "disconnect", "server": "s"},
+        {"kind": "result", "call_id": "a", "status": "failed", "text": failed},
+        {"kind": "reconnect", "server": "s"},
+        *LISTED[:2],
+        {"kind": "refresh_outcome", "server": "s", "status": "unchanged", "generation": 1},
+        second,
+        {**SENT, "call_id": "b"},
+        {"kind": "call_responded", "call_id": "b"},
+        {"kind": "result", "call_id": "b", "status": "ok"},
+        END,
+    ]
+    assert refined(records) == ("INV-2", len(records))
