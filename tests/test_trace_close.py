@@ -1,0 +1,67 @@
+"""SPEC §14.2 (INV-12, INV-16) in ``mcpbind trace check``: a call pending at the close,
+or in flight on a server a reconfiguration removes, ends ``cancelled``, and with no
+other status, whatever the trace writes: one of the other statuses, or one no host
+writes (mutation seed 91: ``status != "cancelled"`` made ``> "cancelled"`` survived,
+since every status the host writes sorts after it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mcpbind.model.texts import CALL_STATUSES
+from mcpbind.model.trace import check_trace, parse_trace
+
+HEADER = {
+    "kind": "header",
+    "format": "mcpbind-trace/1",
+    "policy": "revalidate",
+    "servers": ["s"],
+    "builtins": [],
+    "extensions": {},
+    "max_name_length": 64,
+    "host": {"name": "other", "version": "1"},
+}
+PENDING_AT_CLOSE = [
+    {"kind": "call", "step": 0, "call_id": "c1", "name": "mcp__s__t"},
+    {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "c1"},
+    {"kind": "close"},
+    {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"},
+]
+IN_FLIGHT_ON_A_REMOVED_SERVER = [
+    {"kind": "call", "step": 0, "call_id": "c1", "name": "mcp__s__t"},
+    {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "c1"},
+    {"kind": "reconfigure", "added": [], "removed": ["s"], "changed": [], "server_options": {}},
+    {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "c1"},
+]
+OTHER_STATUSES = [s for s in CALL_STATUSES if s != "cancelled"] + ["aborted", ""]
+
+
+def invariants_at(
+    status: str, before: list[dict[str, Any]] = PENDING_AT_CLOSE
+) -> set[tuple[str, int]]:
+    records: list[dict[str, Any]] = [
+        HEADER,
+        *before,
+        {"kind": "result", "call_id": "c1", "status": status},
+        {"kind": "end"},
+    ]
+    parsed = parse_trace([json.dumps(r) for r in records])
+    return {(v.invariant, v.line) for v in check_trace(parsed)}
+
+
+def test_a_call_pending_at_the_close_or_on_a_removed_server_that_ends_cancelled_conforms():
+    assert invariants_at("cancelled") == set()
+    assert invariants_at("cancelled", IN_FLIGHT_ON_A_REMOVED_SERVER) == set()
+
+
+@pytest.mark.parametrize("status", OTHER_STATUSES)
+def test_a_call_pending_at_the_close_that_ends_otherwise_is_inv_12_at_its_result(status):
+    assert ("INV-12", 6) in invariants_at(status)
+
+
+@pytest.mark.parametrize("status", OTHER_STATUSES)
+def test_a_call_in_flight_on_a_removed_server_that_ends_otherwise_is_inv_16_at_its_result(status):
+    assert ("INV-16", 6) in invariants_at(status, IN_FLIGHT_ON_A_REMOVED_SERVER)
