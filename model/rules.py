@@ -490,13 +490,20 @@ class Rules:
 
     def collected(self, state: State, t: Transition) -> Transition:
         """``t``, a transition from ``state``, with the snapshots no call can use any more
-        forgotten (:func:`collect_steps`)."""
-        if t.state.calls is state.calls and t.state.steps is state.steps:
+        forgotten (:func:`collect_steps`). The steps kept depend on the calls and on
+        ``closed`` alone: a close with no call keeps the shared empty tuple of calls, and
+        its steps are collected all the same (SPEC §10.10)."""
+        after = t.state
+        if (
+            after.calls is state.calls
+            and after.steps is state.steps
+            and after.closed is state.closed
+        ):
             return t
-        steps = collect_steps(t.state)
-        if steps is t.state.steps:
+        steps = collect_steps(after)
+        if steps is after.steps:
             return t
-        return Transition(_evolve(t.state, steps=steps), t.outputs)
+        return Transition(_evolve(after, steps=steps), t.outputs)
 
     @functools.cached_property
     def handlers(self) -> Mapping[type[Event], Handler]:

@@ -6,11 +6,12 @@ Used by the tests and by ``mcpbind check``; each entry point raises
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import pathlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -36,6 +37,7 @@ from .variants import PLAIN, LockstepVariant
 
 __all__ = [
     "KillReport",
+    "collecting_every",
     "kill_impl_mutant",
     "lockstep_bound",
     "lockstep_property",
@@ -48,6 +50,36 @@ Policy = Literal["frozen", "revalidate"]
 STEPS = 30
 GC_RUNS = 20
 """The odometer collects the young generations' garbage every this many runs."""
+GC_EXAMPLES = 5
+"""A machine in ``mcpbind check`` collects them every this many examples
+(:func:`collecting_every`)."""
+
+
+@contextlib.contextmanager
+def collecting_every(runs: int) -> Iterator[Callable[[], None]]:
+    """The garbage collector paused inside; the function given, called between two runs
+    (a run's garbage is then unreachable), collects the young generations every ``runs``
+    calls. A run of the machines leaves cycles (trio's tasks and cancel scopes, the
+    host's objects) that the collector's own young passes walk many times over while
+    the run goes on, and its full passes walk the long-lived objects (Hypothesis's tree
+    of choices, the model's caches) again; one young pass between runs walks each
+    object about once. The collector's way of freeing is the only thing that changes:
+    no run sees it (docs/development.md, "Measured durations")."""
+    calls = 0
+
+    def between_runs() -> None:
+        nonlocal calls
+        calls += 1
+        if calls % runs == 0:
+            gc.collect(1)
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield between_runs
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def lockstep_bound(policy: Policy, *, calls: int = 3, variant: LockstepVariant = PLAIN) -> Bound:
@@ -178,9 +210,7 @@ def run_odometer(
     steps = 0
     # A run's garbage is collected every GC_RUNS runs, not during them: 4% fewer
     # instructions per run (docs/development.md, "Measured durations").
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collecting_every(GC_RUNS) as between_runs:
         while True:
             trace = run_machine(
                 bound, odometer, steps=depth, seams=seams, backend=backend, coverage=coverage
@@ -188,11 +218,7 @@ def run_odometer(
             steps += len(trace)
             if not odometer.advance():
                 return OdometerReport(odometer.runs, steps)
-            if odometer.runs % GC_RUNS == 0:
-                gc.collect(1)
-    finally:
-        if collecting:
-            gc.enable()
+            between_runs()
 
 
 def odometer_shards(policy: Policy, depth: int, choices: int = 2) -> list[tuple[int, ...]]:

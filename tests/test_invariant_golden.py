@@ -288,25 +288,25 @@ TABLES: dict[str, Any] = json.loads(
     r"""
 {
  "revalidate/calls/1s2c/1": {
-  "edits": 141983,
+  "edits": 141831,
   "flagged": {
-   "INV-1": 32086,
+   "INV-1": 31671,
    "INV-10": 290,
-   "INV-12": 8397,
+   "INV-12": 8269,
    "INV-13": 822,
    "INV-14": 2551,
-   "INV-15": 3001,
+   "INV-15": 2993,
    "INV-16": 1024,
-   "INV-2": 4380,
-   "INV-3": 3082,
+   "INV-2": 4334,
+   "INV-3": 3074,
    "INV-4": 17172,
-   "INV-5": 24773,
+   "INV-5": 24709,
    "INV-7": 8387,
    "INV-8": 4236,
    "INV-9": 82,
-   "crash": 8522
+   "crash": 8506
   },
-  "digest": "e2b3dff69124a16c6a1d5bd0fbc4f68980b7a47d2440e466505414eefd665144",
+  "digest": "6c513c5035fef980d310bbbc9087d7f64af4e2defb5c4c7ac06a680f8ed4889f",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -380,24 +380,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/calls/2s1c/1": {
-  "edits": 547758,
+  "edits": 546692,
   "flagged": {
-   "INV-1": 161093,
+   "INV-1": 157627,
    "INV-10": 700,
-   "INV-12": 40608,
+   "INV-12": 39688,
    "INV-13": 1601,
    "INV-14": 4882,
-   "INV-15": 26533,
+   "INV-15": 26454,
    "INV-16": 8006,
-   "INV-2": 13666,
-   "INV-3": 19636,
+   "INV-2": 13228,
+   "INV-3": 19579,
    "INV-4": 33896,
-   "INV-5": 153595,
+   "INV-5": 153139,
    "INV-7": 20618,
    "INV-8": 33025,
-   "crash": 37246
+   "crash": 37141
   },
-  "digest": "4e24e1782482b5c0dfaa2bfe3e2118a10072742ab6dfbf2043ccd0fadb929a30",
+  "digest": "1ed90ef12235ba6d0b0a95543294511ae38d62522239fcb2fbec4fdb5b8175e0",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -469,25 +469,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "frozen/approval/1s1c/1": {
-  "edits": 47021,
+  "edits": 46869,
   "flagged": {
-   "INV-1": 13336,
+   "INV-1": 12921,
    "INV-10": 732,
    "INV-11": 168,
-   "INV-12": 3391,
+   "INV-12": 3263,
    "INV-13": 64,
    "INV-14": 573,
-   "INV-15": 1394,
+   "INV-15": 1386,
    "INV-16": 435,
-   "INV-2": 1307,
-   "INV-3": 1430,
+   "INV-2": 1261,
+   "INV-3": 1422,
    "INV-4": 4449,
-   "INV-5": 11642,
+   "INV-5": 11578,
    "INV-7": 1489,
    "INV-8": 1795,
-   "crash": 3620
+   "crash": 3604
   },
-  "digest": "fdc6bfbd7ec4d2cc4a035ed4b928c877c5bb5b56c5a1976c78bc2b26d03952cf",
+  "digest": "1e8730d844c75b85503b6dfb94648c4353d6b0f72d224a08aea1221707f5b15c",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -564,26 +564,26 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/approval/1s2c/3": {
-  "edits": 131469,
+  "edits": 130658,
   "flagged": {
-   "INV-1": 29510,
-   "INV-10": 3174,
-   "INV-11": 775,
-   "INV-12": 7243,
-   "INV-13": 458,
-   "INV-14": 2472,
-   "INV-15": 2604,
-   "INV-16": 1016,
-   "INV-2": 4599,
-   "INV-3": 2692,
-   "INV-4": 15646,
-   "INV-5": 21070,
-   "INV-7": 5993,
-   "INV-8": 3432,
-   "INV-9": 34,
-   "crash": 7449
+   "INV-1": 29740,
+   "INV-10": 3327,
+   "INV-11": 752,
+   "INV-12": 6297,
+   "INV-13": 514,
+   "INV-14": 2480,
+   "INV-15": 2603,
+   "INV-16": 1042,
+   "INV-2": 4633,
+   "INV-3": 2711,
+   "INV-4": 15676,
+   "INV-5": 21049,
+   "INV-7": 5634,
+   "INV-8": 3385,
+   "INV-9": 47,
+   "crash": 7401
   },
-  "digest": "dfbb59e29fd5f14c67e58adfbe0da37155538f90c49001e06427d2b0594d5384",
+  "digest": "101b39ac87cdce2f5c9e10ef1dec9da3fc1bef32144593cf68efc5476a8964af",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -607,8 +607,8 @@ TABLES: dict[str, Any] = json.loads(
    ],
    "INV-13": [
     "c1 waits for a retry it is not counted as having",
-    "c2 waits for a retry it is not counted as having",
-    "c1 was sent again by approve before its refresh ended"
+    "c1 was sent again by list_changed before its refresh ended",
+    "c2 waits for a retry it is not counted as having"
    ],
    "INV-14": [
     "c1 is marked expired while done",
@@ -665,24 +665,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/sessions/1s1c/3": {
-  "edits": 76712,
+  "edits": 76918,
   "flagged": {
-   "INV-1": 20133,
+   "INV-1": 19933,
    "INV-10": 164,
-   "INV-12": 5096,
-   "INV-13": 376,
-   "INV-14": 2254,
-   "INV-15": 2147,
-   "INV-16": 776,
-   "INV-2": 1963,
-   "INV-3": 2256,
-   "INV-4": 6345,
-   "INV-5": 17809,
-   "INV-7": 3384,
-   "INV-8": 3138,
-   "crash": 6114
+   "INV-12": 5563,
+   "INV-13": 398,
+   "INV-14": 2527,
+   "INV-15": 2138,
+   "INV-16": 752,
+   "INV-2": 1922,
+   "INV-3": 2201,
+   "INV-4": 6620,
+   "INV-5": 17794,
+   "INV-7": 3397,
+   "INV-8": 3205,
+   "crash": 6125
   },
-  "digest": "81cc626050849e453372929647f44d40cc26ccfdda092eedda3c21c6b9346826",
+  "digest": "40e40db7644a6f598059a78ff8a898db37e94ba7a83b08d75e7cff0ab9253960",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -752,25 +752,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/lazy/1s1c/1": {
-  "edits": 53094,
+  "edits": 53056,
   "flagged": {
-   "INV-1": 15424,
+   "INV-1": 15055,
    "INV-10": 80,
    "INV-11": 550,
-   "INV-12": 3212,
+   "INV-12": 3178,
    "INV-13": 165,
    "INV-14": 585,
-   "INV-15": 1642,
+   "INV-15": 1640,
    "INV-16": 566,
-   "INV-2": 1430,
-   "INV-3": 1764,
+   "INV-2": 1400,
+   "INV-3": 1762,
    "INV-4": 4069,
-   "INV-5": 13076,
+   "INV-5": 13060,
    "INV-7": 1874,
    "INV-8": 2151,
-   "crash": 4234
+   "crash": 4230
   },
-  "digest": "cae68bed8aced22c6b46e7760681777ea33efc7191992d5e6e4ee606b6883e5f",
+  "digest": "1de95474caca5f76a5ba2238e859a2453504ba4b96e0fcee35da0f3a90de75a7",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 1)",
@@ -845,26 +845,26 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "frozen/lazy/1s2c/3": {
-  "edits": 93206,
+  "edits": 92581,
   "flagged": {
-   "INV-1": 20917,
+   "INV-1": 20936,
    "INV-10": 178,
-   "INV-11": 1026,
-   "INV-12": 4510,
-   "INV-13": 573,
-   "INV-14": 1667,
+   "INV-11": 1038,
+   "INV-12": 4133,
+   "INV-13": 589,
+   "INV-14": 1669,
    "INV-15": 1920,
-   "INV-16": 725,
-   "INV-2": 2998,
-   "INV-3": 2018,
-   "INV-4": 10589,
-   "INV-5": 15320,
-   "INV-7": 4436,
-   "INV-8": 2684,
-   "INV-9": 81,
-   "crash": 5638
+   "INV-16": 737,
+   "INV-2": 2999,
+   "INV-3": 2042,
+   "INV-4": 9933,
+   "INV-5": 15304,
+   "INV-7": 4385,
+   "INV-8": 2619,
+   "INV-9": 82,
+   "crash": 5660
   },
-  "digest": "86baa37484b581294185be64b16e1a3d034eaefa6f8f58b127aaba0a87d7effd",
+  "digest": "2258459a5cff82f321a69881b6c0e53f7cb8098db084bafbb575e1dbec356fff",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 1)",
@@ -943,25 +943,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/retry/1s2c/5": {
-  "edits": 143631,
+  "edits": 144171,
   "flagged": {
-   "INV-1": 29936,
-   "INV-10": 426,
-   "INV-12": 6914,
-   "INV-13": 1962,
-   "INV-14": 2347,
-   "INV-15": 2695,
-   "INV-16": 1062,
-   "INV-2": 4278,
-   "INV-3": 2832,
-   "INV-4": 15812,
-   "INV-5": 21741,
-   "INV-7": 7287,
-   "INV-8": 3683,
-   "INV-9": 136,
-   "crash": 8707
+   "INV-1": 30241,
+   "INV-10": 364,
+   "INV-12": 7032,
+   "INV-13": 2115,
+   "INV-14": 2320,
+   "INV-15": 2692,
+   "INV-16": 1060,
+   "INV-2": 4334,
+   "INV-3": 2843,
+   "INV-4": 15498,
+   "INV-5": 21710,
+   "INV-7": 7133,
+   "INV-8": 3700,
+   "INV-9": 163,
+   "crash": 8914
   },
-  "digest": "77cc4ef7cfcd8d99bfc37310fcd65ca9ac3cd82229730d385fc0a4bfc6bcd056",
+  "digest": "91ebfd8f283c343044d9f7a372e9605b8b1ec902a69e6c7767ea7138ae351572",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -969,8 +969,8 @@ TABLES: dict[str, Any] = json.loads(
     "registry changed without a new generation (still 1)"
    ],
    "INV-10": [
-    "c2 ended denied without waiting for approval and a deny",
-    "c1 ended denied without waiting for approval and a deny"
+    "c1 ended denied without waiting for approval and a deny",
+    "c2 ended denied without waiting for approval and a deny"
    ],
    "INV-12": [
     "git.hub's refresh ended [] at close",
@@ -1035,25 +1035,25 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/tasks/1s2c/5": {
-  "edits": 175729,
+  "edits": 176399,
   "flagged": {
-   "INV-1": 35182,
-   "INV-10": 294,
-   "INV-12": 7818,
-   "INV-13": 549,
-   "INV-14": 3258,
-   "INV-15": 3350,
-   "INV-16": 1342,
-   "INV-2": 5621,
-   "INV-3": 3347,
-   "INV-4": 21337,
-   "INV-5": 26936,
-   "INV-7": 10919,
-   "INV-8": 4364,
-   "INV-9": 100,
-   "crash": 9243
+   "INV-1": 35229,
+   "INV-10": 286,
+   "INV-12": 8305,
+   "INV-13": 557,
+   "INV-14": 3267,
+   "INV-15": 3351,
+   "INV-16": 1355,
+   "INV-2": 5623,
+   "INV-3": 3353,
+   "INV-4": 21695,
+   "INV-5": 26929,
+   "INV-7": 11207,
+   "INV-8": 4190,
+   "INV-9": 94,
+   "crash": 9324
   },
-  "digest": "78ae385206e5c03646799d5836689cf1ee102527bc62c299943b42ae7e0f723a",
+  "digest": "47c83c27362b5e515aa192db9d47dd90fa2bafc8ffb52c0771932655ef8489de",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1127,24 +1127,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/progress/1s1c/3": {
-  "edits": 10046,
+  "edits": 9914,
   "flagged": {
-   "INV-1": 2867,
-   "INV-10": 14,
-   "INV-12": 818,
+   "INV-1": 2723,
+   "INV-10": 8,
+   "INV-12": 587,
    "INV-13": 20,
-   "INV-14": 105,
-   "INV-15": 314,
-   "INV-16": 91,
-   "INV-2": 261,
-   "INV-3": 326,
-   "INV-4": 767,
-   "INV-5": 2660,
-   "INV-7": 392,
-   "INV-8": 476,
-   "crash": 833
+   "INV-14": 106,
+   "INV-15": 309,
+   "INV-16": 93,
+   "INV-2": 252,
+   "INV-3": 319,
+   "INV-4": 851,
+   "INV-5": 2625,
+   "INV-7": 319,
+   "INV-8": 488,
+   "crash": 815
   },
-  "digest": "932e3b43387c8f134a971b9dbda7284a61a978683d5940f18153f712ecc58940",
+  "digest": "1933cae2cbb210d32970160c43429a5f306111bc0a6cf562641587107d80e3c2",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1213,24 +1213,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "revalidate/reconfigure/1s1c/40": {
-  "edits": 82090,
+  "edits": 81261,
   "flagged": {
-   "INV-1": 18811,
-   "INV-11": 272,
-   "INV-12": 6150,
-   "INV-13": 140,
-   "INV-14": 548,
-   "INV-15": 5662,
-   "INV-16": 2887,
-   "INV-2": 1648,
-   "INV-3": 1620,
-   "INV-4": 3861,
-   "INV-5": 18258,
-   "INV-7": 1548,
-   "INV-8": 2859,
-   "crash": 7612
+   "INV-1": 18054,
+   "INV-11": 338,
+   "INV-12": 4851,
+   "INV-13": 130,
+   "INV-14": 531,
+   "INV-15": 5802,
+   "INV-16": 3280,
+   "INV-2": 1517,
+   "INV-3": 1593,
+   "INV-4": 3484,
+   "INV-5": 18084,
+   "INV-7": 1331,
+   "INV-8": 3185,
+   "crash": 7629
   },
-  "digest": "fa97d11ba38d4431e53d9f8f7b3475f19b29bf2fd775a0e5ea0f7603a1e7747a",
+  "digest": "ef3e3b96ba975d848a0a26775551563cb6d4c12798bea5aafe860d46b6ffeb59",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1254,7 +1254,7 @@ TABLES: dict[str, Any] = json.loads(
    "INV-14": [
     "c1 is marked expired while done",
     "c1 is marked expired while sent",
-    "c1 is marked expired while starting"
+    "c1 was sent again by reconfigure before its new listing ended"
    ],
    "INV-15": [
     "a is replacing without its replacement's first refresh in flight",
@@ -1304,24 +1304,24 @@ TABLES: dict[str, Any] = json.loads(
   }
  },
  "frozen/reconfigure/1s1c/40": {
-  "edits": 83933,
+  "edits": 83823,
   "flagged": {
-   "INV-1": 19101,
-   "INV-11": 296,
-   "INV-12": 5850,
-   "INV-13": 154,
-   "INV-14": 568,
-   "INV-15": 5882,
-   "INV-16": 3092,
-   "INV-2": 1766,
-   "INV-3": 1644,
-   "INV-4": 4241,
-   "INV-5": 18777,
-   "INV-7": 1395,
-   "INV-8": 2936,
-   "crash": 7853
+   "INV-1": 18959,
+   "INV-11": 351,
+   "INV-12": 5324,
+   "INV-13": 157,
+   "INV-14": 562,
+   "INV-15": 5873,
+   "INV-16": 3307,
+   "INV-2": 1643,
+   "INV-3": 1628,
+   "INV-4": 4047,
+   "INV-5": 18614,
+   "INV-7": 1369,
+   "INV-8": 2948,
+   "crash": 7844
   },
-  "digest": "8604dad216daa27c7b430a0584fb42ba43dfd27a9aa2eb41f9dae52ffe0b1ab9",
+  "digest": "a4f9306818b784b76d6a113f6f8c096adf380f8127185854931fc690b01c3752",
   "samples": {
    "INV-1": [
     "registry changed without a new generation (still 0)",
@@ -1345,7 +1345,7 @@ TABLES: dict[str, Any] = json.loads(
    "INV-14": [
     "c1 is marked expired while done",
     "c1 is marked expired while sent",
-    "c1 is marked expired while starting"
+    "c1 was sent again by reconfigure before its new listing ended"
    ],
    "INV-15": [
     "a is replacing without its replacement's first refresh in flight",

@@ -235,144 +235,144 @@ TABLES: dict[str, Any] = json.loads(
 {
  "graphs": {
   "frozen/catalogs/1s1c": {
-   "states": 385,
-   "transitions": 3018,
-   "digest": "bca35b0d005206221ae3884cdfb736b2713158f2bd28d9d2eec09a4a0eddff8e"
+   "states": 381,
+   "transitions": 3014,
+   "digest": "3b509e786074bc6f301c99ce84b4f1cb348562d911a52fb07793b515c3ed066b"
   },
   "frozen/calls/1s1c": {
-   "states": 118,
-   "transitions": 512,
-   "digest": "bcab6fb090d9040442f9d7aca846d0f870755d963e1c16341bfbfeffbda3b9b3"
+   "states": 114,
+   "transitions": 508,
+   "digest": "6cb8651b69723f1644565a41f7b4b417637535ab16e44e432d62e2e25da61dcd"
   },
   "frozen/approval/1s1c": {
-   "states": 152,
-   "transitions": 736,
-   "digest": "0e911ed774c03502faebb4bd3ba83fa37c8255ec98bfcb2e1146281260f6ae1a"
+   "states": 148,
+   "transitions": 732,
+   "digest": "b8f91aec8c21ec2938bd8c905ec7a003c5b85f50dfc0f00e661153d4d675401e"
   },
   "frozen/sessions/1s1c": {
-   "states": 516,
-   "transitions": 3391,
-   "digest": "cf17ba36e9dfcb41c6f4a7bad40ce441855a6059f9ea09689dcba6038710303c"
+   "states": 512,
+   "transitions": 3387,
+   "digest": "b714f6bbc1a1b6cb1dd685433f9ea499c31251234093473d0dc6666981f96446"
   },
   "frozen/reconfigure/1s1c": {
-   "states": 6433,
-   "transitions": 37667,
-   "digest": "64fc26e99e7e3f1e2701fc3fb8f8c20671c6f2f278ce1c372375602cacf838b9"
+   "states": 6196,
+   "transitions": 37430,
+   "digest": "2806ebdaf1538d17dde73d2d474f7a97f0d7caf6729df54abeb71dbbe0dc0ffc"
   },
   "frozen/lazy/1s1c": {
-   "states": 120,
-   "transitions": 821,
-   "digest": "a840ae4aacf604144379f0392e78bee9933730491ed8d238d6409f6cd5f7bdda"
+   "states": 119,
+   "transitions": 820,
+   "digest": "726f31af16e80e0f5d278f8d42a2b6f630f4a46bc1cab2f5069ea830a79725b4"
   },
   "frozen/retry/1s1c": {
-   "states": 175,
-   "transitions": 958,
-   "digest": "5ef25fd356e07cc3d29c9750bad149e1706a14a99e68fa1e35aaa63b35b56a1a"
+   "states": 171,
+   "transitions": 954,
+   "digest": "afb324a4eb9c3e15e5e73b43fc83e589f58764c8167e32b6800f7394d15bcb12"
   },
   "frozen/progress/1s1c": {
-   "states": 118,
-   "transitions": 512,
-   "digest": "bcab6fb090d9040442f9d7aca846d0f870755d963e1c16341bfbfeffbda3b9b3"
+   "states": 114,
+   "transitions": 508,
+   "digest": "6cb8651b69723f1644565a41f7b4b417637535ab16e44e432d62e2e25da61dcd"
   },
   "frozen/tasks/1s1c": {
-   "states": 166,
-   "transitions": 982,
-   "digest": "e675f7b595d4489cff4feb215b9fec2d3e5ad98bb0b2d497f245c9c06fae7884"
+   "states": 162,
+   "transitions": 978,
+   "digest": "c3df718aec5b1f3c314948b23d8d8d665e558122813b4fb3728f54fda12db995"
   },
   "frozen/resources/1s1c": {
-   "states": 118,
-   "transitions": 512,
-   "digest": "e6a7aab51035b56cb6b392c92833fee9b4aeffb2bde288ae918e5d8787c48f01"
+   "states": 114,
+   "transitions": 508,
+   "digest": "f36c05141f9787d36748162e734e7ed7cc3cd32f1cff0a8e933588f54044cadc"
   },
   "revalidate/catalogs/1s1c": {
-   "states": 385,
-   "transitions": 3018,
-   "digest": "cbfe0f502a78be74c9748dd6cd4dd954743b38b99f9bdf87442cc711d4abcf69"
+   "states": 381,
+   "transitions": 3014,
+   "digest": "8ac9e10c9fdc57e3965002213b605c6e2079368cbd8b39bd17d1d467540b196f"
   },
   "revalidate/calls/1s1c": {
-   "states": 117,
-   "transitions": 505,
-   "digest": "5bbadc7e7e88e041b5b7d0aa9f69e37928821c64533673b3a6410aebfa13ce07"
+   "states": 113,
+   "transitions": 501,
+   "digest": "4b87a9507c4e20e44edb2238fb356faa99fd9438b83229bc613cdfd2af8a0169"
   },
   "revalidate/approval/1s1c": {
-   "states": 151,
-   "transitions": 729,
-   "digest": "67f279b8229affe9ac41a4cc9c48903851487d3f989a1ee5cb5dafd85ff7bf03"
+   "states": 147,
+   "transitions": 725,
+   "digest": "f2303a74ef0056a4951ed5b1ea1d44e929254395bcdf0112912e6f908aeaa4f9"
   },
   "revalidate/sessions/1s1c": {
-   "states": 514,
-   "transitions": 3373,
-   "digest": "6015a3ea1e4a985c1af68b7b7cbb84dff25d2338d677a696d4cf026f490ca09e"
+   "states": 510,
+   "transitions": 3369,
+   "digest": "c3919fc69fe2f50666220f9852244169866e675400d2cf438e6e0b5e7188661d"
   },
   "revalidate/reconfigure/1s1c": {
-   "states": 6265,
-   "transitions": 36529,
-   "digest": "f12161d8cb3f8fae55b56d71f1d2ddd87da063ac9ad207b93fdca07ab687c6d0"
+   "states": 6028,
+   "transitions": 36292,
+   "digest": "371f375e52b7d0c5962191ba97ec65ef2bd2e28d6bfe941502390c5841c5c382"
   },
   "revalidate/lazy/1s1c": {
-   "states": 120,
-   "transitions": 821,
-   "digest": "cbabacc5b339c8f0581d86a7b3957d5058d861484521f5c5eb348c3f01a3362f"
+   "states": 119,
+   "transitions": 820,
+   "digest": "70541ddd1e3b12233254b0115dd474e3970f3043e238bdcde64ce29d873b8ec3"
   },
   "revalidate/retry/1s1c": {
-   "states": 173,
-   "transitions": 942,
-   "digest": "ac4e87744bbf5dc261a8bbc75581c507f413af39ce3c99f2d564180b6257ec64"
+   "states": 169,
+   "transitions": 938,
+   "digest": "717d1a2250399fbb397bd4309145a1f90ea5aec8b3b7290ec45fe26a4ecd1498"
   },
   "revalidate/progress/1s1c": {
-   "states": 117,
-   "transitions": 505,
-   "digest": "5bbadc7e7e88e041b5b7d0aa9f69e37928821c64533673b3a6410aebfa13ce07"
+   "states": 113,
+   "transitions": 501,
+   "digest": "4b87a9507c4e20e44edb2238fb356faa99fd9438b83229bc613cdfd2af8a0169"
   },
   "revalidate/tasks/1s1c": {
-   "states": 164,
-   "transitions": 962,
-   "digest": "b8e21c7728de6250a9c18a50f1895ffe356d7e1656d42e030d87a6d45e99ddd0"
+   "states": 160,
+   "transitions": 958,
+   "digest": "c5260fb84dc760dd4d92fbdece8d607bee0dd6ae74fabecb748d819f4a7fd149"
   },
   "revalidate/resources/1s1c": {
-   "states": 117,
-   "transitions": 505,
-   "digest": "78d2c0fedffe6c5ff2581ee5049edc5061ff71ea6b63980ba7457343fbc6a445"
+   "states": 113,
+   "transitions": 501,
+   "digest": "31406cf62215a1f9fe9b4c7dedb46ee69678914e9a5e1550b498d0370af2a422"
   },
   "revalidate/calls/1s2c": {
-   "states": 242,
-   "transitions": 1562,
-   "digest": "a4d30fec9b53003418e51cc088a213d62e71dea8dda387f1a44d1dffc471705b"
+   "states": 238,
+   "transitions": 1558,
+   "digest": "0b98fe83375418713e37c1925a077f90b296efebb76b017cbd96bb0022426fbe"
   },
   "revalidate/approval/1s2c": {
-   "states": 506,
-   "transitions": 3968,
-   "digest": "d5b583f3b081af558e99aa619afd4b4b32be8b356d79659bbf3903048f2f3715"
+   "states": 502,
+   "transitions": 3964,
+   "digest": "8be6810c3a068895a9996cb58b7242bca15dc80bb48946d9a5256560ee3e91d0"
   },
   "revalidate/retry/1s2c": {
-   "states": 755,
-   "transitions": 6821,
-   "digest": "c6eb356811fb23d9fb81856f26001c6560a5fea75780c4de2f09acdaf81412fe"
+   "states": 751,
+   "transitions": 6817,
+   "digest": "8abce780c9effdf920c3d493fb4c1df733f08214c02278089fb1b7868b948de0"
   },
   "revalidate/progress/1s2c": {
-   "states": 242,
-   "transitions": 1562,
-   "digest": "a4d30fec9b53003418e51cc088a213d62e71dea8dda387f1a44d1dffc471705b"
+   "states": 238,
+   "transitions": 1558,
+   "digest": "0b98fe83375418713e37c1925a077f90b296efebb76b017cbd96bb0022426fbe"
   },
   "revalidate/tasks/1s2c": {
-   "states": 782,
-   "transitions": 8440,
-   "digest": "968fd05804f9f6e187f19bdfdc1180dafa70b957072ac1a582128f0d78e318c3"
+   "states": 778,
+   "transitions": 8436,
+   "digest": "381292e4aff4da992c5659e51ce705c3ff285def4fb0892995b6d3401c3a7ec9"
   },
   "revalidate/resources/1s2c": {
-   "states": 242,
-   "transitions": 1561,
-   "digest": "a0df0ee272f111ecd073635811ca5276e9253176d5b20a9d7686233a609fbf8e"
+   "states": 238,
+   "transitions": 1557,
+   "digest": "581dabb50db2660f62529b1b22933c1bca917ea2e8cd74cf64fbc34357c8c034"
   },
   "frozen/calls/2s1c": {
-   "states": 1118,
-   "transitions": 7240,
-   "digest": "bc99b3567be5e59bb49722434d5cc74e63e9f4e5af697ac0fa2442afb6bc7326"
+   "states": 1097,
+   "transitions": 7219,
+   "digest": "14a28544a2e15f15e4d24260d4e37d076d56973c51738d466bfc873053fde154"
   },
   "revalidate/calls/2s1c": {
-   "states": 1104,
-   "transitions": 7123,
-   "digest": "7ad848871e692ce576c79af9db49256deee75d7a1f4d4e57bfb78db03bf30d5b"
+   "states": 1083,
+   "transitions": 7102,
+   "digest": "b6a086d50c2a0be3a4bab126cb7674944208b8868b3883f98bb919c7d074b39f"
   }
  },
  "mutants": {

@@ -5,13 +5,15 @@ run beside the others."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections import Counter
 
 import pytest
 
 from mcpbind.properties import profiles
 from mcpbind.properties.chooser import Odometer
-from mcpbind.properties.machines import odometer_shards, run_odometer
+from mcpbind.properties.machines import collecting_every, odometer_shards, run_odometer
 
 profiles.load()
 
@@ -56,3 +58,38 @@ def test_odometer_shards_together_run_exactly_the_odometers_sequences():
     parts = [run_odometer("frozen", 2, prefix=shard) for shard in shards]
     assert sum(p.runs for p in parts) == whole.runs
     assert sum(p.steps for p in parts) == whole.steps
+
+
+class _Cycle:
+    """Garbage only the collector frees: it refers to itself."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_between_runs_the_paused_collector_frees_a_runs_cycles_every_nth_call():
+    """The machines' and the odometer's runs keep the collector off; their cycles are
+    freed by the call that completes each ``runs`` calls, and the collector is on again
+    after."""
+    assert gc.isenabled()
+    with collecting_every(3) as between_runs:
+        assert not gc.isenabled()
+        garbage = _Cycle()
+        gone = weakref.ref(garbage)
+        del garbage
+        between_runs()
+        between_runs()
+        assert gone() is not None  # two calls of three: not yet
+        between_runs()
+        assert gone() is None
+    assert gc.isenabled()
+
+
+def test_a_collector_paused_by_its_caller_stays_paused():
+    gc.disable()
+    try:
+        with collecting_every(2):
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
