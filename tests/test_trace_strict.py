@@ -13,6 +13,7 @@ import attrs
 import pytest
 from cli_runner import mcpbind
 
+from mcpbind.model import refine as refine_module
 from mcpbind.model import trace as trace_module
 from mcpbind.model.bounds import describe, load_bound
 from mcpbind.model.explore import format_event, replay
@@ -962,3 +963,65 @@ def test_a_merge_names_line_1_of_a_tap_trace_that_is_not_wire_side():
     with pytest.raises(TraceError, match='"side": "wire"') as error:
         merge_traces(host, [host])
     assert error.value.line == 1
+
+
+def test_a_json_rpc_error_answer_ends_its_call_failed_with_the_servers_own_text():
+    """SPEC §8.8: a ``call_failed`` with a JSON-RPC ``code`` is the server's own answer, so
+    the call's ``failed`` result carries whatever text the server gave (issue 33: the
+    call's loose set's ``|`` made ``+``, no trace reached it)."""
+    answered = [
+        HEADER,
+        *LISTED,
+        CALL,
+        SENT,
+        {"kind": "call_failed", "call_id": "a", "code": -32603, "why": "boom"},
+        {"kind": "result", "call_id": "a", "status": "failed", "text": "the server's own words"},
+        *CLOSE,
+        END,
+    ]
+    assert refined(answered) is None
+
+
+class _Unhashable:
+    """A value a malformed trace field could put in a state: it does not hash (each try
+    counted)."""
+
+    def __init__(self) -> None:
+        self.tries = 0
+
+    def __hash__(self) -> int:
+        self.tries += 1
+        raise TypeError("unhashable")
+
+
+class _Found:
+    def __init__(self, key: tuple[object, ...]) -> None:
+        self._key = key
+
+    def key(self) -> tuple[object, ...]:
+        return self._key
+
+
+def test_candidates_with_a_key_that_does_not_hash_are_scanned_and_never_hashed_again():
+    """Refinement keeps each candidate once (``refine._Distinct``): past a few it hashes
+    their keys, and once a key does not hash it compares them by scanning from then on,
+    trying no hash again (issue 33: the flags' ``False`` made ``True`` tried each add;
+    ``key in keys`` made ``not in`` dropped the new candidate and kept the repeat)."""
+    late = _Unhashable()
+    distinct = refine_module._Distinct()
+    found = [_Found((n,)) for n in range(5)]
+    for each in found:
+        distinct.add(each)  # type: ignore[arg-type]  # only its key is read
+    odd = _Found((late,))
+    distinct.add(odd)  # type: ignore[arg-type]
+    distinct.add(_Found((late,)))  # type: ignore[arg-type]  # an equal key: not kept
+    distinct.add(_Found((5,)))  # type: ignore[arg-type]
+    assert [f.key() for f in distinct.kept] == [*(f.key() for f in found), (late,), (5,)]
+    assert distinct.kept[5] is odd  # the first of the two equal keys
+    assert late.tries == 1
+    first = _Unhashable()
+    distinct = refine_module._Distinct()
+    for each in [_Found((first,)), *(_Found((n,)) for n in range(6))]:
+        distinct.add(each)  # type: ignore[arg-type]
+    assert len(distinct.kept) == 7
+    assert first.tries == 1
