@@ -1305,3 +1305,35 @@ def test_inv_3_reports_a_listing_outcome_that_leaves_its_excluded_tools_unsaid()
     forged = Transition(t.state, (*t.outputs[:-1], attrs.evolve(outcome, excluded=())))
     found = check_transition(state, ListDone("fs"), forged, every=True)
     assert ("INV-3", "fs left out ['research'] but reported []") in found
+
+
+def test_a_reconfiguration_forgets_a_late_answer_owed_and_still_ends_the_calls_after_it():
+    """INV-16: a call of the removed server that ended cancelled (its late answer may still
+    come) can get none once the session is gone, and the server's call after it, in
+    flight, still ends cancelled (issue 33: the done call's ``retire(late=False)`` made
+    ``late=True`` or its test made ``not``, or its ``continue`` made ``break``, survived:
+    no chosen test reached it)."""
+    b, prefix = reconfigurable()
+    first, second = Call(0, "c1", "mcp__b__search"), Call(0, "c2", "mcp__b__search")
+    state, _ = run(b, *prefix, first, Cancel("c1"), second)
+    assert state.call("c1").late
+    assert state.call("c2").phase == "sent"
+    state, outputs = run(b, *prefix, first, Cancel("c1"), second, Reconfigure())
+    assert Result("c2", "cancelled", texts.RECONFIGURED_SENT.format(how="removed", server="b")) in (
+        outputs
+    )
+    assert not state.call("c1").late
+    assert CallResponded("c1") not in enabled(state)
+
+
+def test_an_expired_session_forgets_a_late_answer_owed_on_it():
+    """INV-14: a call that ended cancelled on a session the server then forgot can get no
+    late answer on it (issue 33: the done call's ``retire(late=False)`` made ``late=True``
+    or its test made ``not``: no chosen test reached it)."""
+    b = bound(EXPIRING)
+    events = (*TWO_IN_FLIGHT, Cancel("c2"))
+    state, _ = run(b, *events)
+    assert state.call("c2").late
+    state, _ = run(b, *events, SessionExpired("c1"))
+    assert not state.call("c2").late
+    assert CallResponded("c2") not in enabled(state)
