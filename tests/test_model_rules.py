@@ -1337,3 +1337,19 @@ def test_an_expired_session_forgets_a_late_answer_owed_on_it():
     state, _ = run(b, *events, SessionExpired("c1"))
     assert not state.call("c2").late
     assert CallResponded("c2") not in enabled(state)
+
+
+def test_ending_a_call_that_ended_counts_a_second_result_and_inv_4_sees_it():
+    """INV-4: a rule that ends a call that ended already (a mutant's may; the standard
+    rules never do) leaves its record done with one more result and nothing else owed, so
+    the check reports the second result (issue 33: the retired record's branch of
+    ``ended``, its ``results + 1`` and its cleared flags, was reached by no chosen test)."""
+    b, prefix = installed()
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__fs__search"), Cancel("c1"))
+    record = state.call("c1")
+    assert (record.step, record.phase, record.results, record.late) == (-1, "done", 1, True)
+    again = STANDARD.ended(state, record, "ok", None)
+    assert again.state.call("c1") == attrs.evolve(record, results=2, status="ok")
+    assert again.outputs == (Result("c1", "ok", None),)
+    found = check_transition(state, CallResponded("c1"), again, every=True)
+    assert any(invariant == "INV-4" for invariant, _ in found)
