@@ -1353,3 +1353,18 @@ def test_ending_a_call_that_ended_counts_a_second_result_and_inv_4_sees_it():
     assert again.outputs == (Result("c1", "ok", None),)
     found = check_transition(state, CallResponded("c1"), again, every=True)
     assert any(invariant == "INV-4" for invariant, _ in found)
+
+
+def test_inv_16_reports_a_call_left_running_after_one_that_ended_on_the_removed_server():
+    """INV-16: a forged reconfiguration that leaves the removed server's call in flight
+    (no result, no cancellation) is reported, past a call of that server that had ended
+    already (issue 33: the check's ``continue`` over an ended call made ``break``)."""
+    b, prefix = reconfigurable()
+    first, second = Call(0, "c1", "mcp__b__search"), Call(0, "c2", "mcp__b__search")
+    before, _ = run(b, *prefix, first, Cancel("c1"), second)
+    assert [(c.call_id, c.phase) for c in before.calls] == [("c1", "done"), ("c2", "sent")]
+    t = step(before, Reconfigure())
+    kept = tuple(o for o in t.outputs if getattr(o, "call_id", getattr(o, "detail", "")) != "c2")
+    assert len(kept) == len(t.outputs) - 2  # its result and its cancellation
+    found = check_transition(before, Reconfigure(), Transition(t.state, kept), every=True)
+    assert ("INV-16", "c2 (sent) on removed b did not end cancelled") in found
