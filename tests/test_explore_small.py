@@ -5,6 +5,7 @@ finds a test that runs the explorer's and the mutants' lines (issue 33, "no cove
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import attrs
@@ -597,3 +598,22 @@ def test_nightly_bound_is_the_standard_suite_deeper_by_its_table():
             assert deep.bound.environment == small.bound.environment
         assert any(more != (0, 0) for more in NIGHTLY_DEEPER.values())
     assert suite("standard", "frozen") == standard_suite("frozen")
+
+
+def test_a_step_check_failing_on_a_transition_kept_for_equal_states_is_reported(monkeypatch):
+    """SPEC §10.10: with the standard rules the explorer keeps the transitions of states
+    equal but in their steps and runs only the checks that read the steps on each; such a
+    check's failure is reported with the others (issue 33: ``failed + stepwise`` made
+    ``&`` was reached by no chosen test: no standard rule fails one)."""
+    # The module: the package exports its explore() under the same name.
+    explore_module = importlib.import_module("mcpbind.model.explore")
+    checked = explore_module.check_transition
+
+    def forged(before, event, t, *, every=False, steps=None):
+        found = checked(before, event, t, every=every, steps=steps)
+        return [*found, ("INV-2", "forged")] if steps and type(event) is Call else found
+
+    monkeypatch.setattr(explore_module, "check_transition", forged)
+    report = explore(CALLS, stop_on="INV-2")
+    assert [(v.invariant, v.detail) for v in report.violations] == [("INV-2", "forged")]
+    assert type(report.violations[0].trace[-1]) is Call
