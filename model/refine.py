@@ -878,8 +878,11 @@ class _Refiner:
         call_id = getattr(event, "call_id", None)
         if call_id is not None and not isinstance(event, Call):
             record = state.call(call_id)
+            # Never None: _call_input returns before any event of a call not in its state
+            # (the states it passes differ in bound or specs, not calls), and a retired
+            # call's cancel puts the record back first; so this ``False`` is never read.
             if record is None:
-                return False
+                return False  # pragma: no mutate (unreached: every caller's state holds it)
             return key in self.rules.call_events(record, None, state.bound)
         return self.recent.allows(state, event)
 

@@ -5,12 +5,13 @@ finds a test that runs the explorer's and the mutants' lines (issue 33, "no cove
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import attrs
 import pytest
 
-from mcpbind.model.bounds import Part, describe, load_bound, standard_suite
+from mcpbind.model.bounds import NIGHTLY_DEEPER, Part, describe, load_bound, standard_suite, suite
 from mcpbind.model.explore import Report, Shared, explore, format_event, reachable, replay
 from mcpbind.model.invariants import check_transition
 from mcpbind.model.mutants import MUTANTS, Mutant
@@ -579,3 +580,40 @@ def test_a_second_policy_reusing_a_search_stopped_early_gets_the_report_it_gets_
         assert _bare(reused) == _bare(explore(bound, stop_on="TEST-1")), policy
         reports.append(reused)
     assert [r.complete for r in reports] == [False, True]
+
+
+def test_nightly_bound_is_the_standard_suite_deeper_by_its_table():
+    """SPEC §10.6: the same parts, servers and environments; more calls (or steps). Here,
+    not in test_explorer.py (which mutation testing skips), so bounds.py's nightly loop
+    is reached (issue 33)."""
+    for policy in ("frozen", "revalidate"):
+        standard = standard_suite(policy)
+        nightly = suite("nightly", policy)
+        assert [p.name for p in nightly] == [p.name for p in standard]
+        for small, deep in zip(standard, nightly, strict=True):
+            more_steps, more_calls = NIGHTLY_DEEPER[small.name]
+            assert deep.bound.max_steps == small.bound.max_steps + more_steps
+            assert deep.bound.max_calls == small.bound.max_calls + more_calls
+            assert deep.bound.servers == small.bound.servers
+            assert deep.bound.environment == small.bound.environment
+        assert any(more != (0, 0) for more in NIGHTLY_DEEPER.values())
+    assert suite("standard", "frozen") == standard_suite("frozen")
+
+
+def test_a_step_check_failing_on_a_transition_kept_for_equal_states_is_reported(monkeypatch):
+    """SPEC §10.10: with the standard rules the explorer keeps the transitions of states
+    equal but in their steps and runs only the checks that read the steps on each; such a
+    check's failure is reported with the others (issue 33: ``failed + stepwise`` made
+    ``&`` was reached by no chosen test: no standard rule fails one)."""
+    # The module: the package exports its explore() under the same name.
+    explore_module = importlib.import_module("mcpbind.model.explore")
+    checked = explore_module.check_transition
+
+    def forged(before, event, t, *, every=False, steps=None):
+        found = checked(before, event, t, every=every, steps=steps)
+        return [*found, ("INV-2", "forged")] if steps and type(event) is Call else found
+
+    monkeypatch.setattr(explore_module, "check_transition", forged)
+    report = explore(CALLS, stop_on="INV-2")
+    assert [(v.invariant, v.detail) for v in report.violations] == [("INV-2", "forged")]
+    assert type(report.violations[0].trace[-1]) is Call

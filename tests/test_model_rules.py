@@ -1320,3 +1320,66 @@ def test_inv_3_reports_a_listing_outcome_that_leaves_its_excluded_tools_unsaid()
     forged = Transition(t.state, (*t.outputs[:-1], attrs.evolve(outcome, excluded=())))
     found = check_transition(state, ListDone("fs"), forged, every=True)
     assert ("INV-3", "fs left out ['research'] but reported []") in found
+
+
+def test_a_reconfiguration_forgets_a_late_answer_owed_and_still_ends_the_calls_after_it():
+    """INV-16: a call of the removed server that ended cancelled (its late answer may still
+    come) can get none once the session is gone, and the server's call after it, in
+    flight, still ends cancelled (issue 33: the done call's ``retire(late=False)`` made
+    ``late=True`` or its test made ``not``, or its ``continue`` made ``break``, survived:
+    no chosen test reached it)."""
+    b, prefix = reconfigurable()
+    first, second = Call(0, "c1", "mcp__b__search"), Call(0, "c2", "mcp__b__search")
+    state, _ = run(b, *prefix, first, Cancel("c1"), second)
+    assert state.call("c1").late
+    assert state.call("c2").phase == "sent"
+    state, outputs = run(b, *prefix, first, Cancel("c1"), second, Reconfigure())
+    assert Result("c2", "cancelled", texts.RECONFIGURED_SENT.format(how="removed", server="b")) in (
+        outputs
+    )
+    assert not state.call("c1").late
+    assert CallResponded("c1") not in enabled(state)
+
+
+def test_an_expired_session_forgets_a_late_answer_owed_on_it():
+    """INV-14: a call that ended cancelled on a session the server then forgot can get no
+    late answer on it (issue 33: the done call's ``retire(late=False)`` made ``late=True``
+    or its test made ``not``: no chosen test reached it)."""
+    b = bound(EXPIRING)
+    events = (*TWO_IN_FLIGHT, Cancel("c2"))
+    state, _ = run(b, *events)
+    assert state.call("c2").late
+    state, _ = run(b, *events, SessionExpired("c1"))
+    assert not state.call("c2").late
+    assert CallResponded("c2") not in enabled(state)
+
+
+def test_ending_a_call_that_ended_counts_a_second_result_and_inv_4_sees_it():
+    """INV-4: a rule that ends a call that ended already (a mutant's may; the standard
+    rules never do) leaves its record done with one more result and nothing else owed, so
+    the check reports the second result (issue 33: the retired record's branch of
+    ``ended``, its ``results + 1`` and its cleared flags, was reached by no chosen test)."""
+    b, prefix = installed()
+    state, _ = run(b, *prefix, Call(0, "c1", "mcp__fs__search"), Cancel("c1"))
+    record = state.call("c1")
+    assert (record.step, record.phase, record.results, record.late) == (-1, "done", 1, True)
+    again = STANDARD.ended(state, record, "ok", None)
+    assert again.state.call("c1") == attrs.evolve(record, results=2, status="ok")
+    assert again.outputs == (Result("c1", "ok", None),)
+    found = check_transition(state, CallResponded("c1"), again, every=True)
+    assert any(invariant == "INV-4" for invariant, _ in found)
+
+
+def test_inv_16_reports_a_call_left_running_after_one_that_ended_on_the_removed_server():
+    """INV-16: a forged reconfiguration that leaves the removed server's call in flight
+    (no result, no cancellation) is reported, past a call of that server that had ended
+    already (issue 33: the check's ``continue`` over an ended call made ``break``)."""
+    b, prefix = reconfigurable()
+    first, second = Call(0, "c1", "mcp__b__search"), Call(0, "c2", "mcp__b__search")
+    before, _ = run(b, *prefix, first, Cancel("c1"), second)
+    assert [(c.call_id, c.phase) for c in before.calls] == [("c1", "done"), ("c2", "sent")]
+    t = step(before, Reconfigure())
+    kept = tuple(o for o in t.outputs if getattr(o, "call_id", getattr(o, "detail", "")) != "c2")
+    assert len(kept) == len(t.outputs) - 2  # its result and its cancellation
+    found = check_transition(before, Reconfigure(), Transition(t.state, kept), every=True)
+    assert ("INV-16", "c2 (sent) on removed b did not end cancelled") in found

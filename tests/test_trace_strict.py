@@ -13,6 +13,7 @@ import attrs
 import pytest
 from cli_runner import mcpbind
 
+from mcpbind.model import refine as refine_module
 from mcpbind.model import trace as trace_module
 from mcpbind.model.bounds import describe, load_bound
 from mcpbind.model.explore import format_event, replay
@@ -35,7 +36,7 @@ from mcpbind.model.texts import (
     REMOVED,
     TIMED_OUT_CAP,
 )
-from mcpbind.model.trace import FIELD_TYPES, TraceError, check_trace, parse_trace
+from mcpbind.model.trace import FIELD_TYPES, TraceError, check_trace, merge_traces, parse_trace
 from mcpbind.model.values import ListDone, ListPage
 from mcpbind.properties.machines import lockstep_bound, run_replay
 
@@ -927,3 +928,100 @@ def test_a_request_lost_at_a_disconnect_is_owed_at_the_end_not_taken_for_a_later
         END,
     ]
     assert refined(records) == ("INV-2", len(records))
+
+
+def test_a_blank_line_is_skipped_and_the_records_after_it_are_read():
+    """A blank line in a trace is no record and does not end it (issue 33: the parser's
+    ``continue`` made ``break`` dropped every record after it)."""
+    text = [*lines([HEADER, *LISTED[:2]]), "\n", *lines([*LISTED[2:], END])]
+    records = parse_trace(text)
+    assert [r.kind for r in records] == ["header", *(r["kind"] for r in LISTED), "end"]
+
+
+def test_a_trace_that_ends_early_is_read_only_up_to_its_first_line_cut_short():
+    """SPEC §14.3: lines given without their newlines (``splitlines``) to a trace that ends
+    early: the first that is not JSON is where the writer stopped, nothing after it is
+    read (issue 33: ``break`` made ``continue`` read on past the cut)."""
+    given = [*lines([HEADER, *LISTED[:2]]), '{"kind": "sam', *lines(LISTED[2:])]
+    assert [r.kind for r in parse_trace(given, prefix=True)] == ["header", "sent", "list_done"]
+
+
+def test_a_publication_of_a_listing_never_done_is_flagged_after_a_builtin_one():
+    """SPEC §14.2 (INV-3): a publication of a source that is not a server's (``builtin``)
+    is passed over, and a server's publication with no ``list_done`` before it, later, is
+    still flagged (issue 33: the monitor's ``continue`` made ``break`` stopped at the first)."""
+    builtin = {"kind": "published", "generation": 1, "source": "builtin", "names": []}
+    early = {**LISTED[2], "generation": 2}
+    records = parse_trace(lines([HEADER, builtin, early, END]))
+    assert [(v.invariant, v.line) for v in check_trace(records)] == [("INV-3", 3)]
+
+
+def test_a_merge_names_line_1_of_a_tap_trace_that_is_not_wire_side():
+    """SPEC §14.6: a tap's trace must say ``"side": "wire"`` in its header, line 1 (issue
+    33: the error's line number made 0 or 2 went unnoticed)."""
+    host = parse_trace(lines([HEADER, *LISTED, END]))
+    with pytest.raises(TraceError, match='"side": "wire"') as error:
+        merge_traces(host, [host])
+    assert error.value.line == 1
+
+
+def test_a_json_rpc_error_answer_ends_its_call_failed_with_the_servers_own_text():
+    """SPEC §8.8: a ``call_failed`` with a JSON-RPC ``code`` is the server's own answer, so
+    the call's ``failed`` result carries whatever text the server gave (issue 33: the
+    call's loose set's ``|`` made ``+``, no trace reached it)."""
+    answered = [
+        HEADER,
+        *LISTED,
+        CALL,
+        SENT,
+        {"kind": "call_failed", "call_id": "a", "code": -32603, "why": "boom"},
+        {"kind": "result", "call_id": "a", "status": "failed", "text": "the server's own words"},
+        *CLOSE,
+        END,
+    ]
+    assert refined(answered) is None
+
+
+class _Unhashable:
+    """A value a malformed trace field could put in a state: it does not hash (each try
+    counted)."""
+
+    def __init__(self) -> None:
+        self.tries = 0
+
+    def __hash__(self) -> int:
+        self.tries += 1
+        raise TypeError("unhashable")
+
+
+class _Found:
+    def __init__(self, key: tuple[object, ...]) -> None:
+        self._key = key
+
+    def key(self) -> tuple[object, ...]:
+        return self._key
+
+
+def test_candidates_with_a_key_that_does_not_hash_are_scanned_and_never_hashed_again():
+    """Refinement keeps each candidate once (``refine._Distinct``): past a few it hashes
+    their keys, and once a key does not hash it compares them by scanning from then on,
+    trying no hash again (issue 33: the flags' ``False`` made ``True`` tried each add;
+    ``key in keys`` made ``not in`` dropped the new candidate and kept the repeat)."""
+    late = _Unhashable()
+    distinct = refine_module._Distinct()
+    found = [_Found((n,)) for n in range(5)]
+    for each in found:
+        distinct.add(each)  # type: ignore[arg-type]  # only its key is read
+    odd = _Found((late,))
+    distinct.add(odd)  # type: ignore[arg-type]
+    distinct.add(_Found((late,)))  # type: ignore[arg-type]  # an equal key: not kept
+    distinct.add(_Found((5,)))  # type: ignore[arg-type]
+    assert [f.key() for f in distinct.kept] == [*(f.key() for f in found), (late,), (5,)]
+    assert distinct.kept[5] is odd  # the first of the two equal keys
+    assert late.tries == 1
+    first = _Unhashable()
+    distinct = refine_module._Distinct()
+    for each in [_Found((first,)), *(_Found((n,)) for n in range(6))]:
+        distinct.add(each)  # type: ignore[arg-type]
+    assert len(distinct.kept) == 7
+    assert first.tries == 1
