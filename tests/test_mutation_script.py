@@ -203,3 +203,21 @@ def test_no_mutant_is_made_inside_an_assert_or_an_annotation_or_a_marked_line(tm
     mutants = script.mutants_of("m.py", script.operators())
     assert {m.line for m in mutants} == {2, 5}
     assert all(m.column > len("def f(x: int = ") - 2 for m in mutants if m.line == 2)
+
+
+def test_uncovered_lists_the_sites_whose_statement_no_test_ran_and_only_those():
+    """``scripts/mutation --uncovered``: a site is listed when no line of its statement
+    ran (in a test or at import); a compound statement's header stands for its sites in
+    the header, so a loop whose body ran is not listed."""
+    script = load_script()
+    module = "model/table.py"
+    grouped = script.sites(script.mutants_of(module, script.operators()))
+    source = (ROOT / module).read_text(encoding="utf-8").splitlines()
+    header = 1 + next(i for i, text in enumerate(source) if "for event_type in" in text)
+    everything = set(range(1, len(source) + 1))
+    assert script.uncovered_sites(grouped, {module: everything}) == []
+    found = script.uncovered_sites(grouped, {module: everything - {header}})
+    assert found == [(module, header, ["ZeroIterationForLoop"])]
+    lines = {line for _, line, _ in script.uncovered_sites(grouped, {})}
+    assert header in lines
+    assert lines == {line for (_, line, _, _) in grouped}
