@@ -33,7 +33,11 @@ from mcpbind.impl import (
     ToolConfig,
     requires_approval,
 )
-from mcpbind.impl.config.toml_edit import ApprovalNotSaved, approve_always_text
+from mcpbind.impl.config.toml_edit import (
+    ApprovalNotSaved,
+    approve_always_text,
+    save_approve_always,
+)
 from mcpbind.model import texts
 
 SPEC = (pathlib.Path(__file__).resolve().parent.parent / "SPEC.md").read_text(encoding="utf-8")
@@ -607,6 +611,15 @@ async def test_a_failed_save_keeps_the_session_approval_and_is_reported(tmp_path
             '[mcp_servers]\na.command = "x"  # dotted\n\n'
             '[mcp_servers.a.tools."t.1"]\napproval_mode = "approve"\n',
         ),
+        (  # dotted servers beside a top-level key of the server's name: the structured
+            # edit writes [a.tools.t], which is no TOML here (mutation testing, issue 33:
+            # the failed strategy's continue made break gave up before appending)
+            'a = 1\n[mcp_servers]\na.command = "x"\n',
+            "a",
+            "t",
+            'a = 1\n[mcp_servers]\na.command = "x"\n\n'
+            '[mcp_servers.a.tools.t]\napproval_mode = "approve"\n',
+        ),
         (  # inline tables stay inline
             'mcp_servers = { a = { command = "x" } }\n',
             "a",
@@ -644,6 +657,30 @@ def test_the_toml_edit_adds_exactly_one_key_whatever_the_layout(text, server, to
 def test_the_toml_edit_refuses_a_file_it_cannot_edit_exactly(text, why):
     with pytest.raises(ApprovalNotSaved, match=re.escape(why)):
         approve_always_text(text, "a", "t")
+
+
+def test_a_save_whose_temporary_was_removed_fails_with_the_replace_error_and_keeps_the_file(
+    tmp_path, monkeypatch
+):
+    """Someone else removes the temporary before it replaces the file (a cleaner of the
+    folder): the save fails with the replace's own error, naming the config file, and the
+    file is as it was (mutation testing, issue 33: the cleanup's ``missing_ok=True`` made
+    ``False`` raised the cleanup's error instead, naming the temporary only)."""
+    path = tmp_path / "c.toml"
+    text = '[mcp_servers.a]\ncommand = "x"\n'
+    path.write_text(text)
+    chmod = os.chmod
+
+    def chmod_then_lose(temporary: str, mode: int) -> None:
+        chmod(temporary, mode)
+        os.unlink(temporary)
+
+    monkeypatch.setattr(os, "chmod", chmod_then_lose)
+    with pytest.raises(FileNotFoundError) as raised:
+        save_approve_always(str(path), "a", "t")
+    assert raised.value.filename2 == str(path)
+    assert path.read_text() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml"]
 
 
 def test_from_toml_records_the_config_path(tmp_path):

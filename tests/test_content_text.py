@@ -418,3 +418,21 @@ def test_a_one_key_structured_content_of_another_mapping_type_still_unwraps_its_
     raw = {"content": [block], "structuredContent": MappingProxyType({"result": "42"})}
     _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
     assert text == HEADER + '{"result":"42"}'
+
+
+def test_a_text_block_whose_text_is_no_string_is_kept_beside_structured_content():
+    """A text block whose ``text`` is not a string is not the structured content's
+    fallback: it reads as omitted after the JSON (mutation testing, issue 33: its
+    ``return False`` made ``True`` dropped it)."""
+    raw = {"content": [{"type": "text", "text": 7}], "structuredContent": {"n": 1}}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + '{"n":1}\n[text content omitted]'
+
+
+def test_fewer_blocks_than_the_structured_list_are_kept_as_more_than_its_fallback():
+    """``{"result": [1, 2]}`` beside one block: not one block per item, so the block
+    that is no fallback of the whole is kept (mutation testing, issue 33: the length
+    test's ``return False`` made ``True`` dropped it)."""
+    raw = {"content": [{"type": "text", "text": "1"}], "structuredContent": {"result": [1, 2]}}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + '{"result":[1,2]}\n1'

@@ -614,3 +614,19 @@ def test_the_startup_policy_and_grace_are_validated_when_built():
         HostConfig(optional_startup_grace_sec=-0.5)
     with pytest.raises(ConfigError, match="catalog_cache"):
         HostConfig(catalog_cache={})  # type: ignore[arg-type]
+
+
+async def test_a_lazy_server_whose_cached_catalog_is_rejected_connects_at_open():
+    """SPEC §11.12: a cached listing the catalog rules reject now (a tool listed twice) is
+    not installed; the server connects and lists at open as an eager one does (mutation
+    testing, issue 33: install_cached's ``return False`` made ``True`` leaves it
+    unconnected, its catalog empty; _install_cached's leaves its start unreported, so the
+    open never returns, a timeout the mutation run counts as a kill)."""
+    cache = CatalogCache()
+    counting = Counting(["read"])
+    cache.put(server_identity(lazy(counting)), [tool("gone"), tool("gone")])
+    async with Host.open(HostConfig(servers={"s": lazy(counting)}, catalog_cache=cache)) as host:
+        assert counting.listings == 1
+        assert host.statistics().connected == {"s": True}
+        assert list(host.sample().names) == ["mcp__s__read"]
+    assert cache.get(server_identity(lazy(counting))) == (tool("read"),)

@@ -180,6 +180,47 @@ async def test_a_listing_refused_for_a_forgotten_session_loses_it_and_the_server
     assert after[:5] == ["refresh_requested", "tools/list", "disconnect", "reconnect", "tools/list"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # as above
+async def test_a_new_session_that_cannot_open_disconnects_once_and_a_later_one_is_a_reconnect(
+    tmp_path,
+):
+    """INV-14, INV-8: the restarted server forgets the session under a call, and refuses
+    the new session's ``initialize``: the server is disconnected (one ``disconnect``, the
+    call failed); when it answers again, the session that opens is a ``reconnect``, not
+    the renewal (mutation testing, issue 33: notices.py's ``_renewing = False`` made
+    ``True`` took it for the renewal and recorded no reconnect)."""
+    env = {"MCPBIND_TEST_HTTP_LEGACY": "1"}
+    port = free_port()
+    process = await start_http_server(tmp_path, port, **env)
+    try:
+        await wait_listening(port)
+        inputs = Inputs()
+        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
+        config = HostConfig(servers={"s": server}, reconnect_initial_sec=0.05)
+        async with Host.open(config, recorder=inputs) as host:
+            step = host.sample()
+            await stop(process)
+            refusing = {**env, "MCPBIND_TEST_HTTP_STATUS": "500"}
+            process = await start_http_server(
+                tmp_path, port, **refusing, MCPBIND_TEST_HTTP_STATUS_METHOD="initialize"
+            )
+            await wait_listening(port)
+            result = await host.call(step, "c1", "mcp__s__echo", {"text": "lost"})
+            assert result.status != "ok"
+            await stop(process)
+            process = await start_http_server(tmp_path, port, **env)
+            await wait_listening(port)
+            with anyio.fail_after(30):  # until the server is connected again
+                while not host.server_status()[0].connected:
+                    await anyio.sleep(0.05)
+    finally:
+        await stop(process)
+    assert "session_expired" in inputs.seen
+    after = inputs.seen[inputs.seen.index("session_expired") :]
+    assert after.count("disconnect") == 1
+    assert "reconnect" in after[after.index("disconnect") :]
+
+
 @pytest.mark.parametrize(
     ("status", "had_session", "said", "expired"),
     [
