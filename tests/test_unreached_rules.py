@@ -19,7 +19,7 @@ from mcpbind.impl import HostConfig, ServerConfig, ToolResult
 from mcpbind.impl.catalog.listing import trace_tools
 from mcpbind.impl.contributors import run_turn_items
 from mcpbind.impl.wire.oauth import Authorizer
-from mcpbind.impl.wire.sdk import teach_header_maps
+from mcpbind.impl.wire.sdk import HEADER_MAPS, teach_header_maps
 from mcpbind.impl.wire.stderr import StderrPipe
 from mcpbind.impl.wire.tasks import runs_tasks
 
@@ -64,11 +64,11 @@ async def test_a_turn_item_contributor_that_returns_none_leaves_the_result_to_th
 
 
 def test_every_tool_of_a_page_after_an_entry_that_is_no_tool_gets_its_header_map() -> None:
-    session = pytypes.SimpleNamespace(_x_mcp_header_maps={})
+    session = pytypes.SimpleNamespace(**{HEADER_MAPS: {}})
     schema = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "R"}}}
     page = {"tools": [7, {"name": 8}, {"name": "locate", "inputSchema": schema}]}
     teach_header_maps(session, page)
-    assert session._x_mcp_header_maps == {"locate": {("region",): "R"}}
+    assert getattr(session, HEADER_MAPS) == {"locate": {("region",): "R"}}
 
 
 @pytest.mark.parametrize("modern", [True, False])

@@ -72,6 +72,11 @@ HTTP_STAND_IN = "Server returned an error response"
 Pinned by
 ``test_an_http_status_at_connect_is_named_and_a_refusal_says_authorization``."""
 
+HEADER_MAPS = "_x_mcp_header_maps"
+"""The name of the SDK session's private map of each tool's ``x-mcp-header`` arguments,
+which :func:`teach_header_maps` fills: a test's stand-in session takes it from here, so
+that no file but this one names it."""
+
 AUTH_LOGGER = "mcp.client.auth.oauth2"
 """The logger on which the SDK's OAuth flow logs every failure with its traceback."""
 
@@ -85,7 +90,7 @@ def teach_header_maps(session: Any, page: Any) -> None:
     transport has headers), with the SDK's own helpers. A tool whose annotation is
     invalid gets no map (no headers).
     Pinned by ``test_x_mcp_header_parameters_reach_the_server_as_headers``."""
-    maps = getattr(session, "_x_mcp_header_maps", None)
+    maps = getattr(session, "_x_mcp_header_maps", None)  # HEADER_MAPS
     if not isinstance(maps, dict):
         logger.warning("this mcp SDK keeps no x-mcp-header map: Mcp-Param-* headers not sent")
         return
