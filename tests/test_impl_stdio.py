@@ -18,7 +18,8 @@ from mcpbind.model import texts
 
 SERVER = pathlib.Path(__file__).parent / "testservers" / "stdio_server.py"
 
-pytestmark = pytest.mark.slow
+# Each test starts a real stdio server (about a second); the two that wait for a timeout
+# or a retry are marked slow, so that mutation samples run the rest.
 
 
 def stdio(state: pathlib.Path, **env: str) -> StdioServerParameters:
@@ -132,6 +133,7 @@ async def test_optional_server_that_exits_at_startup_starts_absent(tmp_path):
         assert host.sample().specs == ()
 
 
+@pytest.mark.slow
 async def test_startup_timeout_applies_to_a_server_that_never_answers(tmp_path):
     hang = StdioServerParameters(command=sys.executable, args=["-c", "import time; time.sleep(60)"])
     config = HostConfig(
@@ -183,6 +185,7 @@ async def test_a_required_server_that_fails_to_start_carries_its_last_stderr_lin
     assert "fatal: the test asked this server to exit at start" in raised.value.stderr
 
 
+@pytest.mark.slow
 async def test_a_server_retried_after_failing_at_start_shows_its_stderr_once(tmp_path, caplog):
     """Issue 28: the kept lines are the latest attempt's, not one copy per retry; the log
     (``-v``) still has every attempt's."""

@@ -4,6 +4,7 @@ resumed."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -221,3 +222,27 @@ def test_uncovered_lists_the_sites_whose_statement_no_test_ran_and_only_those():
     lines = {line for _, line, _ in script.uncovered_sites(grouped, {})}
     assert header in lines
     assert lines == {line for (_, line, _, _) in grouped}
+
+
+def test_a_mutant_in_a_defs_header_is_reached_where_the_function_is_called():
+    """A decorator or a default runs at import, with the ``def``; what it changes shows
+    where the function is called, so its body's lines choose tests too (seed 101:
+    ``@property`` removed from ``ServerMembership.starting`` survived, the tests that
+    read it never chosen). A mutant inside the body is not widened."""
+    script = load_script()
+    source = (
+        "class A:\n"
+        "    @property\n"
+        "    def starting(self, x=1):\n"
+        '        """Doc."""\n'
+        "        return self.x\n"
+        "\n"
+        "    def other(self):\n"
+        "        return 2\n"
+    )
+    tree = ast.parse(source)
+    assert script.statement_lines(tree, 2, 5) == {2, 3}
+    assert script.reach_lines(tree, 2, 5) == {2, 3, 4, 5}  # the decorator
+    assert script.reach_lines(tree, 3, 25) == {2, 3, 4, 5}  # the default
+    assert script.reach_lines(tree, 5, 15) == {5}  # inside the body: as it was
+    assert script.reach_lines(tree, 8, 15) == {8}
