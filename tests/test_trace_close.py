@@ -65,3 +65,17 @@ def test_a_call_pending_at_the_close_that_ends_otherwise_is_inv_12_at_its_result
 @pytest.mark.parametrize("status", OTHER_STATUSES)
 def test_a_call_in_flight_on_a_removed_server_that_ends_otherwise_is_inv_16_at_its_result(status):
     assert ("INV-16", 6) in invariants_at(status, IN_FLIGHT_ON_A_REMOVED_SERVER)
+
+
+def test_fields_a_records_kind_does_not_have_change_no_verdict():
+    """A monitor reads a record by its kind: a ``call`` record that also carries the
+    ``server`` and ``method`` of a send is not a send (mutation seed 102: INV-16's
+    ``kind == "sent"`` made ``<=`` took it for one, and every kind the host writes with a
+    ``method`` is ``sent``)."""
+    call = IN_FLIGHT_ON_A_REMOVED_SERVER[0]
+    reconfigure = IN_FLIGHT_ON_A_REMOVED_SERVER[2]
+    plain = [call, reconfigure]
+    stray = [{**call, "server": "s", "method": "tools/call"}, reconfigure]
+    for status in ("ok", "cancelled"):
+        assert invariants_at(status, stray) == invariants_at(status, plain)
+    assert ("INV-16", 6) in invariants_at("ok", IN_FLIGHT_ON_A_REMOVED_SERVER)
