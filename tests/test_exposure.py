@@ -210,6 +210,31 @@ async def test_equal_scores_are_ranked_by_name_and_the_limit_applies():
     assert found_names(result.output) == ["mcp__big__z0", "mcp__big__z1", "mcp__big__z2"]
 
 
+async def test_a_search_asks_bm25s_for_no_progress_bar(monkeypatch):
+    """The index and the query are tokenized and scored without bm25s's progress bars,
+    which it draws with tqdm when tqdm is installed (it is not, here: a stand-in records
+    what bm25s asks of it), on the terminal of the host or on the stdio it speaks MCP on
+    (mutation seed 102: ``show_progress=False`` made True went unseen)."""
+    import bm25s
+    import bm25s.scoring
+    import bm25s.tokenization
+
+    asked: list[bool] = []
+
+    def bar(iterable: Any = None, *args: Any, disable: bool = False, **kwargs: Any) -> Any:
+        asked.append(disable)
+        return iterable
+
+    for module in (bm25s, bm25s.tokenization, bm25s.scoring):
+        monkeypatch.setattr(module, "tqdm", bar)
+    tools = [named(f"z{i}", "same words") for i in range(5)] + numbered(100)
+    async with Host.open(host_config(tools)) as host:
+        result = await host.call(host.sample(), "s1", TOOL_SEARCH, {"query": "same words"})
+        assert found_names(result.output)[:1] == ["mcp__big__z0"]
+    assert asked
+    assert all(asked), "a progress bar was asked for"
+
+
 @pytest.mark.parametrize("query", ["CREATE ISSUE", "create issue", "Create Issue"])
 async def test_a_search_ignores_case_in_the_query_and_in_the_tools_words(query):
     """``createIssue`` and "Opens an Issue" are found by any casing of their words
