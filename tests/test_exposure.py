@@ -214,7 +214,7 @@ async def test_a_search_asks_bm25s_for_no_progress_bar(monkeypatch):
     """The index and the query are tokenized and scored without bm25s's progress bars,
     which it draws with tqdm when tqdm is installed (it is not, here: a stand-in records
     what bm25s asks of it), on the terminal of the host or on the stdio it speaks MCP on
-    (mutation seed 102: ``show_progress=False`` made True went unseen)."""
+    (mutation seed 103: ``show_progress=False`` made True went unseen)."""
     import bm25s
     import bm25s.scoring
     import bm25s.tokenization

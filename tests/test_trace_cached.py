@@ -1,7 +1,7 @@
 """SPEC §14.2 (INV-3) and §11.12 in ``mcpbind trace check``: a lazily started server's
 first catalog comes from the cache, published with no ``list_done`` before it; that one
 publication is passed over, and a later one of the same server with no listing is still
-flagged (mutation seed 102: the monitor's ``continue`` after the cached publication made
+flagged (mutation seed 103: the monitor's ``continue`` after the cached publication made
 ``break`` stopped checking there; no test wrote a lazy server's trace)."""
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def test_a_call_in_flight_on_a_removed_server_that_ends_otherwise_is_inv_16_at_i
 
 def test_fields_a_records_kind_does_not_have_change_no_verdict():
     """A monitor reads a record by its kind: a ``call`` record that also carries the
-    ``server`` and ``method`` of a send is not a send (mutation seed 102: INV-16's
+    ``server`` and ``method`` of a send is not a send (mutation seed 103: INV-16's
     ``kind == "sent"`` made ``<=`` took it for one, and every kind the host writes with a
     ``method`` is ``sent``)."""
     call = IN_FLIGHT_ON_A_REMOVED_SERVER[0]
