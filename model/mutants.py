@@ -620,9 +620,7 @@ class ReadThroughLiveResources(Mutant):
 class PublishResourcesApart(Mutant):
     name = "publish_resources_apart"
     target = "INV-1"
-    description = (
-        "publishes a refresh's tools, then its changed resources in a generation of their own"
-    )
+    description = "publishes a refresh's tools, then its resources in a generation of their own"
     part = "resources"
 
     def publish(
@@ -632,9 +630,11 @@ class PublishResourcesApart(Mutant):
         outputs: list[Output],
         excluded: tuple[Exclusion, ...] = (),
     ) -> State:
-        old = state.registry.catalog(catalog.source)
-        if old.resources == catalog.resources or not catalog.resources:
+        # Every install gives its resources the new source generation, so a refresh with
+        # resources never keeps the old ones: only a refresh without any is not split.
+        if not catalog.resources:
             return super().publish(state, catalog, outputs, excluded)
+        old = state.registry.catalog(catalog.source)
         tools_only = attrs.evolve(catalog, resources=old.resources)
         state = super().publish(state, tools_only, outputs, excluded)
         registry = state.registry

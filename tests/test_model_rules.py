@@ -1218,6 +1218,39 @@ def test_a_resource_only_refresh_installs_in_one_generation_and_a_step_keeps_wha
     assert outputs == [Sent("docs", "resources/read", "file:///a")]
 
 
+@pytest.mark.parametrize(
+    ("second", "publications"),
+    [
+        (((SEARCH, WRITE, DOC_A),), 2),  # the same URI: a new source generation all the same
+        (((SEARCH, DOC_B),), 2),  # another URI
+        (((SEARCH, WRITE),), 1),  # every resource gone: published once
+    ],
+    ids=["same-uri", "another-uri", "no-resources"],
+)
+def test_the_publish_resources_apart_mutant_splits_every_refresh_with_resources(
+    second, publications
+):
+    """The INV-1 mutant ``publish_resources_apart`` publishes a refresh's tools, then its
+    resources in a generation of their own; a refresh without resources is published
+    once, as the standard rules do (mutation seed 101: its ``old.resources ==
+    catalog.resources`` never held, every install giving its resources the new source
+    generation, so ``or`` made ``and`` was equivalent: the comparison is gone)."""
+    docs = ServerSpec("docs", versions=(((SEARCH, DOC_A),), second))
+    state, _ = run(bound(docs), ListDone("docs"), ListChanged("docs"))
+    broken = mutant("publish_resources_apart").apply(state, ListDone("docs"))
+    standard = STANDARD.apply(state, ListDone("docs"))
+    published = [o for o in broken.outputs if isinstance(o, Published)]
+    assert len(published) == publications
+    if publications == 1:
+        assert broken == standard
+    else:
+        assert broken.state.registry.generation == standard.state.registry.generation + 1
+        assert published[0].names == published[1].names  # the tools, then again with URIs
+        assert broken.state.registry.catalog("mcp:docs") == standard.state.registry.catalog(
+            "mcp:docs"
+        )
+
+
 def test_a_read_of_a_dropped_resource_is_unavailable_under_revalidate_and_read_under_frozen():
     """SPEC §11.20, §7: the binding policy decides a read of a URI the live catalog dropped;
     the read is a call with one result (INV-4), answered like a tool's."""

@@ -873,6 +873,31 @@ def test_a_cap_that_fires_names_the_default_hour_when_the_header_gives_no_tool_m
     assert refined(records) is None
 
 
+@pytest.mark.parametrize(("cap", "refines"), [(None, True), (True, True), (False, False)])
+def test_a_timeout_that_does_not_say_which_deadline_fired_is_tried_both_ways(cap, refines):
+    """SPEC §14.5: which deadline fired is timing. A ``timeout`` record that says
+    (``cap``) is taken as it says; one that does not is tried both ways, so the cap's text
+    refines it, and a ``cap: false`` does not (mutation seed 101: the choice's ``cap is
+    None`` made ``not`` tried one way without ``cap`` and both with it)."""
+    idle = {**HEADER, "server_options": {"s": {"idle_timeout": True}}}
+    capped = TIMED_OUT_CAP.format(seconds="3600 seconds")
+    timeout: dict[str, Any] = {"kind": "timeout", "call_id": "a"}
+    if cap is not None:
+        timeout["cap"] = cap
+    records = [
+        idle,
+        *LISTED,
+        CALL,
+        SENT,
+        timeout,
+        SIGNAL,
+        {"kind": "result", "call_id": "a", "status": "timed_out", "text": capped},
+        *CLOSE,
+        END,
+    ]
+    assert (refined(records) is None) == refines
+
+
 def test_only_a_trace_that_ends_early_forgives_its_last_line_cut_short():
     """SPEC §14.3: a trace that ends early (``prefix``) leaves out a last line cut in the
     middle of its writing (no newline); a whole trace does not, and a line that is not
