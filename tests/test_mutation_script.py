@@ -246,3 +246,31 @@ def test_a_mutant_in_a_defs_header_is_reached_where_the_function_is_called():
     assert script.reach_lines(tree, 3, 25) == {2, 3, 4, 5}  # the default
     assert script.reach_lines(tree, 5, 15) == {5}  # inside the body: as it was
     assert script.reach_lines(tree, 8, 15) == {8}
+
+
+def test_a_position_cosmic_ray_offers_but_cannot_mutate_is_no_mutant(tmp_path, monkeypatch):
+    """Cosmic Ray's ExceptionReplacer offers a dotted name in an ``except`` tuple, then
+    fails to replace it (``'PythonNode' object has no attribute 'value'``): seed 103's run
+    stopped there. Such a position is ``no-mutation``, said and counted neither way."""
+    script = load_script()
+    source = "try:\n    pass\nexcept (KeyError, os.error):\n    pass\n"
+    (tmp_path / "m.py").write_text(source, encoding="utf-8")
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    operator = [(n, o) for n, o in script.operators() if n == "core/ExceptionReplacer"]
+    mutants = script.mutants_of("m.py", operator)
+    dotted = [m for m in mutants if m.column == source.splitlines()[2].index("os.error")]
+    assert dotted, [(m.line, m.column) for m in mutants]
+    outcome = script.mutate_and_test(
+        dotted[0],
+        tree=tmp_path,
+        farm=tmp_path,
+        tests=[],
+        candidates=[],
+        config={},
+        slow=False,
+        timeout=1.0,
+        reaches=None,
+    )
+    assert outcome.status == "no-mutation"
+    assert outcome.failure.startswith("Cosmic Ray could not make it: AttributeError")
+    assert (tmp_path / "m.py").read_text(encoding="utf-8") == source
