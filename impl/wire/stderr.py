@@ -91,7 +91,8 @@ class StderrPipe:
                 if self._partial:
                     self._on_line(self._partial.decode("utf-8", "replace"))
                     self._partial = b""
-                return True
+                # False here would cost read() one more read, which meets the end again
+                return True  # pragma: no mutate
             lines = (self._partial + data).split(b"\n")
             self._partial = lines.pop()
             for line in lines:
