@@ -102,7 +102,7 @@ __all__ = [
 
 Normal = tuple[Any, ...]
 T = TypeVar("T")
-_FAR = 10**9
+_FAR = 10**9  # pragma: no mutate - any number no trace reaches is "no bound": 9**9 or 11**9 too
 """``max_steps``, ``max_calls`` and the idle re-arms of a trace's bound: no bound."""
 _EMPTY_LISTING: tuple[tuple[ToolDef, ...], ...] = ((),)
 _SIGNALS = ("notifications/cancelled", "tasks/cancel")

@@ -420,6 +420,16 @@ def test_a_one_key_structured_content_of_another_mapping_type_still_unwraps_its_
     assert text == HEADER + '{"result":"42"}'
 
 
+def test_a_block_that_is_one_value_of_a_structured_object_of_two_keys_is_kept():
+    """Only a structured object of ONE key (``MCPServer``'s ``{"result": value}``) is
+    unwrapped: beside ``{"a": "x", "b": "y"}`` a text block ``x`` is no fallback of the
+    whole and is kept (mutation seed 103: the unwrap test's ``and len(...) == 1`` made
+    ``or`` unwrapped every object and dropped the block)."""
+    raw = {"content": [{"type": "text", "text": "x"}], "structuredContent": {"a": "x", "b": "y"}}
+    _, text, _ = encode_result(raw, 0.25, server="s", tool="t")
+    assert text == HEADER + '{"a":"x","b":"y"}\nx'
+
+
 def test_a_text_block_whose_text_is_no_string_is_kept_beside_structured_content():
     """A text block whose ``text`` is not a string is not the structured content's
     fallback: it reads as omitted after the JSON (mutation testing, issue 33: its

@@ -166,6 +166,20 @@ def test_a_byte_limit_cuts_on_a_character_boundary_with_the_marker_within_the_li
     assert truncate_bytes(text, 400) == text
 
 
+@pytest.mark.parametrize("limit", range(60, 121, 4))
+def test_a_text_of_few_characters_but_more_bytes_than_the_limit_is_cut(limit):
+    """The shortcut takes a text whole only when even four bytes a character fit: 30
+    four-byte characters (120 bytes) are cut under any limit below 120 (mutation seed
+    103: the shortcut's ``len(text) * 4`` made ``len(text) ^ 4`` let them through)."""
+    text = "😀" * 30
+    cut = truncate_bytes(text, limit)
+    if limit >= 120:
+        assert cut == text
+    else:
+        assert len(cut.encode()) <= limit
+        assert cut.endswith("\n" + texts.TRUNCATED_BYTES.format(total=120, limit=limit))
+
+
 async def test_a_token_limit_allows_four_bytes_per_token():
     config = HostConfig(servers={"m": media(echo=ToolConfig(output_token_limit=50))})
     async with Host.open(config) as host:

@@ -16,7 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from testservers.recorders import Inputs
 
-from mcpbind.impl import Host, HostConfig, ServerConfig
+from mcpbind.impl import Host, HostConfig, ServerChange, ServerConfig
 from mcpbind.model import texts
 
 
@@ -111,7 +111,10 @@ async def test_a_rejected_call_waiting_for_its_refresh_ends_as_its_ender_says(
             if how == "cancelled":
                 host.cancel("c1")
             elif how == "removed":
-                await host.reconfigure(HostConfig(servers={}))
+                report = await host.reconfigure(HostConfig(servers={}))
+                # SPEC §11.17: gone, no tool left, the waiting call ended (mutation seed
+                # 103: the removed server's tool count made -1 went unseen)
+                assert report.servers == (ServerChange("s", "removed", False, 0, None, 1),)
             else:
                 replacement = ServerConfig(target=Rejecting().server(), tool_timeout_sec=9)
                 await host.reconfigure(HostConfig(servers={"s": replacement}))
