@@ -1092,7 +1092,13 @@ def _asked(candidate: _Candidate, record: TraceRecord) -> bool:
 
 
 def _unasked(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
-    found = _request(candidate, record)
+    return _before_its_request(refiner, record, _request(candidate, record))
+
+
+def _before_its_request(
+    refiner: _Refiner, record: TraceRecord, found: tuple[int, Normal] | None
+) -> TraceViolation:
+    """An answer recorded before ``found``, the request the model sends first."""
     assert found is not None
     batch, first = found
     fields = {k: v for k, v in record.fields.items() if k != "kind"}
@@ -1159,14 +1165,7 @@ def _sent_request(candidate: _Candidate, call_id: object) -> tuple[int, Normal] 
 
 
 def _unsent(refiner: _Refiner, candidate: _Candidate, record: TraceRecord) -> TraceViolation:
-    found = _sent_request(candidate, record.get("call_id"))
-    assert found is not None
-    batch, first = found
-    fields = {k: v for k, v in record.fields.items() if k != "kind"}
-    expected_text = f"first {first!r}, which the model sends before its answer"
-    return TraceViolation(
-        _owed_blame(refiner, batch, first), record.line, expected_text, f"{record.kind} {fields}"
-    )
+    return _before_its_request(refiner, record, _sent_request(candidate, record.get("call_id")))
 
 
 def _failed(

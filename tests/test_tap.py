@@ -25,6 +25,7 @@ import pytest
 from cli_runner import mcpbind
 from mcp import StdioServerParameters
 from testservers.processes import http_server, wait_listening
+from trace_records import header
 from wire import RELAY, wire
 
 from mcpbind.impl import Host, HostConfig, ServerConfig
@@ -453,16 +454,7 @@ def wire_trace(*body: dict[str, Any]) -> list[str]:
     return [json.dumps(r) + "\n" for r in (header, *body, {"kind": "end"})]
 
 
-HOST_HEADER: dict[str, Any] = {
-    "kind": "header",
-    "format": "mcpbind-trace/1",
-    "policy": "revalidate",
-    "servers": ["s"],
-    "builtins": [],
-    "extensions": {},
-    "max_name_length": 64,
-    "host": {"name": "h", "version": "0"},
-}
+HOST_HEADER: dict[str, Any] = header(host={"name": "h", "version": "0"})
 """A host's header with one server, s, for the merge's hand-made traces."""
 CALL = {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "1", "detail": "t"}
 CANCEL = {"kind": "sent", "server": "s", "method": "notifications/cancelled", "call_id": "1"}

@@ -20,6 +20,7 @@ from cli_runner import mcpbind
 from mcp import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from testservers.common import make_server
+from trace_records import header
 
 from mcpbind.impl import Host, HostConfig, NullRecorder, ServerConfig
 from mcpbind.impl.config.recorder import records
@@ -176,19 +177,6 @@ def test_a_generation_raised_by_one_fails_naming_inv_1(demo_trace):
     edited = [dict(r) for r in demo_trace]
     edited[at]["generation"] += 1
     assert violated(edited) == [("INV-1", at + 1)]
-
-
-def header() -> dict[str, Any]:
-    return {
-        "kind": "header",
-        "format": "mcpbind-trace/1",
-        "policy": "revalidate",
-        "servers": ["s"],
-        "builtins": [],
-        "extensions": {},
-        "max_name_length": 64,
-        "host": {"name": "other", "version": "1"},
-    }
 
 
 def trace(*body: dict[str, Any]) -> list[dict[str, Any]]:

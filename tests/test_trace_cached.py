@@ -9,19 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from trace_records import header
+
 from mcpbind.model.trace import check_trace, parse_trace
 
-HEADER = {
-    "kind": "header",
-    "format": "mcpbind-trace/1",
-    "policy": "revalidate",
-    "servers": ["s"],
-    "builtins": [],
-    "extensions": {},
-    "max_name_length": 64,
-    "host": {"name": "other", "version": "1"},
-    "server_options": {"s": {"lazy": True}},
-}
+HEADER = header(server_options={"s": {"lazy": True}})
 CACHED = {"kind": "published", "generation": 1, "source": "mcp:s", "names": ["mcp__s__t"]}
 
 

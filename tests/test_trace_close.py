@@ -10,20 +10,12 @@ import json
 from typing import Any
 
 import pytest
+from trace_records import header
 
 from mcpbind.model.texts import CALL_STATUSES
 from mcpbind.model.trace import check_trace, parse_trace
 
-HEADER = {
-    "kind": "header",
-    "format": "mcpbind-trace/1",
-    "policy": "revalidate",
-    "servers": ["s"],
-    "builtins": [],
-    "extensions": {},
-    "max_name_length": 64,
-    "host": {"name": "other", "version": "1"},
-}
+HEADER = header()
 PENDING_AT_CLOSE = [
     {"kind": "call", "step": 0, "call_id": "c1", "name": "mcp__s__t"},
     {"kind": "sent", "server": "s", "method": "tools/call", "call_id": "c1"},
