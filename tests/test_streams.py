@@ -51,8 +51,10 @@ async def test_a_stream_ended_again_and_again_is_listened_to_again_each_time():
             await wait_for(host, f"mcp__s__{name}")
 
 
-async def test_a_server_that_serves_no_list_changed_stream_says_so_in_its_status():
-    config = HostConfig(servers={"s": ServerConfig(target=deaf_server("a"))})
+async def assert_not_heard(target: Any) -> None:
+    """The host opens on ``target`` (one tool) and its status ends up saying the server is
+    connected but not heard, in ``server_status`` and in the runtime's statistics."""
+    config = HostConfig(servers={"s": ServerConfig(target=target)})
     async with Host.open(config) as host:
         with anyio.fail_after(5):
             while host.server_status()[0].hears_list_changed:
@@ -60,6 +62,10 @@ async def test_a_server_that_serves_no_list_changed_stream_says_so_in_its_status
         status = host.server_status()[0]
         assert (status.connected, status.tools) == (True, 1)
         assert not host.servers["s"].statistics().hears_list_changed
+
+
+async def test_a_server_that_serves_no_list_changed_stream_says_so_in_its_status():
+    await assert_not_heard(deaf_server("a"))
 
 
 def acknowledging_nothing() -> Server[Any]:
@@ -86,13 +92,7 @@ def acknowledging_nothing() -> Server[Any]:
 async def test_a_listen_acknowledged_without_list_changed_says_the_server_is_not_heard():
     """SPEC §5.7: the server answered the listen, but will not deliver ``list_changed``;
     its status says so, as for a server that refuses the listen outright."""
-    config = HostConfig(servers={"s": ServerConfig(target=acknowledging_nothing())})
-    async with Host.open(config) as host:
-        with anyio.fail_after(5):
-            while host.server_status()[0].hears_list_changed:
-                await anyio.sleep(0.01)
-        status = host.server_status()[0]
-        assert (status.connected, status.tools) == (True, 1)
+    await assert_not_heard(acknowledging_nothing())
 
 
 def test_listening_again_waits_longer_only_when_streams_keep_ending():
