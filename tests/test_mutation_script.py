@@ -153,6 +153,48 @@ def tree_with(tmp_path: pathlib.Path, source: str, conftest: str) -> pathlib.Pat
     return tmp_path
 
 
+def test_a_process_measured_by_the_harness_that_runs_none_of_the_checkout_writes_no_stderr(
+    tmp_path,
+):
+    """A test's child process inherits the harness (its PYTHONPATH): coverage's warning at
+    its exit went to the stderr the test reads (``tests/test_tap.py``'s exit status test
+    failed under coverage alone, so no sample chose it)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "scripts" / "mutation_cover"),
+        "MCPBIND_MUTATION_COVERAGE": str(tmp_path / "coverage"),
+        "MCPBIND_MUTATION_INCLUDE": f"{tmp_path}/nothing/*",
+        "MCPBIND_MUTATION_OMIT": "",
+        "MCPBIND_MUTATION_CONTEXT": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.exit(3)"], env=env, capture_output=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (3, b"")
+    assert list(tmp_path.glob("coverage.*")), "the harness measured the process"
+
+
+def test_a_test_files_kept_coverage_holds_while_the_harness_that_measured_it_is_unchanged():
+    """The harness (``scripts/mutation_cover/``) decides which tests pass under coverage:
+    once ``sitecustomize.py`` kept coverage's warning off a test's child process,
+    ``tests/test_tap.py``'s exit status test (which reads that stderr) had to be measured
+    again, or it stayed a failing test, never chosen."""
+    script = load_script()
+    files = [
+        "model/naming.py",
+        "scripts/mutation",
+        "scripts/mutation_cover/mutation_contexts.py",
+        "scripts/mutation_cover/sitecustomize.py",
+        "tests/conftest.py",
+        "tests/test_naming.py",
+    ]
+    assert script.Reaches(files).setup == [
+        "scripts/mutation_cover/mutation_contexts.py",
+        "scripts/mutation_cover/sitecustomize.py",
+        "tests/conftest.py",
+    ]
+
+
 @pytest.mark.parametrize(
     ("source", "conftest", "status", "said"),
     [
