@@ -91,6 +91,13 @@ def test_incumbent_keeps_its_name_and_the_newcomer_is_renamed():
     assert again[incumbent] == "mcp__a__b__c"
 
 
+def test_a_name_taken_by_another_server_gets_twelve_hex_digits_as_the_readme_shows():
+    """SPEC §6: the suffix of a renamed tool is part of its public name; README's
+    catalog shows ``git_hub``'s ``search`` beside ``git.hub``'s."""
+    names = fresh([("git_hub", "search")], taken=["mcp__git_hub__search"])
+    assert names == {("git_hub", "search"): "mcp__git_hub__search_ec62fe60a615"}
+
+
 def test_newcomer_whose_name_a_builtin_owns_is_a_collision():
     """INV-5: an MCP name never shadows a non-MCP source's name."""
     result = fresh([("git_hub", "admin")], reserved={"mcp__git_hub__admin": "builtin"})

@@ -76,6 +76,19 @@ async def test_a_required_server_that_cannot_start_reports_its_error_and_its_tas
     assert not runtime.connected
 
 
+async def test_a_server_that_cannot_start_reports_its_last_twenty_stderr_lines():
+    """SPEC §11.14: the last 20 lines, oldest first; the earlier ones are only logged."""
+    code = "import sys\nfor n in range(1, 31): print(f'line {n}', file=sys.stderr)\nsys.exit(3)"
+    exits = StdioServerParameters(command=sys.executable, args=["-c", code])
+    runtime = ServerRuntime("noisy", ServerConfig(target=exits, required=True), context())
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as nursery:
+            error = await nursery.start(runtime.run)
+    assert isinstance(error, ServerStartupError)
+    assert error.stderr == tuple(f"line {n}" for n in range(11, 31))
+    assert runtime.statistics().stderr == error.stderr
+
+
 async def test_an_optional_server_the_host_stops_waiting_for_reports_at_once():
     """SPEC §11.12 (the grace): a server still connecting is reported when the host stops
     waiting, joins later, and lets the servers after it install their first catalogs."""
