@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from typing import Any
 
 import anyio
 import pytest
+from mcp.server.mcpserver import Context, MCPServer
 from testservers.inproc import fs_server
 from testservers.resources import LOGO, PAGES, PIXEL, README, SLOW, docs_server
 
@@ -113,6 +115,29 @@ async def test_a_resource_change_is_one_publication_and_an_earlier_step_lists_wh
     """INV-1 (one generation for the resource refresh) and INV-2 (the earlier step keeps
     its list), the change heard on ``subscriptions/listen``'s ``resourcesListChanged``."""
     await resource_change()
+
+
+async def test_a_servers_prompt_list_change_is_neither_a_catalog_change_nor_a_fault(caplog):
+    """The session's other notifications reach the handler that hears list changes
+    (SPEC §11.20): one about prompts, which mcpbind does not offer, refreshes nothing and
+    is not logged as a transport fault (a handshake-era session: the 2026-07-28 one hears
+    list changes on ``subscriptions/listen``)."""
+    server = MCPServer("prompts")
+
+    @server.tool(description="Announce a change of the prompts, then answer")
+    async def change(ctx: Context) -> str:
+        await ctx.request_context.session.send_prompt_list_changed()
+        return "changed"
+
+    caplog.set_level(logging.DEBUG, logger="mcpbind.connection")
+    config = HostConfig(servers={"prompts": ServerConfig(target=server)})
+    async with Host.open(config, connector=McpConnector("legacy")) as host:
+        step = host.sample()
+        result = await host.call(step, "c1", "mcp__prompts__change", {})
+        assert result.status == "ok"
+        assert host.sample().generation == step.generation
+    faults = [r.getMessage() for r in caplog.records if "transport fault" in r.getMessage()]
+    assert faults == []
 
 
 @pytest.mark.parametrize("mutant", RESOURCE_MUTANTS, ids=lambda m: m.name)
