@@ -29,10 +29,10 @@ import trio.testing
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
+from mcpbind.impl import Host, HostConfig, MemoryTokenStore, ServerConfig, ServerStartupError
 from mcpbind.impl.config.oauth import IdentityProvider
 from mcpbind.impl.errors import AuthorizationFailed
-from mcpbind.impl.wire.dpop import new_key, proof
+from mcpbind.impl.wire.dpop import DPOP_METADATA, Dpop, new_key, proof
 from mcpbind.impl.wire.http import (
     BODY_BYTES,
     REDACTED,
@@ -41,6 +41,7 @@ from mcpbind.impl.wire.http import (
     body_text,
     http_read_timeout,
 )
+from mcpbind.impl.wire.oauth_storage import Storage
 from mcpbind.impl.wire.seam import UrlStep
 from mcpbind.impl.wire.token_exchange import exchange_at
 from mcpbind.impl.wire.url_elicitation import url_steps
@@ -145,6 +146,40 @@ def test_a_dpop_proof_for_a_token_carries_its_hash_and_the_servers_nonce():
     digest = base64.urlsafe_b64encode(hashlib.sha256(b"at-1").digest()).rstrip(b"=").decode()
     assert sorted(claims) == ["ath", "htm", "htu", "iat", "jti", "nonce"]
     assert (claims["ath"], claims["nonce"], claims["htm"]) == (digest, "n-1", "GET")
+
+
+async def test_a_form_post_whose_body_is_a_stream_is_sent_as_it_is_without_a_proof():
+    """SPEC §11.15: a token request is a form ``POST`` whose body names a ``grant_type``;
+    one whose body is a stream cannot be read before it is sent, so it is no token
+    request and gets no proof, though the authorization server offers DPoP."""
+    dpop = Dpop(
+        Storage(MemoryTokenStore(), "s", "http://127.0.0.1:9/mcp"), wanted=True, required=False
+    )
+    issuer = "http://127.0.0.1:9"
+    metadata = httpx2.Request("GET", f"{issuer}/.well-known/oauth-authorization-server")
+
+    async def form() -> Any:
+        yield b"grant_type=client_credentials"
+
+    streamed = httpx2.Request(
+        "POST",
+        f"{issuer}/token",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+        content=form(),
+    )
+
+    async def flow() -> Any:  # the SDK's flow: the metadata, then the form
+        yield metadata
+        yield streamed
+
+    driven = dpop.drive(flow(), httpx2.Request("POST", "http://127.0.0.1:9/mcp"))
+    assert await driven.__anext__() is metadata
+    offer = {"issuer": issuer, DPOP_METADATA: ["ES256"]}
+    sent = await driven.asend(httpx2.Response(200, json=offer, request=metadata))
+    assert dpop.offered_algorithms() == ["ES256"]
+    assert sent is streamed
+    assert "DPoP" not in sent.headers
+    await driven.aclose()
 
 
 # --- -32042: the URL steps (SPEC §11.10) ------------------------------------------------

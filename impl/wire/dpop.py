@@ -231,8 +231,11 @@ class Dpop:
 
     async def _observe(self, response: httpx2.Response, token_request: bool) -> None:
         path = urlsplit(str(response.request.url)).path
-        if token_request or response.status_code >= 400 or any(p in path for p in _METADATA_PATHS):
-            await response.aread()  # never an MCP answer's stream: those are 2xx
+        # What is parsed here: a token answer, a metadata document. Nothing here reads
+        # another answer's body (an error's is read by the SDK's flow where it parses it,
+        # by httpx2 before the flow's next request, by HttpStatus within its limits).
+        if token_request or any(p in path for p in _METADATA_PATHS):
+            await response.aread()
         nonce = response.headers.get("dpop-nonce")
         if nonce:
             self.nonces[(token_request, _origin(str(response.request.url)))] = nonce
