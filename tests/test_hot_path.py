@@ -5,11 +5,14 @@ conforming answer (SPEC §8.8) costs no jsonschema machinery: each predicate is 
 ``Draft202012Validator.is_valid`` on generated schemas and instances, and the mismatch
 text of a failing answer to what jsonschema says. ``call_params`` writes a plain
 ``tools/call`` without building the SDK's request: it is held to that request's dump.
+``plainly_complete`` tells the usual answer to a call valid without building the SDK's
+model: it is held to that model, on answers each at most one change away from plain.
 """
 
 from __future__ import annotations
 
 import math
+import typing
 from typing import Any
 
 import mcp_types as types
@@ -18,7 +21,10 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from mcp import Client
 from mcp.server.mcpserver import MCPServer
+from mcp_types import methods
+from pydantic import TypeAdapter
 
 from mcpbind.impl.catalog.structured import (
     OutputSchema,
@@ -26,7 +32,12 @@ from mcpbind.impl.catalog.structured import (
     output_schema,
     plainly_valid,
 )
-from mcpbind.impl.wire.connection import call_params
+from mcpbind.impl.wire.connection import (
+    PLAIN_CALL_REVISION,
+    call_params,
+    complete_by_default,
+    plainly_complete,
+)
 
 TYPES = ["object", "array", "string", "integer", "number", "boolean", "null"]
 KEYS = ["a", "b", "c"]
@@ -233,3 +244,93 @@ def test_the_calls_the_router_makes_take_the_short_cut():
     assert written == _sdk_params("echo", arguments, meta)
     assert written is not None
     assert written["arguments"] is not arguments
+
+
+odd_values = st.none() | st.booleans() | st.integers(0, 2) | st.text("tx", max_size=2) | st.just({})
+plain_results = st.fixed_dictionaries(
+    {
+        "content": st.lists(
+            st.fixed_dictionaries({"type": st.just("text"), "text": st.text("ab", max_size=2)}),
+            max_size=3,
+        ),
+        "resultType": st.sampled_from(["complete", "input_required", ""]),
+    },
+    optional={
+        "structuredContent": argument_values,
+        "isError": st.booleans() | st.none(),
+        "_meta": st.none()
+        | st.dictionaries(
+            st.sampled_from(["io.modelcontextprotocol/serverInfo", "k"]), argument_values
+        ),
+        "is_error": odd_values,
+    },
+)
+"""Results :func:`plainly_complete` calls plain, each changed below in at most one place."""
+
+
+CALL_RESULT: TypeAdapter[Any] = TypeAdapter(
+    next(
+        kind
+        for kind in typing.get_args(methods.SERVER_RESULTS[("tools/call", PLAIN_CALL_REVISION)])
+        if kind.__name__ == "CallToolResult"
+    )
+)
+"""The revision's ``CallToolResult``: what the SDK's ``validate_server_result`` holds an
+answer to a call to is the union of it and ``InputRequiredResult``, which takes more."""
+
+
+@st.composite
+def call_results(draw: st.DrawFn) -> Any:
+    result = draw(plain_results)
+    blocks = result["content"]
+    where = draw(
+        st.sampled_from(["nothing", "result", "content", "block", "type", "text"])
+        | st.sampled_from(["annotations", "block _meta", "other"])
+        | st.sampled_from(["isError", "resultType", "_meta", "meta key"])
+    )
+    if where == "result":
+        return draw(odd_values | st.lists(odd_values, max_size=1))
+    in_block = where in ("block", "type", "text", "annotations", "block _meta", "other")
+    if where == "content" or (in_block and not blocks):
+        result["content"] = draw(odd_values)
+    elif where == "block":
+        blocks[draw(st.integers(0, len(blocks) - 1))] = draw(odd_values)
+    elif where in ("type", "text"):
+        index = draw(st.integers(0, len(blocks) - 1))
+        blocks[index] = {**blocks[index], where: draw(odd_values | st.just("image"))}
+    elif where in ("annotations", "block _meta", "other"):
+        index = draw(st.integers(0, len(blocks) - 1))
+        value = draw(odd_values | st.just({"priority": "high"}) | st.just({"audience": 1}))
+        blocks[index] = {**blocks[index], where.removeprefix("block "): value}
+    elif where == "meta key":
+        result["_meta"] = {1: "x"}
+    elif where != "nothing":
+        result[where] = draw(odd_values)
+    return result
+
+
+@settings(max_examples=500)
+@given(call_results())
+def test_a_call_result_called_plainly_complete_is_valid_to_the_sdks_model(result):
+    """The short cut of ``_validated`` only ever says yes where the revision's
+    ``CallToolResult`` does (and so the union the SDK checks against)."""
+    if plainly_complete(result):
+        CALL_RESULT.validate_python(result, by_name=False)
+
+
+async def test_the_answer_mcpserver_gives_a_call_takes_the_short_cut():
+    server = MCPServer("hot")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    async with Client(server) as client:
+        assert client.session.protocol_version == PLAIN_CALL_REVISION
+        raw = await client.session.send_request(
+            types.CallToolRequest(
+                params=types.CallToolRequestParams(name="echo", arguments={"text": "x"})
+            ),
+            TypeAdapter(dict[str, Any]),
+        )
+    assert plainly_complete(complete_by_default(raw))

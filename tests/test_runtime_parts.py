@@ -198,6 +198,24 @@ async def test_a_call_table_reads_the_running_event_loops_own_clock(anyio_backen
         assert table.clock == asyncio.get_running_loop().time
 
 
+async def test_a_calls_cancel_scope_is_the_running_loops_own(anyio_backend_name):
+    """On trio a call's scope is ``trio.CancelScope`` itself, not anyio's wrapper of one;
+    cancelled from outside or by its deadline, it interrupts the call all the same."""
+    table = CallTable()
+    cancelled, timed_out = table.open("c"), table.open("t")
+    expected = trio.CancelScope if anyio_backend_name == "trio" else type(anyio.CancelScope())
+    assert type(cancelled.scope) is expected
+    with cancelled.scope:
+        table.cancel("c")
+        await anyio.sleep(1)
+    table.attach(timed_out, "s", 1e-9)  # due as soon as the loop looks
+    with timed_out.scope:
+        await anyio.sleep(1)
+    assert (cancelled.ended_by, timed_out.ended_by) == ("cancelled", None)
+    assert cancelled.scope.cancel_called
+    assert timed_out.scope.cancel_called
+
+
 async def test_a_pending_call_moves_only_along_its_phase_table():
     """SPEC §11.1: a pending call's phase changes through its verbs, along CALL_PHASES;
     a move the table does not hold raises IllegalTransition and changes nothing."""

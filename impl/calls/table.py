@@ -27,8 +27,8 @@ import asyncio
 import math
 import sys
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
-from typing import Literal
+from types import MappingProxyType, TracebackType
+from typing import Literal, Protocol
 
 import anyio
 import attrs
@@ -39,11 +39,13 @@ from ..errors import DuplicateCallId, moved
 __all__ = [
     "CALL_PHASES",
     "CallPhase",
+    "CallScope",
     "CallTable",
     "CallTableStatistics",
     "EndedBy",
     "PendingCall",
     "loop_clock",
+    "loop_scope",
 ]
 
 CallPhase = Literal["checking", "approval", "starting", "dispatch", "retrying", "local"]
@@ -70,6 +72,27 @@ EndedBy = Literal["cancelled", "disconnected", "closed", "removed", "replaced"]
 """Who ended a call early: ``removed``/``replaced``, a reconfiguration (SPEC §11.17)."""
 
 
+class CallScope(Protocol):
+    """What a call asks of its cancel scope: ``anyio.CancelScope``'s API, which trio's own
+    ``trio.CancelScope`` has too (:func:`loop_scope`)."""
+
+    deadline: float
+
+    @property
+    def cancel_called(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None: ...
+
+
 @attrs.define(eq=False)
 class PendingCall:
     """One accepted call until its terminal result. Its fields change only through its
@@ -80,7 +103,7 @@ class PendingCall:
     """Acceptance order (1, 2, ...): calls that waited for a start go on in it."""
     accepted: float
     """When it was accepted (``anyio.current_time()``): the wall time runs from here."""
-    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
+    scope: CallScope = attrs.field(factory=anyio.CancelScope)
     _phase: CallPhase = "checking"
     _binding: Binding | None = None
     _server: str | None = None
@@ -252,6 +275,25 @@ def loop_clock() -> Callable[[], float]:
         return anyio.current_time
 
 
+def loop_scope() -> Callable[[], CallScope]:
+    """The running event loop's own cancel scope class. On trio it is
+    ``trio.CancelScope`` itself: ``anyio.CancelScope`` wraps one there, and each of a
+    call's uses of its scope (made, entered, its deadline set, left) went through the
+    wrapper's extra frame. On asyncio (or any other loop) it is the class
+    ``anyio.CancelScope()`` makes on that backend. trio is asked only when it is loaded
+    already (an asyncio host never loads it)."""
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+        except RuntimeError:  # not inside trio.run
+            pass
+        else:
+            kind: Callable[[], CallScope] = trio.CancelScope
+            return kind
+    return type(anyio.CancelScope())
+
+
 @attrs.frozen
 class CallTableStatistics:
     accepted: int
@@ -272,8 +314,8 @@ class CallTable:
     _by_server: dict[str, set[PendingCall]] = attrs.field(factory=dict)
     _emptied: anyio.Event | None = None
     _watches: list[tuple[set[PendingCall], anyio.Event]] = attrs.field(factory=list)
-    _scope_kind: type[anyio.CancelScope] | None = None
-    """The running backend's own cancel scope class, learnt from the first scope made:
+    _scope_kind: Callable[[], CallScope] | None = None
+    """The running loop's own cancel scope class (:func:`loop_scope`), learnt once:
     ``anyio.CancelScope()`` looks the backend up again for every scope, and every call
     makes one. A table lives in one host, on one event loop."""
     clock: Callable[[], float] = anyio.current_time
@@ -297,12 +339,9 @@ class CallTable:
         self._used.add(call_id)
         kind = self._scope_kind
         if kind is None:
-            scope = anyio.CancelScope()
-            self._scope_kind = type(scope)
+            kind = self._scope_kind = loop_scope()
             self.clock = loop_clock()
-        else:
-            scope = kind()
-        call = PendingCall(call_id, len(self._used), self.clock(), scope)
+        call = PendingCall(call_id, len(self._used), self.clock(), kind())
         self._pending[call_id] = call
         return call
 

@@ -57,7 +57,14 @@ from .seam import (
 from .tasks import RELATED_TASK, TASK_TTL_MS, TaskWire, runs_tasks, task_handle
 from .url_elicitation import ask_url_steps, url_steps
 
-__all__ = ["McpConnection", "answer_elicitation", "complete_by_default", "relisten_delay"]
+__all__ = [
+    "PLAIN_CALL_REVISION",
+    "McpConnection",
+    "answer_elicitation",
+    "complete_by_default",
+    "plainly_complete",
+    "relisten_delay",
+]
 
 logger = logging.getLogger("mcpbind.connection")
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
@@ -179,12 +186,51 @@ def _surface(method: str, version: str) -> TypeAdapter[Any] | None:
     return None if found is None else TypeAdapter(found)
 
 
+PLAIN_CALL_REVISION = "2026-07-28"
+"""The revision whose ``CallToolResult`` :func:`plainly_complete` was written against."""
+
+
+def plainly_complete(result: Any) -> bool:
+    """Whether ``result`` is a ``tools/call`` result that the 2026-07-28 revision's result
+    type surely accepts, told without pydantic: a ``dict`` whose ``content`` is a list of
+    text blocks (each a ``dict`` with ``type`` ``"text"``, a ``str`` ``text``, and neither
+    ``annotations`` nor ``_meta``), whose ``isError`` is absent, None or a bool, whose
+    ``resultType`` is a ``str``, and whose ``_meta`` is absent, None or a ``dict`` with
+    ``str`` keys (the SDK's servers put their ``serverInfo`` there on every answer; the
+    model takes any value under any key). ``structuredContent`` may be any value and
+    other keys are ignored, as the model takes and ignores them. False says nothing: the
+    full check decides (tested against it in ``tests/test_hot_path.py``)."""
+    if type(result) is not dict:
+        return False
+    meta = result.get("_meta")
+    if meta is not None and (type(meta) is not dict or not all(type(k) is str for k in meta)):
+        return False
+    content = result.get("content")
+    if type(content) is not list:
+        return False
+    for block in content:
+        if (
+            type(block) is not dict
+            or block.get("type") != "text"
+            or type(block.get("text")) is not str
+            or "annotations" in block
+            or "_meta" in block
+        ):
+            return False
+    is_error = result.get("isError")
+    return (is_error is None or type(is_error) is bool) and type(result.get("resultType")) is str
+
+
 def _validated(method: str, version: str | None, raw: Any) -> Any:
     """``raw`` read by :func:`complete_by_default`, then checked against the revision's
     result type for ``method`` as the SDK's ``validate_server_result`` checks it; a result
     that fails is a malformed reply, as the SDK's check would have said. That function
-    also dumps what it validated and drops the dump: here only the check is made."""
+    also dumps what it validated and drops the dump: here only the check is made. The
+    usual answer to a call, text blocks and structured content, is told valid by
+    :func:`plainly_complete` without building the model."""
     found = complete_by_default(raw)
+    if method == "tools/call" and version == PLAIN_CALL_REVISION and plainly_complete(found):
+        return found
     surface = _surface(method, version or "")
     if surface is None:
         return found  # a method or revision the SDK does not know: nothing to check against
