@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpbind.impl import Host, HostConfig, ServerConfig, ServerStartupError
 from mcpbind.impl.config.oauth import IdentityProvider
-from mcpbind.impl.errors import AuthorizationFailed
+from mcpbind.impl.errors import AuthorizationFailed, CredentialsRequired
 from mcpbind.impl.wire.dpop import new_key, proof
 from mcpbind.impl.wire.http import (
     BODY_BYTES,
@@ -40,6 +40,7 @@ from mcpbind.impl.wire.http import (
     TEXT_LIMIT,
     HttpStatus,
     body_text,
+    failed_at_connect,
     http_read_timeout,
 )
 from mcpbind.impl.wire.seam import UrlStep
@@ -322,6 +323,19 @@ async def test_only_the_sdks_stand_in_error_is_told_as_the_last_failed_status(
     status = HttpStatus(url="http://127.0.0.1:1/mcp")
     await status.on_response(_failed(b"go away", {"content-type": "text/plain"}))
     assert status.named(message) == expected
+
+
+async def test_a_connection_failure_says_the_authorization_error_behind_an_exception_seen_twice():
+    """SPEC §11.15: the SDK's transport wraps what its requests raise in exception groups,
+    where one exception may appear twice; the walk for the authorization failure skips
+    the second sight and goes on (issue 33: its ``continue`` made ``break`` stopped there
+    and raised the group, which says nothing of what to do)."""
+    refused = CredentialsRequired("s", "server 's' requires credentials")
+    other = OSError("connection reset")
+    with pytest.raises(CredentialsRequired) as raised:
+        async with failed_at_connect("s", None):
+            raise ExceptionGroup("transport", [refused, other, other])
+    assert raised.value is refused
 
 
 class _Stalling(httpx2.AsyncByteStream):
