@@ -93,29 +93,39 @@ async def test_a_record_that_fails_to_write_leaves_the_file_as_it_was_and_no_tem
     assert [p.name for p in tmp_path.iterdir()] == ["credentials.json"]
 
 
-async def test_an_empty_credentials_file_holds_nothing_and_records_come_and_go(
+def on_disk(path: pathlib.Path) -> tuple[list[str], int] | None:
+    """The keys of the records the file holds and its mode; None while it is blank."""
+    text = path.read_text()
+    if not text.strip():
+        return None
+    return sorted(json.loads(text)), stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(
+    ("open_at", "saved", "deleted"),
+    [
+        pytest.param(FileTokenStore, (["k"], 0o600), ([], 0o600), id="file"),
+        pytest.param(lambda path: MemoryTokenStore(), None, None, id="memory"),
+    ],
+)
+async def test_a_store_starts_empty_and_holds_a_record_until_it_is_deleted_once(
     tmp_path: pathlib.Path,
+    open_at: Callable[[pathlib.Path], FileTokenStore | MemoryTokenStore],
+    saved: tuple[list[str], int] | None,
+    deleted: tuple[list[str], int] | None,
 ) -> None:
+    """A blank credentials file holds nothing; the memory store never writes it."""
     path = tmp_path / "credentials.json"
     path.write_text("  \n")
-    store = FileTokenStore(path)
+    store = open_at(path)
     assert await store.load("k") is None
     assert await store.delete("k") is False  # nothing written for nothing removed
     assert path.read_text() == "  \n"
     await store.save("k", RECORD)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert await store.load("k") == RECORD
-    assert list(json.loads(path.read_text())) == ["k"]
-    assert await store.delete("k") is True
-    assert json.loads(path.read_text()) == {}
-    assert await store.load("k") is None
-
-
-async def test_the_memory_store_forgets_a_record_once() -> None:
-    store = MemoryTokenStore()
-    await store.save("k", RECORD)
+    assert on_disk(path) == saved
     assert await store.load("k") == RECORD
     assert (await store.delete("k"), await store.delete("k")) == (True, False)
+    assert on_disk(path) == deleted
     assert await store.load("k") is None
 
 

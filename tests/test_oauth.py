@@ -628,6 +628,33 @@ async def test_a_server_that_keeps_refusing_is_not_authorized_forever() -> None:
         await one_request()
 
 
+@pytest.mark.parametrize(
+    ("token_type", "presented", "bound"),
+    [
+        ("DPoP", "at-1", True),
+        ("dpop", "at-1", True),  # RFC 9449 §5: the token type is case-insensitive
+        ("DPoP", "at-2", False),  # not the stored token
+        ("Bearer", "at-1", False),  # issued unbound while a key was kept
+    ],
+)
+@pytest.mark.trio
+async def test_only_the_stored_dpop_token_is_bound_to_the_stored_key(
+    token_type: str, presented: str, bound: bool
+) -> None:
+    """SPEC §11.15 (RFC 9449): a request is signed with the DPoP key only when it presents
+    the token stored as a DPoP one beside that key (issue 33: oauth_storage.py's ``and``
+    before the token's comparison made ``or`` bound every token once a key was kept)."""
+    from mcpbind.impl.wire.oauth_storage import Storage
+
+    store = MemoryTokenStore()
+    tokens = {"access_token": "at-1", "token_type": token_type}
+    record = Credentials("s", "http://s/mcp", tokens=tokens, dpop_key={"kty": "EC"})
+    await store.save(store_key("s", "http://s/mcp"), record)
+    storage = Storage(store, "s", "http://s/mcp")
+    await storage.current()  # loaded as a connection's first request loads it
+    assert storage.bound(presented) is bound
+
+
 class _AlwaysRetry:
     """A provider that sends the request once and gives up (stands in for the SDK's)."""
 

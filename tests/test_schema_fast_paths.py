@@ -11,7 +11,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mcpbind.impl.catalog.structured import compile_check, plainly_valid, schema_problem
+from mcpbind.impl.catalog.structured import (
+    OutputSchema,
+    compile_check,
+    output_schema,
+    plainly_valid,
+    schema_problem,
+)
 
 OBJ = {"type": "object"}
 
@@ -112,6 +118,25 @@ def test_a_compiled_check_agrees_with_jsonschema_on_both_sides(
         assert (check(good), validator.is_valid(good)) == (True, True)
     assert (check(bad), validator.is_valid(bad)) == (False, False)
     assert compile_check(True)(bad) is True  # type: ignore[misc] # True allows anything
+
+
+def test_a_schema_naming_another_dialect_is_judged_by_that_dialects_rules() -> None:
+    """Draft 4 counts 1.0 as no integer; 2020-12, the dialect of the compiled check, counts
+    it as one. A schema that names draft 4 in ``$schema`` is left to jsonschema's draft 4
+    validator, never compiled (issue 33: the compiled check is no longer kept from other
+    dialects by a test of the validator's type, but by knowing no ``$schema``)."""
+    draft_4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    }
+    checked = output_schema(draft_4)
+    assert isinstance(checked, OutputSchema)
+    assert checked.mismatch({"n": 1.0}) == "at $.n: 1.0 is not of type 'integer'"
+    assert checked.mismatch({"n": 1}) is None
+    latest = output_schema({**draft_4, "$schema": "https://json-schema.org/draft/2020-12/schema"})
+    assert isinstance(latest, OutputSchema)
+    assert latest.mismatch({"n": 1.0}) is None
 
 
 PROBLEMS = [

@@ -3,7 +3,13 @@ and the refused call is sent once more, never twice (SPEC §8.13, INV-14; issue 
 
 from __future__ import annotations
 
+import pathlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import anyio
+import anyio.abc
+import attrs
 import pytest
 from testservers.processes import free_port, start_http_server, stop, wait_listening
 from testservers.recorders import Inputs
@@ -11,6 +17,41 @@ from testservers.recorders import Inputs
 from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.wire.http import expired_session
 from mcpbind.model import texts
+
+
+@attrs.define(eq=False)
+class RestartableServer:
+    """The HTTP test server on one port, which a test may restart: the host's next request
+    reaches a process that never saw its session."""
+
+    state: pathlib.Path
+    port: int
+    env: dict[str, str]
+    process: anyio.abc.Process | None = None
+
+    @property
+    def config(self) -> ServerConfig:
+        return ServerConfig(target=f"http://127.0.0.1:{self.port}/mcp", required=True)
+
+    async def restart(self, **changes: str) -> None:
+        """Stop the server, start it again on its port with ``changes`` to its settings,
+        and wait until it listens."""
+        await stop(self.process)
+        self.process = await start_http_server(self.state, self.port, **{**self.env, **changes})
+        await wait_listening(self.port)
+
+
+@asynccontextmanager
+async def restartable_server(state: pathlib.Path, **env: str) -> AsyncIterator[RestartableServer]:
+    """A listening handshake-era server (``MCPBIND_TEST_HTTP_LEGACY``) for the block, whichever
+    process it runs in by then stopped at its end."""
+    server = RestartableServer(state, free_port(), {"MCPBIND_TEST_HTTP_LEGACY": "1", **env})
+    try:
+        server.process = await start_http_server(state, server.port, **server.env)
+        await wait_listening(server.port)
+        yield server
+    finally:
+        await stop(server.process)
 
 
 # The server restarted under the SDK's open response streams of the first session: the SDK
@@ -24,36 +65,27 @@ async def test_a_restarted_handshake_era_server_gets_a_new_session_and_the_call_
     The server, restarted on its port while the host was idle, refuses the next call; the
     host opens a new session, lists, and sends the call once more: it ends ``ok``."""
     log = tmp_path / "http.log"
-    env = {"MCPBIND_TEST_HTTP_LEGACY": "1", "MCPBIND_TEST_HTTP_LOG": str(log)}
-    port = free_port()
-    process = await start_http_server(tmp_path, port, **env)
-    try:
-        await wait_listening(port)
-        inputs = Inputs()
-        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
-        async with Host.open(HostConfig(servers={"s": server}), recorder=inputs) as host:
-            step = host.sample()
-            first = await host.call(step, "c1", "mcp__s__echo", {"text": "before"})
-            assert first.status == "ok"
-            await stop(process)
-            process = await start_http_server(tmp_path, port, **env)
-            await wait_listening(port)
-            log.write_text("")
-            again = await host.call(step, "c2", "mcp__s__echo", {"text": "after"})
-            assert again.status == "ok", again.output
-            assert "after" in again.output
-            status = host.server_status()[0]
-            assert (status.connected, status.error) == (True, None)
-        assert "session_expired" in inputs.seen
-        assert "disconnect" not in inputs.seen
-        posts = [
-            line.split()[1] for line in log.read_text().splitlines() if line.startswith("POST")
-        ]
-        assert posts.count("tools/call") == 2  # refused once, then sent once more: never twice more
-        assert posts.index("initialize") < posts.index("tools/list") < len(posts) - 1
-        assert posts[-1] == "tools/call"
-    finally:
-        await stop(process)
+    inputs = Inputs()
+    async with (
+        restartable_server(tmp_path, MCPBIND_TEST_HTTP_LOG=str(log)) as server,
+        Host.open(HostConfig(servers={"s": server.config}), recorder=inputs) as host,
+    ):
+        step = host.sample()
+        first = await host.call(step, "c1", "mcp__s__echo", {"text": "before"})
+        assert first.status == "ok"
+        await server.restart()
+        log.write_text("")
+        again = await host.call(step, "c2", "mcp__s__echo", {"text": "after"})
+        assert again.status == "ok", again.output
+        assert "after" in again.output
+        status = host.server_status()[0]
+        assert (status.connected, status.error) == (True, None)
+    assert "session_expired" in inputs.seen
+    assert "disconnect" not in inputs.seen
+    posts = [line.split()[1] for line in log.read_text().splitlines() if line.startswith("POST")]
+    assert posts.count("tools/call") == 2  # refused once, then sent once more: never twice more
+    assert posts.index("initialize") < posts.index("tools/list") < len(posts) - 1
+    assert posts[-1] == "tools/call"
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # as above
@@ -154,25 +186,18 @@ async def test_a_listing_refused_for_a_forgotten_session_loses_it_and_the_server
     server refuses for its session loses the session (INV-8). A refresh of the restarted
     server is ``rejected`` as disconnected, the previous catalog kept; the reconnect opens
     a new session and lists again."""
-    env = {"MCPBIND_TEST_HTTP_LEGACY": "1"}
-    port = free_port()
-    process = await start_http_server(tmp_path, port, **env)
-    try:
-        await wait_listening(port)
-        inputs = Inputs()
-        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
-        async with Host.open(HostConfig(servers={"s": server}), recorder=inputs) as host:
-            await stop(process)
-            process = await start_http_server(tmp_path, port, **env)
-            await wait_listening(port)
-            outcome = await host.refresh("s")
-            with anyio.fail_after(30):  # until the new session's listing is decided
-                while "list_done" not in inputs.seen[inputs.seen.index("refresh_requested") :]:
-                    await anyio.sleep(0.05)
-            assert host.server_status()[0].connected
-            assert host.server_status()[0].tools == 9  # the previous catalog, kept
-    finally:
-        await stop(process)
+    inputs = Inputs()
+    async with (
+        restartable_server(tmp_path) as server,
+        Host.open(HostConfig(servers={"s": server.config}), recorder=inputs) as host,
+    ):
+        await server.restart()
+        outcome = await host.refresh("s")
+        with anyio.fail_after(30):  # until the new session's listing is decided
+            while "list_done" not in inputs.seen[inputs.seen.index("refresh_requested") :]:
+                await anyio.sleep(0.05)
+        assert host.server_status()[0].connected
+        assert host.server_status()[0].tools == 9  # the previous catalog, kept
     assert (outcome.status, outcome.kind) == ("rejected", "disconnected")
     assert outcome.reason == texts.REJECT_DISCONNECTED.format(server="s")
     assert "session_expired" not in inputs.seen
@@ -189,32 +214,20 @@ async def test_a_new_session_that_cannot_open_disconnects_once_and_a_later_one_i
     call failed); when it answers again, the session that opens is a ``reconnect``, not
     the renewal (mutation testing, issue 33: notices.py's ``_renewing = False`` made
     ``True`` took it for the renewal and recorded no reconnect)."""
-    env = {"MCPBIND_TEST_HTTP_LEGACY": "1"}
-    port = free_port()
-    process = await start_http_server(tmp_path, port, **env)
-    try:
-        await wait_listening(port)
-        inputs = Inputs()
-        server = ServerConfig(target=f"http://127.0.0.1:{port}/mcp", required=True)
-        config = HostConfig(servers={"s": server}, reconnect_initial_sec=0.05)
+    inputs = Inputs()
+    async with restartable_server(tmp_path) as server:
+        config = HostConfig(servers={"s": server.config}, reconnect_initial_sec=0.05)
         async with Host.open(config, recorder=inputs) as host:
             step = host.sample()
-            await stop(process)
-            refusing = {**env, "MCPBIND_TEST_HTTP_STATUS": "500"}
-            process = await start_http_server(
-                tmp_path, port, **refusing, MCPBIND_TEST_HTTP_STATUS_METHOD="initialize"
+            await server.restart(
+                MCPBIND_TEST_HTTP_STATUS="500", MCPBIND_TEST_HTTP_STATUS_METHOD="initialize"
             )
-            await wait_listening(port)
             result = await host.call(step, "c1", "mcp__s__echo", {"text": "lost"})
             assert result.status != "ok"
-            await stop(process)
-            process = await start_http_server(tmp_path, port, **env)
-            await wait_listening(port)
+            await server.restart()
             with anyio.fail_after(30):  # until the server is connected again
                 while not host.server_status()[0].connected:
                     await anyio.sleep(0.05)
-    finally:
-        await stop(process)
     assert "session_expired" in inputs.seen
     after = inputs.seen[inputs.seen.index("session_expired") :]
     assert after.count("disconnect") == 1

@@ -31,14 +31,16 @@ from mcp.shared.exceptions import MCPError
 
 from mcpbind.impl import Host, HostConfig, MemoryTokenStore, ServerConfig, ServerStartupError
 from mcpbind.impl.config.oauth import IdentityProvider
-from mcpbind.impl.errors import AuthorizationFailed
+from mcpbind.impl.errors import AuthorizationFailed, CredentialsRequired
 from mcpbind.impl.wire.dpop import DPOP_METADATA, Dpop, new_key, proof
 from mcpbind.impl.wire.http import (
     BODY_BYTES,
+    HTTP_STAND_IN,
     REDACTED,
     TEXT_LIMIT,
     HttpStatus,
     body_text,
+    failed_at_connect,
     http_read_timeout,
 )
 from mcpbind.impl.wire.oauth_storage import Storage
@@ -333,6 +335,42 @@ async def test_a_refused_or_empty_token_exchange_fails_naming_the_endpoint_and_c
 def _failed(body: bytes, headers: dict[str, str], sent: dict[str, str] | None = None) -> Any:
     request = httpx2.Request("POST", "http://127.0.0.1:1/mcp", headers=sent or {})
     return httpx2.Response(403, headers=headers, content=body, request=request)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        pytest.param(
+            HTTP_STAND_IN, "the server answered HTTP 403 Forbidden: go away", id="the stand-in"
+        ),
+        pytest.param("Invalid params", None, id="a message sorting before it"),
+        pytest.param("unknown tool: nope", None, id="a message sorting after it"),
+    ],
+)
+async def test_only_the_sdks_stand_in_error_is_told_as_the_last_failed_status(
+    message: str, expected: str | None
+) -> None:
+    """SPEC §11.2: once an answer failed, the SDK's stand-in error ("Server returned an
+    error response") is told as that status and the server's text; any other message (a
+    JSON-RPC error the server sent) stays the server's, whichever side of the stand-in
+    it sorts on (mutation testing, issue 33: ``message != HTTP_STAND_IN`` made ``<`` told
+    "unknown tool: nope" as HTTP 403)."""
+    status = HttpStatus(url="http://127.0.0.1:1/mcp")
+    await status.on_response(_failed(b"go away", {"content-type": "text/plain"}))
+    assert status.named(message) == expected
+
+
+async def test_a_connection_failure_says_the_authorization_error_behind_an_exception_seen_twice():
+    """SPEC §11.15: the SDK's transport wraps what its requests raise in exception groups,
+    where one exception may appear twice; the walk for the authorization failure skips
+    the second sight and goes on (issue 33: its ``continue`` made ``break`` stopped there
+    and raised the group, which says nothing of what to do)."""
+    refused = CredentialsRequired("s", "server 's' requires credentials")
+    other = OSError("connection reset")
+    with pytest.raises(CredentialsRequired) as raised:
+        async with failed_at_connect("s", None):
+            raise ExceptionGroup("transport", [refused, other, other])
+    assert raised.value is refused
 
 
 class _Stalling(httpx2.AsyncByteStream):

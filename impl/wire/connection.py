@@ -79,7 +79,11 @@ def _map_error(error: MCPError, http: HttpStatus | None = None) -> Exception:
         return ConnectionLost(error.message or "connection closed")
     message = error.message or ""
     if http is not None and http.expired:  # SPEC §8.13: refused unrun, the session is gone
-        return SessionExpired(message or "the server no longer knows the session")
+        # Its text is never shown: a refused call is sent once more or ends with
+        # EXPIRED_AGAIN, another request's refusal becomes a ConnectionLost that INV-8's
+        # fixed texts replace (issue 33: ``or`` made ``and`` passed 132 tests of sessions).
+        said = message or "the server no longer knows the session"  # pragma: no mutate
+        return SessionExpired(said)
     wanted = None if http is None else http.wanted()
     if wanted is not None:  # SPEC §11.15: a step-up no one here can give
         return AuthorizationRefused(wanted)

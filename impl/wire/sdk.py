@@ -244,7 +244,9 @@ def exit_status(processes: list[Any]) -> int | None:
     ``test_a_server_ended_by_a_signal_at_start_says_which``)."""
     if not processes:
         return None
-    status = processes[-1].returncode
+    # A connection's context notes the one spawn of its stdio_client (connector.py): the
+    # first process noted is the last, and ``[-1]`` made ``[not 1]`` (``[0]``) the same.
+    status = processes[-1].returncode  # pragma: no mutate - one process noted per context
     return status if isinstance(status, int) else None
 
 
