@@ -23,6 +23,7 @@ reachable, so checking them all, plus acyclicity, covers every drain.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections import deque
@@ -71,6 +72,7 @@ __all__ = [
     "LIVENESS",
     "Report",
     "Violation",
+    "collector_paused",
     "explore",
     "format_event",
     "liveness_failures",
@@ -188,9 +190,7 @@ def explore(
     policy gives it to this one (SPEC §10.8); the report is the same either way."""
     started = time.perf_counter()
     cpu_started = time.process_time()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # the state graph is acyclic garbage-free data; GC passes only cost time
-    try:
+    with collector_paused():
         report = _explore(
             bound=bound,
             rules=rules,
@@ -202,8 +202,22 @@ def explore(
             shared=shared,
         )
         return attrs.evolve(report, cpu_seconds=time.process_time() - cpu_started)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off in the block, and on after it if it was before.
+
+    The state graph is acyclic, garbage-free data that reference counting frees: a GC pass
+    over it finds nothing and only costs time. A caller that keeps a graph after
+    :func:`explore` (a :class:`Shared`) pauses it until the graph is freed: otherwise the
+    first passes after the search walk every object in it (about 5% of a part's CPU)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
 
 
