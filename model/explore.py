@@ -241,6 +241,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     given_events: list[tuple[Event, ...] | None] = [] if given is None else given.events
     given_keys: list[_Key] = [] if given is None else given.keys
     given_states: list[State] = [] if given is None else given.states
+    # One tuple for equal outputs: what a row or a kept transition holds is mostly these.
     kept: dict[tuple[Output, ...], tuple[Output, ...]] = {}
     # SPEC §10.10: what a transition gave (its steps aside) and what its checks but
     # INV-2's found, for the states equal but in their steps: one table for each such
@@ -326,7 +327,9 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                     t = rules.apply(state, event)
                     failed = check_transition(state, event, t, every=every)
                     pure = reads[0] == read
-                    gave = t.state
+                    gave, outputs = t.state, t.outputs
+                    if outputs and row is not None:
+                        outputs = kept.setdefault(outputs, outputs)
                     parts = canonical.parts(gave, state)
                 else:
                     # A call reads the step it names too.
@@ -341,7 +344,9 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                         if found:
                             failed = [f for f in found if f[0] not in STEP_CHECK_IDS] or _NONE
                             stepwise = [f for f in found if f[0] in STEP_CHECK_IDS]
-                        gave = t.state
+                        gave, outputs = t.state, t.outputs
+                        if outputs:
+                            outputs = kept.setdefault(outputs, outputs)
                         parts = canonical.parts(gave, state)
                         entry = same_but_steps[which] = (
                             gave.servers,
@@ -349,7 +354,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                             gave.calls,
                             gave.closed,
                             gave.reconfigured,
-                            t.outputs,
+                            outputs,
                             failed,
                             reads[0] == read,
                             (parts[0], parts[1], parts[3]),
@@ -371,7 +376,6 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                     pure = entry[7]
                     if stepwise:
                         failed = failed + stepwise
-                outputs = t.outputs
                 key = (
                     id(parts[0]),
                     id(parts[1]),
@@ -414,8 +418,6 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             if type(event) in drain_types:
                 successors.append(target)
             if row is not None:
-                if outputs:  # one tuple for equal outputs: what is kept is mostly these
-                    outputs = kept.setdefault(outputs, outputs)
                 row.append((target, outputs, failed or _NONE) if pure else None)
         drain[index] = successors
         if recording:
