@@ -23,6 +23,7 @@ reachable, so checking them all, plus acyclicity, covers every drain.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections import deque
@@ -32,7 +33,7 @@ from typing import TypeVar
 import attrs
 
 from . import texts
-from .invariants import check_state, check_transition
+from .invariants import STEP_CHECK_IDS, check_state, check_transition
 from .rules import STANDARD, Rules
 from .values import (
     Approve,
@@ -71,6 +72,7 @@ __all__ = [
     "LIVENESS",
     "Report",
     "Violation",
+    "collector_paused",
     "explore",
     "format_event",
     "liveness_failures",
@@ -188,9 +190,7 @@ def explore(
     policy gives it to this one (SPEC §10.8); the report is the same either way."""
     started = time.perf_counter()
     cpu_started = time.process_time()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # the state graph is acyclic garbage-free data; GC passes only cost time
-    try:
+    with collector_paused():
         report = _explore(
             bound=bound,
             rules=rules,
@@ -202,8 +202,22 @@ def explore(
             shared=shared,
         )
         return attrs.evolve(report, cpu_seconds=time.process_time() - cpu_started)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off in the block, and on after it if it was before.
+
+    The state graph is acyclic, garbage-free data that reference counting frees: a GC pass
+    over it finds nothing and only costs time. A caller that keeps a graph after
+    :func:`explore` (a :class:`Shared`) pauses it until the graph is freed: otherwise the
+    first passes after the search walk every object in it (about 5% of a part's CPU)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
 
 
@@ -225,6 +239,9 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
     given_rows: list[_Row | None] = [] if given is None or given.rows is None else given.rows
     given_checks: list[list[tuple[str, str]] | None] = [] if given is None else given.checks
     given_events: list[tuple[Event, ...] | None] = [] if given is None else given.events
+    given_keys: list[_Key] = [] if given is None else given.keys
+    given_states: list[State] = [] if given is None else given.states
+    # One tuple for equal outputs: what a row or a kept transition holds is mostly these.
     kept: dict[tuple[Output, ...], tuple[Output, ...]] = {}
     # SPEC §10.10: what a transition gave (its steps aside) and what its checks but
     # INV-2's found, for the states equal but in their steps: one table for each such
@@ -310,7 +327,10 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                     t = rules.apply(state, event)
                     failed = check_transition(state, event, t, every=every)
                     pure = reads[0] == read
-                    key = canonical.key(t.state)
+                    gave, outputs = t.state, t.outputs
+                    if outputs and row is not None:
+                        outputs = kept.setdefault(outputs, outputs)
+                    parts = canonical.parts(gave, state)
                 else:
                     # A call reads the step it names too.
                     which = (event, state.steps[event.step]) if type(event) is Call else event
@@ -318,21 +338,26 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                     if entry is None:
                         read = reads[0]
                         t = rules.apply(state, event)
-                        failed = check_transition(state, event, t, every=every, steps=False)
-                        failed = failed or _NONE  # one empty list for the many kept
-                        gave = t.state
-                        key = canonical.key(gave)
-                        part = canonical.part
+                        # All the checks at once; those that read the steps are not kept.
+                        failed = stepwise = _NONE  # one empty list for the many kept
+                        found = check_transition(state, event, t, every=every)
+                        if found:
+                            failed = [f for f in found if f[0] not in STEP_CHECK_IDS] or _NONE
+                            stepwise = [f for f in found if f[0] in STEP_CHECK_IDS]
+                        gave, outputs = t.state, t.outputs
+                        if outputs:
+                            outputs = kept.setdefault(outputs, outputs)
+                        parts = canonical.parts(gave, state)
                         entry = same_but_steps[which] = (
                             gave.servers,
                             gave.registry,
                             gave.calls,
                             gave.closed,
                             gave.reconfigured,
-                            t.outputs,
+                            outputs,
                             failed,
                             reads[0] == read,
-                            (part(key[0]), part(key[1]), part(key[3])),
+                            (parts[0], parts[1], parts[3]),
                         )
                     else:
                         servers, registry, calls, closed, again, outputs, failed = entry[:7]
@@ -340,25 +365,27 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
                         steps = state.steps
                         gave = State(state.bound, servers, registry, steps, calls, closed, again)
                         t = rules.collected(state, Transition(gave, outputs))
-                        # Its key: the parts are kept as the rules made them (``collected``
-                        # compares identities), the interner's equal ones beside them.
-                        key = (
-                            id(interned[0]),
-                            id(interned[1]),
-                            canonical.ident(t.state.steps),
-                            id(interned[2]),
-                            closed,
-                            again,
-                        )
+                        # Its parts: kept as the rules made them (``collected`` compares
+                        # identities), the interner's equal ones beside them.
+                        gave = t.state
+                        collected = gave.steps
+                        if collected is not steps:
+                            collected = canonical.steps(collected)
+                        parts = (interned[0], interned[1], collected, interned[2])
+                        stepwise = check_transition(state, event, t, every=every, steps=True)
                     pure = entry[7]
-                    stepwise = check_transition(state, event, t, every=every, steps=True)
                     if stepwise:
                         failed = failed + stepwise
-                after, outputs = t.state, t.outputs
+                key = (
+                    id(parts[0]),
+                    id(parts[1]),
+                    id(parts[2]),
+                    id(parts[3]),
+                    gave.closed,
+                    gave.reconfigured,
+                )
             else:
-                assert given is not None
-                after, outputs, failed = given.states[done[0]], done[1], done[2]
-                key = canonical.key(after)
+                key, outputs, failed = given_keys[done[0]], done[1], done[2]
             transitions += 1
             if want_effects:
                 kind = (event.kind, effect_of(outputs))
@@ -368,7 +395,10 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             target = ids.get(key)
             if target is None:
                 target = len(states)
-                new = canonical.state(key, bound)
+                if done is None:
+                    new = State(bound, *parts, gave.closed, gave.reconfigured)
+                else:
+                    new = _on(bound, given_states[done[0]])
                 ids[key] = target
                 states.append(new)
                 parent.append(index)
@@ -388,8 +418,6 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
             if type(event) in drain_types:
                 successors.append(target)
             if row is not None:
-                if outputs:  # one tuple for equal outputs: what is kept is mostly these
-                    outputs = kept.setdefault(outputs, outputs)
                 row.append((target, outputs, failed or _NONE) if pure else None)
         drain[index] = successors
         if recording:
@@ -407,6 +435,7 @@ def _explore(  # noqa: PLR0915 - one BFS loop reads better whole than split into
         rows.extend(None for _ in range(len(states) - len(rows)))
         kept_events.extend(None for _ in range(len(states) - len(kept_events)))
         shared.ids, shared.states, shared.rows, shared.checks = ids, states, rows, checks
+        shared.keys = list(ids)  # a state's index is its order of insertion
         shared.events = kept_events
         shared.interner = canonical
     return Report(
@@ -437,7 +466,7 @@ _Kept = tuple[
     tuple[Output, ...],
     list[tuple[str, str]],
     bool,
-    tuple[object, object, object],
+    tuple[tuple[ServerState, ...], Registry, tuple[CallRecord, ...]],
 ]
 """A transition kept for the states equal but in their steps (SPEC §10.10): its state's
 servers, registry, calls, ``closed`` and ``reconfigured``, its outputs, the checks but
@@ -454,6 +483,8 @@ class Shared:
     def __init__(self) -> None:
         self.ids: dict[_Key, int] = {}
         """Each state's index, by its key in :attr:`interner` (:meth:`_Interner.key`)."""
+        self.keys: list[_Key] = []
+        """Each state's key, by its index."""
         self.interner: _Interner | None = None
         self.states: list[State] = []
         self.rows: list[_Row | None] | None = None
@@ -493,14 +524,15 @@ class _Interner:
     (:meth:`key`: the ids of their four parts, ``closed``, ``reconfigured``), and a key
     is hashed and compared in C, where a state's hash and equality are Python calls down
     every part. A successor shares with its state the parts its event did not touch: those
-    are known by their id alone (the interner holds every object it gave out, so no other
-    live object has its id); only the parts the event made anew are looked up by value.
-    It also keeps one copy of each part in memory however many states hold it."""
+    are known by identity (:meth:`parts`) or by their id (the interner holds every object
+    it gave out, so no other live object has its id); only the parts the event made anew
+    are looked up by value. It also keeps one copy of each part in memory however many
+    states hold it."""
 
     def __init__(self) -> None:
         self._parts: dict[object, object] = {}
         self._known: dict[int, object] = {}
-        """Every part :meth:`key` gave out, by its id."""
+        """Every part the interner gave out, by its id."""
 
     def _one(self, value: _T) -> _T:
         return self._parts.setdefault(value, value)  # type: ignore[return-value]
@@ -510,33 +542,47 @@ class _Interner:
         known = self._known
         servers, registry, steps, calls = state.servers, state.registry, state.steps, state.calls
         return (
-            id(servers) if id(servers) in known else self._tuple(servers),
-            id(registry) if id(registry) in known else self._registry(registry),
-            id(steps) if id(steps) in known else self._tuple(steps),
-            id(calls) if id(calls) in known else self._tuple(calls),
+            id(servers) if id(servers) in known else id(self._tuple(servers)),
+            id(registry) if id(registry) in known else id(self._registry(registry)),
+            id(steps) if id(steps) in known else id(self._tuple(steps)),
+            id(calls) if id(calls) in known else id(self._tuple(calls)),
             state.closed,
             state.reconfigured,
         )
 
-    def _tuple(self, value: tuple[object, ...]) -> int:
+    def parts(self, state: State, like: State) -> _Parts:
+        """The interner's servers, registry, steps and calls equal to ``state``'s.
+
+        ``like`` is made of the interner's parts (a state it named: the one ``state``
+        follows), so a part the two share is the interner's, known without a lookup. A
+        lookup by id is slow in a large table: ids are addresses, multiples of 16, which
+        a dict hashes to themselves, so it probes several slots, a cache miss each."""
+        known = self._known
+        servers, registry, steps, calls = state.servers, state.registry, state.steps, state.calls
+        return (
+            servers if servers is like.servers or id(servers) in known else self._tuple(servers),
+            registry
+            if registry is like.registry or id(registry) in known
+            else self._registry(registry),
+            steps if steps is like.steps else self.steps(steps),
+            calls if calls is like.calls or id(calls) in known else self._tuple(calls),
+        )
+
+    def steps(self, steps: tuple[Registry | None, ...]) -> tuple[Registry | None, ...]:
+        """The interner's steps equal to ``steps``."""
+        return steps if id(steps) in self._known else self._tuple(steps)
+
+    def _tuple(self, value: tuple[_T, ...]) -> tuple[_T, ...]:
         one = self._parts.get(value)
         if one is None:
             one = self._one(tuple([None if v is None else self._one(v) for v in value]))
             self._known[id(one)] = one
-        return id(one)
+        return one  # type: ignore[return-value]
 
-    def _registry(self, value: Registry) -> int:
+    def _registry(self, value: Registry) -> Registry:
         one = self._one(value)
         self._known[id(one)] = one
-        return id(one)
-
-    def part(self, ident: int) -> object:
-        """The part a key names by ``ident``."""
-        return self._known[ident]
-
-    def ident(self, steps: tuple[Registry | None, ...]) -> int:
-        """The id :meth:`key` gives ``steps``."""
-        return id(steps) if id(steps) in self._known else self._tuple(steps)
+        return one
 
     def state(self, key: _Key, bound: Bound) -> State:
         """The state ``key`` names, made of the interner's parts, on ``bound``."""
@@ -556,6 +602,24 @@ class _Interner:
 _Key = tuple[int, int, int, int, bool, bool]
 """A state's key in an :class:`_Interner`: the ids of its servers, registry, steps and
 calls, its ``closed`` and ``reconfigured``."""
+_Parts = tuple[
+    tuple[ServerState, ...], Registry, tuple[Registry | None, ...], tuple[CallRecord, ...]
+]
+"""A state's servers, registry, steps and calls, the interner's (:meth:`_Interner.parts`)."""
+
+
+def _on(bound: Bound, state: State) -> State:
+    """``state`` on ``bound``: the same parts (a state of one policy's graph, under the
+    other's bound)."""
+    return State(
+        bound,
+        state.servers,
+        state.registry,
+        state.steps,
+        state.calls,
+        state.closed,
+        state.reconfigured,
+    )
 
 
 def _id_key(invariant: str) -> tuple[str, int]:

@@ -48,7 +48,7 @@ from .values import (
     Transition,
 )
 
-__all__ = ["INVARIANTS", "Invariant", "check_state", "check_transition"]
+__all__ = ["INVARIANTS", "STEP_CHECK_IDS", "Invariant", "check_state", "check_transition"]
 
 StatePredicate = Callable[[State], str | None]
 TransitionPredicate = Callable[[State, Event, Transition], str | None]
@@ -1190,6 +1190,10 @@ _STEP_CHECKS: frozenset[TransitionPredicate] = frozenset({inv_2_transition})
 """The transition predicates that read the step snapshots whatever the event: INV-2
 compares them before and after. Every other predicate reads a step only to resolve a
 ``call``'s name, in the step the call names (SPEC §10.10)."""
+STEP_CHECK_IDS: frozenset[str] = frozenset(
+    inv.id for inv in INVARIANTS if inv.transition in _STEP_CHECKS
+)
+"""The ids of :data:`_STEP_CHECKS`: which of a transition's failures read its steps."""
 
 
 def check_transition(

@@ -294,30 +294,30 @@ class Rules:
                 continue  # SPEC §3.7: an absent server has no event of any kind
             name = spec.name
             versions = _versions(state, spec)
-            for_server: list[Event] = [RefreshRequested(name)]
+            for_server: list[Event] = [_event(RefreshRequested, name)]
             refresh = server.refresh
             if refresh is not None and server.connected:
                 pages = len(versions[refresh.version])
                 if refresh.pages + 1 < pages:
-                    for_server.append(ListPage(name))
+                    for_server.append(_event(ListPage, name))
                 else:
-                    for_server.append(ListDone(name))
-                for_server.append(ListFailed(name))
+                    for_server.append(_event(ListDone, name))
+                for_server.append(_event(ListFailed, name))
             if server.version + 1 < len(versions):
-                for_server.append(ListChanged(name))
+                for_server.append(_event(ListChanged, name))
             if server.start != "dormant":  # a dormant server is woken, not reconnected
-                for_server.append(Disconnect(name) if server.connected else Reconnect(name))
+                for_server.append(_event(Disconnect if server.connected else Reconnect, name))
             if server.connected:
                 if not server.listening:
-                    for_server.append(Relisten(name))
+                    for_server.append(_event(Relisten, name))
                 elif spec.streams:
-                    for_server.append(StreamEnded(name))
+                    for_server.append(_event(StreamEnded, name))
             if allowed is None:
                 events.extend(for_server)
             else:
                 events.extend(e for e in for_server if e.kind in allowed)
         if len(state.steps) < bound.max_steps:
-            events.append(Sample())
+            events.append(_event(Sample))
         if state.steps:
             if len(state.calls) < bound.max_calls:
                 # A host issues a step's calls while that step is the latest one; calls
@@ -327,16 +327,16 @@ class Rules:
                 snapshot = state.steps[index]
                 assert snapshot is not None
                 for name in (*_mcp_names(snapshot), UNKNOWN_TOOL):
-                    events.append(Call(index, call_id, name))
+                    events.append(_event(Call, index, call_id, name))
                     if bound.bad_arguments:
-                        events.append(Call(index, call_id, name, arguments_ok=False))
+                        events.append(_event(Call, index, call_id, name, False))
             if state.calls:
                 first = state.calls[0]
-                events.append(Call(len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
+                events.append(_event(Call, len(state.steps) - 1, first.call_id, UNKNOWN_TOOL))
         self.calls_events(state, events)
         if not state.reconfigured and any(s.change is not None for s in bound.servers):
-            events.append(Reconfigure())
-        events.append(Close())
+            events.append(_event(Reconfigure))
+        events.append(_event(Close))
         return events
 
     def calls_events(self, state: State, events: list[Event]) -> None:
@@ -1665,6 +1665,17 @@ def _guard_key(event: Event) -> Event:
 
 ABSENT = ServerState(connected=False, version=0, refresh=None, present=False)
 """An absent server (SPEC §3.7): one value, whatever it was before."""
+
+
+_E = typing.TypeVar("_E")
+
+
+@functools.cache  # pragma: no mutate - a pure function of immutable values: only speed
+def _event(kind: Callable[..., _E], *args: object) -> _E:
+    """``kind(*args)``, one object for equal arguments: ``enabled`` lists the same events
+    for many states, and the explorer hashes each one it keeps a transition of, which an
+    event made once computes once (events cache their hash)."""
+    return kind(*args)
 
 
 @functools.cache  # pragma: no mutate - a pure function of immutable values: only speed

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from .bounds import Suite, suite
-from .explore import Report, Shared, explore
+from .explore import Report, Shared, collector_paused, explore
 from .rules import STANDARD, Rules
 from .values import Policy
 
@@ -61,6 +61,13 @@ def _rules(mutant_name: str | None) -> Rules:
 
 
 def _run_job(job: _Job) -> list[Run]:
+    # The collector stays off until the first policy's graph, kept in ``shared`` for the
+    # others, is freed: this function's locals are, on return.
+    with collector_paused():
+        return _explore_job(job)
+
+
+def _explore_job(job: _Job) -> list[Run]:
     rules = _rules(job.mutant)
     stop_on = getattr(rules, "target", None) or None
     shared = Shared() if len(job.policies) > 1 else None

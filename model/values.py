@@ -431,13 +431,13 @@ an ``isError`` answer (``call_error``), an answer or task status after the call 
 (``late_answer``)."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class RefreshRequested:
     kind: ClassVar[EventKind] = "refresh_requested"
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ListPage:
     """A non-final ``tools/list`` page arrives (it carries ``nextCursor``)."""
 
@@ -445,7 +445,7 @@ class ListPage:
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ListDone:
     """The final page arrives; the host validates, names and installs (or rejects)."""
 
@@ -453,14 +453,14 @@ class ListDone:
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ListFailed:
     kind: ClassVar[EventKind] = "list_failed"
     server: str
     why: str = "server error"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ListChanged:
     """The server's catalog moves to its next version and it announces ``list_changed``."""
 
@@ -468,7 +468,7 @@ class ListChanged:
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class StreamEnded:
     """The server ended, gracefully, the ``subscriptions/listen`` stream its
     ``list_changed`` arrive on (SPEC §5.7): the host hears no change until it listens
@@ -478,7 +478,7 @@ class StreamEnded:
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Relisten:
     """The server acknowledged the host's new ``subscriptions/listen`` stream (SPEC §5.7):
     the host hears changes again and refreshes for those it may have missed."""
@@ -487,12 +487,12 @@ class Relisten:
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Sample:
     kind: ClassVar[EventKind] = "sample"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Call:
     kind: ClassVar[EventKind] = "call"
     step: int
@@ -501,14 +501,14 @@ class Call:
     arguments_ok: bool = True
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class CallResponded:
     kind: ClassVar[EventKind] = "call_responded"
     call_id: str
     is_error: bool = False
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class CallRejected:
     """The server answered the call with -32020 (its ``Mcp-Param-*`` headers do not match
     the arguments): it refused the call before running it (SPEC §8.9)."""
@@ -517,7 +517,7 @@ class CallRejected:
     call_id: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class SessionExpired:
     """The server refused the call unrun with HTTP 404: it no longer knows the host's
     session (SPEC §8.13). The host opens a new session; the call never ran."""
@@ -526,20 +526,20 @@ class SessionExpired:
     call_id: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class CallFailed:
     kind: ClassVar[EventKind] = "call_failed"
     call_id: str
     why: str = "connection reset"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Cancel:
     kind: ClassVar[EventKind] = "cancel"
     call_id: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Timeout:
     kind: ClassVar[EventKind] = "timeout"
     call_id: str
@@ -548,7 +548,7 @@ class Timeout:
     fired, not the idle timeout."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class CallProgress:
     """The server reported progress on a call in flight. On a server with an idle timeout
     it re-arms the call's deadline, up to the cap (SPEC §8.11)."""
@@ -557,7 +557,7 @@ class CallProgress:
     call_id: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class TaskCreated:
     """The server answered an in-flight call with a task handle (SPEC §8.12): the call
     stays pending, in phase ``task``, and the host polls the task."""
@@ -569,7 +569,7 @@ class TaskCreated:
 TaskEnd = Literal["completed", "failed", "cancelled"]
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class TaskStatus:
     """A poll of the call's task found it terminal (SPEC §8.12): ``completed`` with the
     tool's result (``is_error`` its ``isError``), or ``failed``/``cancelled`` by the server.
@@ -583,7 +583,7 @@ class TaskStatus:
     """A ``failed`` task's status message (free text the environment chooses)."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Approve:
     """The approver allows a call waiting for approval (once, for the session or always:
     the same for this call)."""
@@ -592,7 +592,7 @@ class Approve:
     call_id: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Deny:
     """The approver declines or cancels a call waiting for approval, or none can answer."""
 
@@ -602,26 +602,26 @@ class Deny:
     """What the approver said (the runtime also denies when no approver can answer)."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Disconnect:
     kind: ClassVar[EventKind] = "disconnect"
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Close:
     """The host shuts down (SPEC §3.6): its ``async with Host.open(...)`` block ends."""
 
     kind: ClassVar[EventKind] = "close"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Reconnect:
     kind: ClassVar[EventKind] = "reconnect"
     server: str
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Reconfigure:
     """The host applies a new configuration (SPEC §3.7): every server with a ``change``
     is added, removed or replaced in one transition; the others are untouched."""
