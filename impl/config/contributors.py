@@ -158,8 +158,8 @@ class TurnInputContributor(Protocol):
 Contributor = ToolContributor | McpServerContributor | TurnItemContributor | TurnInputContributor
 
 
-def _has(contributor: object, *methods: str) -> bool:
-    return all(getattr(contributor, method, None) is not None for method in methods)
+def _has(contributor: object, method: str) -> bool:
+    return getattr(contributor, method, None) is not None
 
 
 @attrs.frozen
@@ -180,17 +180,28 @@ class Kinds:
 
 def kinds(contributors: Sequence[object]) -> Kinds:
     """``contributors`` by kind (:class:`Kinds`)."""
+    if not contributors:
+        return _NO_KINDS
+    tools: list[Any] = []
+    servers: list[Any] = []
+    per_step: list[Any] = []
+    items: list[Any] = []
+    inputs: list[Any] = []
+    for contributor in contributors:
+        if _has(contributor, "tools"):
+            tools.append(contributor)
+        if _has(contributor, "actions"):
+            servers.append(contributor)
+            if _has(contributor, "actions_for_step"):
+                per_step.append(contributor)
+        if _has(contributor, "on_result"):
+            items.append(contributor)
+        if _has(contributor, "fragments"):
+            inputs.append(contributor)
+    return Kinds(tuple(tools), tuple(servers), tuple(per_step), tuple(items), tuple(inputs))
 
-    def having(*methods: str) -> tuple[Any, ...]:
-        return tuple(c for c in contributors if _has(c, *methods))
 
-    return Kinds(
-        tools=having("tools"),
-        servers=having("actions"),
-        per_step=having("actions", "actions_for_step"),
-        items=having("on_result"),
-        inputs=having("fragments"),
-    )
+_NO_KINDS = Kinds((), (), (), (), ())
 
 
 def check_contributors(contributors: Any) -> tuple[Contributor, ...]:
