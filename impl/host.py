@@ -37,11 +37,8 @@ from .catalog.publisher import Publisher
 from .catalog.resources import resource_tool_bindings
 from .config.catalog_cache import DEFAULT_CATALOG_CACHE, CatalogCache
 from .config.contributors import (
-    McpServerContributor,
-    ToolContributor,
     TurnContext,
-    TurnInputContributor,
-    TurnItemContributor,
+    kinds,
 )
 from .config.host import HostConfig
 from .config.recorder import NullRecorder, Recorder, records
@@ -129,20 +126,14 @@ class Host(Reconfiguring, HostLifetime):
         self.catalog_cache: CatalogCache = config.catalog_cache or DEFAULT_CATALOG_CACHE
         # SPEC §11.11: the overlay and the contributors' first tools are decided before
         # anything starts; their tools are part of the initial registry state (G = 0).
-        contributors = config.contributors
-        self._overlay = apply_overlays(
-            config.servers, [c for c in contributors if isinstance(c, McpServerContributor)]
-        )
+        by_kind = kinds(config.contributors)
+        self._overlay = apply_overlays(config.servers, list(by_kind.servers))
         self._tool_contributors = ToolContributors(
-            tuple(c for c in contributors if isinstance(c, ToolContributor)),
+            by_kind.tools,
             reserved=_reserved(config),
         )
-        self._item_contributors = tuple(
-            c for c in contributors if isinstance(c, TurnItemContributor)
-        )
-        self._input_contributors = tuple(
-            c for c in contributors if isinstance(c, TurnInputContributor)
-        )
+        self._item_contributors = by_kind.items
+        self._input_contributors = by_kind.inputs
         builtins = [local_binding(t, BUILTIN) for t in config.builtins]
         self.registry = seams.registry(builtins, self._tool_contributors.initial())
         self._publisher = Publisher(self.registry, self.recorder)

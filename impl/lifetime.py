@@ -36,7 +36,12 @@ from types import MappingProxyType
 from typing import Any
 
 from .catalog.planner import StepSnapshot
-from .config.contributors import McpServerContributor, StepContext, StepMcpServerContributor
+from .config.contributors import (
+    McpServerContributor,
+    StepContext,
+    StepMcpServerContributor,
+    kinds,
+)
 from .config.host import HostConfig
 from .config.server import ServerConfig
 from .contributors import OverlayRecord, ServerProvenance, apply_actions
@@ -160,9 +165,9 @@ class HostLifetime:
 
     def _step_contributors(self) -> tuple[McpServerContributor, ...]:
         """Every MCP server contributor, in order, when one of them is per-step."""
-        found = tuple(c for c in self.config.contributors if isinstance(c, McpServerContributor))
-        if any(isinstance(c, StepMcpServerContributor) for c in found):
-            return found
+        by_kind = kinds(self.config.contributors)
+        if by_kind.per_step:
+            return by_kind.servers
         return ()
 
     async def _reconfigure_for_step(self, overlay: ServerProvenance) -> None:

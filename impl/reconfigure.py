@@ -36,7 +36,7 @@ from anyio.abc import TaskGroup
 
 from .calls.table import CallTable, PendingCall
 from .catalog.publisher import Publisher
-from .config.contributors import McpServerContributor
+from .config.contributors import kinds
 from .config.host import HostConfig
 from .config.recorder import Recorder
 from .config.server import ServerConfig
@@ -180,9 +180,7 @@ class Reconfiguring:
             if not self._open or self._group is None:
                 raise HostClosed
             group = self._group
-            contributors = [
-                c for c in self.config.contributors if isinstance(c, McpServerContributor)
-            ]
+            contributors = list(kinds(self.config.contributors).servers)
             overlay = apply_overlays(config.servers, contributors)  # may raise: nothing changed
             return await self._apply(config, overlay, group)
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from mcpbind.model.trace import FORMAT, SIGNALS
 from mcpbind.model.values import EventKind
 
-from .config.contributors import ToolContributor
+from .config.contributors import kinds
 from .config.host import HostConfig
 from .config.server import ServerConfig
 from .values import RefreshOutcome, ToolResult
@@ -33,8 +33,7 @@ def trace_header(config: HostConfig) -> dict[str, Any]:
     """The header of a trace of a host with ``config`` (SPEC §14.1)."""
     extensions = {
         contributor.id: [tool.name for tool in contributor.tools()]
-        for contributor in config.contributors
-        if isinstance(contributor, ToolContributor)
+        for contributor in kinds(config.contributors).tools
     }
     approver = config.approver is not None
     options = {  # a disabled server is not started: not one of the trace's servers

@@ -223,6 +223,13 @@ def wire_only(records: list[TraceRecord]) -> bool:
     return bool(records) and records[0].kind == "header" and records[0].get("side") == "wire"
 
 
+_PARSED: dict[str, dict[str, Any]] = {}
+"""Lines parsed lately, each with its value once its checks that do not depend on its
+place passed: traces repeat most of their lines (every lockstep run writes one, and runs
+share their events). A record's fields are read, never changed, so records share them."""
+_PARSED_KEPT = 8192
+
+
 def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceRecord]:
     """The records of a trace; raises :class:`TraceError` for anything that is not one
     (not JSON, no ``kind``, an unknown kind, a missing field, no header first, no end).
@@ -231,6 +238,14 @@ def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceReco
     no ``end`` record, and a last line cut short (no newline, not JSON) is left out."""
     records: list[TraceRecord] = []
     for number, text in enumerate(lines, start=1):
+        value = _PARSED.get(text)
+        if value is not None:  # a line met before: parsed and its fields checked then
+            kind = value["kind"]
+            misplaced = _misplaced(records, kind)
+            if misplaced is not None:
+                raise TraceError(number, misplaced)
+            records.append(TraceRecord(number, kind, value))
+            continue
         if not text.strip():
             continue
         try:
@@ -242,13 +257,10 @@ def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceReco
         if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
             raise TraceError(number, 'not a JSON object with a string "kind"')
         kind = value["kind"]
-        if not records and kind != "header":
-            raise TraceError(number, 'the first record must be {"kind": "header", ...}')
-        if records and records[-1].kind == "end":
-            raise TraceError(number, 'a record after {"kind": "end"}')
+        misplaced = _misplaced(records, kind)
+        if misplaced is not None:
+            raise TraceError(number, misplaced)
         if kind == "header":
-            if records:
-                raise TraceError(number, "a second header")
             if value.get("format") != FORMAT:
                 raise TraceError(number, f'the header\'s "format" is not {FORMAT!r}')
         elif kind not in _KINDS:
@@ -262,12 +274,26 @@ def parse_trace(lines: Iterable[str], *, prefix: bool = False) -> list[TraceReco
         problem = _field_problem(value)
         if problem is not None:
             raise TraceError(number, problem)
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[text] = value
         records.append(TraceRecord(number, kind, value))
     if not records:
         raise TraceError(1, "an empty file")
     if records[-1].kind != "end" and not prefix:
         raise TraceError(records[-1].line, 'the trace does not end with {"kind": "end"}')
     return records
+
+
+def _misplaced(records: list[TraceRecord], kind: str) -> str | None:
+    """What is wrong with a record of ``kind`` after ``records``, whatever its fields."""
+    if not records and kind != "header":
+        return 'the first record must be {"kind": "header", ...}'
+    if records and records[-1].kind == "end":
+        return 'a record after {"kind": "end"}'
+    if kind == "header" and records:
+        return "a second header"
+    return None
 
 
 def check_trace(records: list[TraceRecord]) -> list[TraceViolation]:

@@ -318,7 +318,20 @@ Offer = Event | SearchCall
 
 def label(offer: Offer) -> str:
     """An offer as traces and replay files name it."""
-    return str(offer) if isinstance(offer, SearchCall) else format_event(offer)
+    if isinstance(offer, SearchCall):
+        return str(offer)
+    # Each step names every offer of the kind drawn, and runs offer the same events again
+    # and again: an event's name (a pure function of a frozen value) is made once.
+    named = _LABELS.get(offer)
+    if named is None:
+        if len(_LABELS) >= _LABELS_KEPT:
+            _LABELS.clear()
+        named = _LABELS[offer] = format_event(offer)
+    return named
+
+
+_LABELS: dict[Event, str] = {}
+_LABELS_KEPT = 4096
 
 
 async def _builtin(arguments: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ import importlib.resources
 import io
 import json
 import pathlib
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -372,6 +373,21 @@ def test_an_expiry_flags_a_third_send_and_another_call_that_outlives_it():
 def test_a_file_that_is_not_a_trace_is_refused_with_its_line_and_problem(text, problem):
     with pytest.raises(TraceError, match=problem):
         parse_trace(io.StringIO(text))
+
+
+def test_a_line_parsed_before_in_another_trace_is_still_refused_in_the_wrong_place():
+    """parse_trace keeps the lines it parsed (their fields checked once); where a line
+    stands is checked each time."""
+    first, end = json.dumps(header()), '{"kind": "end"}'
+    assert [r.kind for r in parse_trace([first, end])] == ["header", "end"]
+    for lines, problem in [
+        ([end], "the first record must be"),
+        ([first, first, end], "a second header"),
+        ([first, end, end], 'a record after {"kind": "end"}'),
+    ]:
+        with pytest.raises(TraceError, match=re.escape(problem)) as caught:
+            parse_trace(lines)
+        assert caught.value.line == len(lines) - (problem == "a second header")
 
 
 def test_mcpbind_trace_check_on_a_file_that_is_not_a_trace_exits_2(tmp_path):

@@ -22,6 +22,7 @@ from .server import BuiltinTool, ServerConfig
 
 __all__ = [
     "Contributor",
+    "Kinds",
     "McpServerContributor",
     "OverlayAction",
     "RemoveServer",
@@ -33,6 +34,7 @@ __all__ = [
     "TurnInputContributor",
     "TurnItemContributor",
     "check_contributors",
+    "kinds",
 ]
 
 _ID = re.compile(r"[A-Za-z0-9_.-]+", re.ASCII)
@@ -154,7 +156,52 @@ class TurnInputContributor(Protocol):
 
 
 Contributor = ToolContributor | McpServerContributor | TurnItemContributor | TurnInputContributor
-_KINDS = (ToolContributor, McpServerContributor, TurnItemContributor, TurnInputContributor)
+
+
+def _has(contributor: object, method: str) -> bool:
+    return getattr(contributor, method, None) is not None
+
+
+@attrs.frozen
+class Kinds:
+    """The contributors of each kind, each in order: what ``isinstance`` against the kind's
+    protocol selects, for contributors that have their ``id`` (every contributor of a valid
+    :class:`HostConfig`): those that have each method of the kind (an attribute that is
+    not None, as the protocol's check asks). The protocol's own check looks its members up
+    again on every call (about 15 µs each); the host asks at each start and step, and the
+    lockstep machine starts a host per run."""
+
+    tools: tuple[ToolContributor, ...]
+    servers: tuple[McpServerContributor, ...]
+    per_step: tuple[StepMcpServerContributor, ...]
+    items: tuple[TurnItemContributor, ...]
+    inputs: tuple[TurnInputContributor, ...]
+
+
+def kinds(contributors: Sequence[object]) -> Kinds:
+    """``contributors`` by kind (:class:`Kinds`)."""
+    if not contributors:
+        return _NO_KINDS
+    tools: list[Any] = []
+    servers: list[Any] = []
+    per_step: list[Any] = []
+    items: list[Any] = []
+    inputs: list[Any] = []
+    for contributor in contributors:
+        if _has(contributor, "tools"):
+            tools.append(contributor)
+        if _has(contributor, "actions"):
+            servers.append(contributor)
+            if _has(contributor, "actions_for_step"):
+                per_step.append(contributor)
+        if _has(contributor, "on_result"):
+            items.append(contributor)
+        if _has(contributor, "fragments"):
+            inputs.append(contributor)
+    return Kinds(tuple(tools), tuple(servers), tuple(per_step), tuple(items), tuple(inputs))
+
+
+_NO_KINDS = Kinds((), (), (), (), ())
 
 
 def check_contributors(contributors: Any) -> tuple[Contributor, ...]:
@@ -172,7 +219,7 @@ def check_contributors(contributors: Any) -> tuple[Contributor, ...]:
         if cid in seen:
             raise ConfigError(f"contributor id {cid!r} is used twice")
         seen.add(cid)
-        if not isinstance(contributor, _KINDS):
+        if not any(_has(contributor, m) for m in ("tools", "actions", "on_result", "fragments")):
             raise ConfigError(
                 f"contributor {cid!r} has none of tools(), actions(), on_result(), fragments()"
             )
