@@ -6,8 +6,12 @@ import functools
 from collections.abc import Awaitable, Callable
 
 import anyio
+import pytest
+from testservers.inproc import Probe, fs_server
 
+from mcpbind.impl import Host, HostConfig, ServerConfig
 from mcpbind.impl.calls.lanes import Lane, Lanes
+from mcpbind.model import texts
 
 
 async def take_and_free(
@@ -75,3 +79,33 @@ async def test_a_waiter_cancelled_as_the_lane_is_handed_to_it_passes_the_lane_on
             lanes.release(1, lane)  # ... the lane is handed to it
     assert took == [2]
     assert not lane.locked()
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+async def test_a_call_waiting_for_its_lane_on_a_reconfigured_server_ends_unsent(how):
+    """INV-16: of two exclusive calls of a server a reconfiguration removes or replaces,
+    the one in flight is cancelled at the server and the one still waiting for the step's
+    lane ends cancelled with nothing sent (SPEC §11.17)."""
+    probe = Probe()
+    servers = {"s": ServerConfig(target=fs_server(probe))}
+    after = {} if how == "removed" else {"s": ServerConfig(target=fs_server(), tool_timeout_sec=9)}
+    results = {}
+    async with Host.open(HostConfig(servers=servers)) as host:
+        step = host.sample()
+
+        async def call(call_id: str) -> None:
+            results[call_id] = await host.call(step, call_id, "mcp__s__slow", {"tag": call_id})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "c1")
+            await anyio.wait_all_tasks_blocked()  # c1 runs in the server, holding the lane
+            group.start_soon(call, "c2")
+            await anyio.wait_all_tasks_blocked()  # c2 waits for the lane
+            await host.reconfigure(HostConfig(servers=after))
+    names = {"how": how, "server": "s"}
+    assert {c: (r.status, r.output) for c, r in results.items()} == {
+        "c1": ("cancelled", texts.RECONFIGURED_SENT.format(**names)),
+        "c2": ("cancelled", texts.RECONFIGURED_UNSENT.format(**names)),
+    }
+    assert probe.calls == ["slow:c1"]
+    assert probe.cancelled == ["c1"]
