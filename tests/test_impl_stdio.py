@@ -147,6 +147,31 @@ async def test_startup_timeout_applies_to_a_server_that_never_answers(tmp_path):
             pass
 
 
+async def test_startup_timeout_applies_to_an_http_server_that_accepts_and_never_answers():
+    """The deadline cancels the handshake itself (no transport fault comes with it): the
+    server is still reported as not answering within its startup_timeout_sec."""
+
+    async def hold(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await anyio.sleep_forever()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    target = f"http://127.0.0.1:{port}/mcp"
+    config = HostConfig(
+        servers={"h": ServerConfig(target=target, required=True, startup_timeout_sec=0.5)}
+    )
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, hold)
+        with (
+            anyio.fail_after(10),
+            pytest.raises(ServerStartupError, match=r"startup_timeout_sec = 0\.5"),
+        ):
+            async with Host.open(config):
+                pass
+        group.cancel_scope.cancel()
+
+
 async def test_streamable_http_url_target(tmp_path):
     async with http_server(tmp_path) as port:
         config = HostConfig(

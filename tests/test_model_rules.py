@@ -53,7 +53,7 @@ from mcpbind.model.bounds import standard_bound, standard_suite
 from mcpbind.model.explore import replay
 from mcpbind.model.mutants import mutant
 from mcpbind.model.naming import resource_name
-from mcpbind.model.rules import STANDARD, Rules
+from mcpbind.model.rules import STANDARD, Rules, collect_steps
 from mcpbind.model.values import (
     EVENT_KINDS,
     EVENT_TYPES,
@@ -306,6 +306,21 @@ def test_step_keeps_its_binding_after_a_refresh_removes_the_tool():
     b, prefix = installed("frozen")
     _, outputs = run(b, *prefix, *later, Call(0, "c1", "mcp__fs__search"))
     assert outputs == [Sent("fs", "tools/call", "search")]
+
+
+def test_forgetting_snapshots_keeps_the_steps_themselves_while_every_one_is_readable():
+    """SPEC §10.10: a step a running call uses, and the latest while calls are left, are
+    kept; when nothing is forgotten the steps are the same tuple, not an equal copy (the
+    invariants' plan of checks and the explorer's interner know them by identity)."""
+    b, prefix = installed()
+    call = Call(0, "c1", "mcp__fs__search")
+    state, _ = run(b, *prefix, call, Sample())
+    assert len(state.steps) == 2
+    assert None not in state.steps
+    assert collect_steps(state) is state.steps
+    done, _ = run(b, *prefix, call, Sample(), CallResponded("c1"))
+    assert done.steps[0] is None  # no call left on it: forgotten
+    assert done.steps[1] == state.steps[1]
 
 
 def test_exclusive_calls_queue_and_the_next_starts_when_the_lane_frees():
