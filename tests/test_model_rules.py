@@ -51,6 +51,7 @@ from mcpbind.model import (
 )
 from mcpbind.model.bounds import standard_bound, standard_suite
 from mcpbind.model.explore import replay
+from mcpbind.model.invariants import inv_14_transition
 from mcpbind.model.mutants import mutant
 from mcpbind.model.naming import resource_name
 from mcpbind.model.rules import STANDARD, Rules, collect_steps
@@ -829,6 +830,23 @@ def test_an_expired_session_fails_the_other_calls_ends_the_refresh_and_lists_ane
     assert (record.phase, record.retried, record.expired) == ("retrying", True, True)
     assert state.servers[0].connected
     assert state.registry.generation == 1  # the catalog stays
+
+
+def test_inv_14_reads_the_refresh_outcomes_of_the_expired_server_alone():
+    """INV-14 asks the expired server's refresh to end ``rejected``; an outcome of another
+    server in the same transition, whatever its name's order, is no part of it."""
+    b = bound(EXPIRING)
+    before, _ = run(b, *TWO_IN_FLIGHT, RefreshRequested("fs"))
+    event = SessionExpired("c1")
+    t = step(before, event)
+    assert inv_14_transition(before, event, t) is None
+    for other in ("a", "zz"):  # sorting before and after "fs"
+        outcome = RefreshOutcome(other, "unchanged", 1)
+        assert inv_14_transition(before, event, Transition(t.state, (*t.outputs, outcome))) is None
+    rejected_twice = Transition(t.state, (*t.outputs, t.outputs[0]))
+    assert "the refresh of the expired session of fs ended" in (
+        inv_14_transition(before, event, rejected_twice) or ""
+    )
 
 
 def test_a_call_refused_for_an_expired_session_is_sent_once_more_after_the_new_listing():
