@@ -612,6 +612,43 @@ def test_records_of_the_same_time_merge_the_hosts_first_then_each_taps_in_order(
     ]
 
 
+def test_a_session_whose_first_record_is_at_time_zero_is_the_first_of_its_server():
+    """A clock that starts at 0 (seconds since the host began): a tap file whose first
+    record is at 0 is the server's first session, before one that began at 0.5, so the
+    host's first call pairs with the wire's first (issue 33: a missing or zero ``at``
+    read as 1.0 survived)."""
+    sent = {"kind": "sent", "server": "s", "method": "tools/call", "detail": "t"}
+    host = [
+        HOST_HEADER,
+        {**sent, "call_id": "a", "at": 0},
+        {"kind": "result", "call_id": "a", "status": "ok", "at": 0.3},
+        {**sent, "call_id": "b", "at": 0.45},
+        {"kind": "result", "call_id": "b", "status": "ok", "at": 0.7},
+        {"kind": "end"},
+    ]
+    first = [
+        {**sent, "call_id": "7", "at": 0},
+        {"kind": "call_responded", "call_id": "7", "at": 0.2},
+    ]
+    second = [
+        {**sent, "call_id": "1", "at": 0.5},
+        {"kind": "call_responded", "call_id": "1", "at": 0.6},
+    ]
+    merged = merge_traces(
+        parse_trace([json.dumps(r) + "\n" for r in host]),
+        [parse_trace(wire_trace(*second)), parse_trace(wire_trace(*first))],
+    )
+    body = [(r["kind"], r.get("call_id")) for r in merged[1:-1]]
+    assert body == [
+        ("sent", "a"),
+        ("call_responded", "a"),
+        ("result", "a"),
+        ("sent", "b"),
+        ("call_responded", "b"),
+        ("result", "b"),
+    ]
+
+
 def test_the_merge_names_the_wires_calls_by_the_hosts_and_orders_everything_by_time():
     """Two sessions of one server (two tap files); the host's ``sent`` of ``t`` pair with
     the wire's in order; the host's own wire-side records of it are left out; its reading
