@@ -493,7 +493,7 @@ class Shared:
         """Each state's ``enabled``, kept with its row (None where the row is)."""
 
 
-_POLICY_READS = [0]
+_POLICY_READS = [0]  # pragma: no mutate - only differences of the count are read
 """How many times a watched bound's ``policy`` was read (:func:`_watched`)."""
 _POLICY = Bound.__dict__["policy"]
 

@@ -649,6 +649,34 @@ def test_a_session_whose_first_record_is_at_time_zero_is_the_first_of_its_server
     ]
 
 
+def test_a_host_that_sends_nothing_names_its_calls_by_its_call_records_alone():
+    """A host that writes no ``sent`` of the server (the model stub, SPEC §14.7) names the
+    wire's calls by its ``call`` records, in order; another record that carries a tool's
+    ``name`` too (a result, as some hosts write it) is not a call (issue 33: the test's
+    ``or`` made ``and`` counted it)."""
+    host = [
+        HOST_HEADER,
+        {"kind": "call", "call_id": "a", "name": "mcp__s__t", "at": 1.0},
+        {"kind": "result", "call_id": "a", "status": "ok", "name": "mcp__s__t", "at": 1.5},
+        {"kind": "call", "call_id": "b", "name": "mcp__s__t", "at": 2.0},
+        {"kind": "result", "call_id": "b", "status": "ok", "at": 2.5},
+        {"kind": "end"},
+    ]
+    wire = [
+        {**CALL, "call_id": "7", "at": 1.1},
+        {"kind": "call_responded", "call_id": "7", "at": 1.2},
+        {**CALL, "call_id": "8", "at": 2.1},
+        {"kind": "call_responded", "call_id": "8", "at": 2.2},
+    ]
+    merged = merge_traces(
+        parse_trace([json.dumps(r) + "\n" for r in host]), [parse_trace(wire_trace(*wire))]
+    )
+    sent = [
+        (r["kind"], r.get("call_id")) for r in merged if r["kind"] in ("sent", "call_responded")
+    ]
+    assert sent == [("sent", "a"), ("call_responded", "a"), ("sent", "b"), ("call_responded", "b")]
+
+
 def test_the_merge_names_the_wires_calls_by_the_hosts_and_orders_everything_by_time():
     """Two sessions of one server (two tap files); the host's ``sent`` of ``t`` pair with
     the wire's in order; the host's own wire-side records of it are left out; its reading
