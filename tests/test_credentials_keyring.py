@@ -93,6 +93,7 @@ class _NoPriority:
 def test_a_keyring_is_used_only_with_a_working_backend(monkeypatch, backend, usable, tmp_path):
     installed(monkeypatch, backend)
     assert KeyringTokenStore.usable() is usable
+    assert KeyringTokenStore().usable() is usable  # asked of a store as well as its class
     auto = AutoTokenStore(FileTokenStore(tmp_path / "c.json"))
     assert auto.name == ("keyring" if usable else "file")
 
