@@ -38,6 +38,7 @@ disabled in the machine's configuration (listing and startup deadlines, reconnec
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -318,20 +319,12 @@ Offer = Event | SearchCall
 
 def label(offer: Offer) -> str:
     """An offer as traces and replay files name it."""
-    if isinstance(offer, SearchCall):
-        return str(offer)
-    # Each step names every offer of the kind drawn, and runs offer the same events again
-    # and again: an event's name (a pure function of a frozen value) is made once.
-    named = _LABELS.get(offer)
-    if named is None:
-        if len(_LABELS) >= _LABELS_KEPT:
-            _LABELS.clear()
-        named = _LABELS[offer] = format_event(offer)
-    return named
+    return str(offer) if isinstance(offer, SearchCall) else _event_label(offer)
 
 
-_LABELS: dict[Event, str] = {}
-_LABELS_KEPT = 4096
+# Each step names every offer of the kind drawn, and runs offer the same events again and
+# again: an event's name (a pure function of a frozen value) is made once.
+_event_label = functools.lru_cache(maxsize=4096)(format_event)
 
 
 async def _builtin(arguments: dict[str, Any]) -> str:

@@ -617,21 +617,20 @@ def test_a_session_whose_first_record_is_at_time_zero_is_the_first_of_its_server
     record is at 0 is the server's first session, before one that began at 0.5, so the
     host's first call pairs with the wire's first (issue 33: a missing or zero ``at``
     read as 1.0 survived)."""
-    sent = {"kind": "sent", "server": "s", "method": "tools/call", "detail": "t"}
     host = [
         HOST_HEADER,
-        {**sent, "call_id": "a", "at": 0},
+        {**CALL, "call_id": "a", "at": 0},
         {"kind": "result", "call_id": "a", "status": "ok", "at": 0.3},
-        {**sent, "call_id": "b", "at": 0.45},
+        {**CALL, "call_id": "b", "at": 0.45},
         {"kind": "result", "call_id": "b", "status": "ok", "at": 0.7},
         {"kind": "end"},
     ]
     first = [
-        {**sent, "call_id": "7", "at": 0},
+        {**CALL, "call_id": "7", "at": 0},
         {"kind": "call_responded", "call_id": "7", "at": 0.2},
     ]
     second = [
-        {**sent, "call_id": "1", "at": 0.5},
+        {**CALL, "call_id": "1", "at": 0.5},
         {"kind": "call_responded", "call_id": "1", "at": 0.6},
     ]
     merged = merge_traces(

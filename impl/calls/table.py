@@ -28,7 +28,7 @@ import math
 import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType, TracebackType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 import attrs
@@ -261,14 +261,10 @@ def loop_clock() -> Callable[[], float]:
     every read. trio's is its run's clock (``trio.lowlevel.current_clock()``), asyncio's
     the running loop's ``time``; any other loop: ``anyio.current_time`` itself. trio is
     asked only when it is loaded already (an asyncio host never loads it)."""
-    trio = sys.modules.get("trio")
+    trio = _running_trio()
     if trio is not None:
-        try:
-            clock: Callable[[], float] = trio.lowlevel.current_clock().current_time
-        except RuntimeError:  # not inside trio.run
-            pass
-        else:
-            return clock
+        clock: Callable[[], float] = trio.lowlevel.current_clock().current_time
+        return clock
     try:
         return asyncio.get_running_loop().time
     except RuntimeError:  # no asyncio loop runs in this thread
@@ -282,16 +278,24 @@ def loop_scope() -> Callable[[], CallScope]:
     wrapper's extra frame. On asyncio (or any other loop) it is the class
     ``anyio.CancelScope()`` makes on that backend. trio is asked only when it is loaded
     already (an asyncio host never loads it)."""
-    trio = sys.modules.get("trio")
+    trio = _running_trio()
     if trio is not None:
-        try:
-            trio.lowlevel.current_task()
-        except RuntimeError:  # not inside trio.run
-            pass
-        else:
-            kind: Callable[[], CallScope] = trio.CancelScope
-            return kind
+        kind: Callable[[], CallScope] = trio.CancelScope
+        return kind
     return type(anyio.CancelScope())
+
+
+def _running_trio() -> Any:
+    """The ``trio`` module when this code runs inside ``trio.run``, else None. trio is
+    asked only when it is loaded already (an asyncio host never loads it)."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:  # not inside trio.run
+        return None
+    return trio
 
 
 @attrs.frozen

@@ -219,7 +219,7 @@ def check_contributors(contributors: Any) -> tuple[Contributor, ...]:
         if cid in seen:
             raise ConfigError(f"contributor id {cid!r} is used twice")
         seen.add(cid)
-        if not any(_has(contributor, m) for m in ("tools", "actions", "on_result", "fragments")):
+        if kinds((contributor,)) == _NO_KINDS:
             raise ConfigError(
                 f"contributor {cid!r} has none of tools(), actions(), on_result(), fragments()"
             )
